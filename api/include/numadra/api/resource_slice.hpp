@@ -1,0 +1,121 @@
+#pragma once
+// The resource.k8s.io/v1 ResourceSlice, as much of it as this project publishes, and its JSON
+// encoding (field names and omission rules as the API server's).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "numadra/api/quantity.hpp"
+
+namespace numadra::api {
+
+using Json = nlohmann::ordered_json;
+
+inline constexpr const char* kResourceApiVersion = "resource.k8s.io/v1";
+
+struct Version {
+    std::string text;  // semver 2.0.0
+    bool operator==(const Version&) const = default;
+};
+
+// One of: bool, int, string, version, and (DRAListTypeAttributes) their list forms.
+using AttributeValue = std::variant<bool, std::int64_t, std::string, Version, std::vector<bool>,
+                                    std::vector<std::int64_t>, std::vector<std::string>,
+                                    std::vector<Version>>;
+
+bool isListAttribute(const AttributeValue& value);
+// Scalars count 1, lists their length (the API's 48-values-per-device limit).
+size_t attributeValueCount(const AttributeValue& value);
+
+struct CapacityRange {
+    Quantity min;
+    std::optional<Quantity> max;
+    std::optional<Quantity> step;
+};
+
+struct CapacityRequestPolicy {
+    std::optional<Quantity> defaultValue;
+    std::vector<Quantity> validValues;
+    std::optional<CapacityRange> validRange;
+};
+
+struct DeviceCapacity {
+    Quantity value;
+    std::optional<CapacityRequestPolicy> requestPolicy;
+};
+
+// A counter in a shared counter set (value + optional requestPolicy, KEP-5941) or in a
+// device's consumption (static value, or valueFrom.capacityKey for request-driven use).
+struct Counter {
+    std::optional<Quantity> value;
+    std::optional<CapacityRequestPolicy> requestPolicy;
+    std::optional<std::string> valueFromCapacityKey;
+};
+
+struct CounterSet {
+    std::string name;
+    std::map<std::string, Counter> counters;
+};
+
+struct DeviceCounterConsumption {
+    std::string counterSet;
+    std::map<std::string, Counter> counters;
+};
+
+struct DeviceTaint {
+    std::string key;
+    std::string value;
+    std::string effect;  // NoSchedule, NoExecute, None
+};
+
+struct Device {
+    std::string name;
+    std::map<std::string, AttributeValue> attributes;
+    std::map<std::string, DeviceCapacity> capacity;
+    std::vector<DeviceCounterConsumption> consumesCounters;
+    std::vector<DeviceTaint> taints;
+    bool allowMultipleAllocations = false;
+
+    // Taints, counter consumption and list attributes lower the per-slice device limit to 64.
+    bool usesAdvancedFeatures() const;
+};
+
+struct ResourcePool {
+    std::string name;
+    std::int64_t generation = 1;
+    std::int64_t resourceSliceCount = 1;
+};
+
+struct OwnerReference {
+    std::string apiVersion;
+    std::string kind;
+    std::string name;
+    std::string uid;
+    bool controller = true;
+};
+
+struct ResourceSlice {
+    std::string name;
+    std::map<std::string, std::string> labels;
+    std::vector<OwnerReference> ownerReferences;
+    std::string driver;
+    ResourcePool pool;
+    std::string nodeName;
+    std::vector<Device> devices;
+    std::vector<CounterSet> sharedCounters;
+};
+
+Json toJson(const AttributeValue& value);
+Json toJson(const CapacityRequestPolicy& policy);
+Json toJson(const Device& device);
+Json toJson(const ResourceSlice& slice);
+// A v1 List of the slices.
+Json toJsonList(const std::vector<ResourceSlice>& slices);
+
+}  // namespace numadra::api

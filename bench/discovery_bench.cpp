@@ -1,0 +1,94 @@
+// Full discovery + slice build on the largest mocked machine (2 sockets, 8 NUMA nodes, 8 GPUs,
+// 8 NICs with 64 VFs each). Run: build/bin/discovery_bench --benchmark_repetitions=10
+//   --benchmark_report_aggregates_only=true
+
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <string>
+
+#include "numadra/api/resource_slice.hpp"
+#include "numadra/discovery/discovery.hpp"
+#include "numadra/slices/builder.hpp"
+
+namespace {
+
+const std::string kBigMachine = std::string(NUMADRA_GENERATED_SYSFS) + "/big-2s-8n/sys";
+
+numadra::slices::SliceOptions sliceOptions(bool list) {
+    numadra::slices::SliceOptions options;
+    options.nodeName = "bench-node";
+    options.numaForm = list ? numadra::topology::NumaForm::List : numadra::topology::NumaForm::Scalar;
+    return options;
+}
+
+void reportPeakRss(benchmark::State& state) {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    state.counters["peak_rss_MiB"] = static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+// What the daemon does on every rescan: the ID database stays loaded for the process.
+void BM_DiscoverAndBuildSlices(benchmark::State& state) {
+    numadra::discovery::PciNameDatabase names;
+    const auto options = sliceOptions(state.range(0) != 0);
+    size_t devices = 0;
+    for (auto _ : state) {
+        auto machine = numadra::discovery::discover({kBigMachine, &names, nullptr});
+        if (!machine) {
+            state.SkipWithError(machine.error().message.c_str());
+            return;
+        }
+        auto slices = numadra::slices::buildResourceSlices(*machine, options);
+        benchmark::DoNotOptimize(slices);
+        devices = 0;
+        for (const auto& slice : slices.value()) devices += slice.devices.size();
+    }
+    state.counters["devices"] = static_cast<double>(devices);
+    reportPeakRss(state);
+}
+BENCHMARK(BM_DiscoverAndBuildSlices)->Arg(0)->Arg(1)->ArgName("numa_list")->Unit(benchmark::kMillisecond);
+
+void BM_DiscoverOnly(benchmark::State& state) {
+    numadra::discovery::PciNameDatabase names;
+    for (auto _ : state) {
+        auto machine = numadra::discovery::discover({kBigMachine, &names, nullptr});
+        benchmark::DoNotOptimize(machine);
+    }
+}
+BENCHMARK(BM_DiscoverOnly)->Unit(benchmark::kMillisecond);
+
+void BM_BuildSlicesOnly(benchmark::State& state) {
+    numadra::discovery::PciNameDatabase names;
+    auto machine = numadra::discovery::discover({kBigMachine, &names, nullptr});
+    const auto options = sliceOptions(true);
+    for (auto _ : state) {
+        auto slices = numadra::slices::buildResourceSlices(machine.value(), options);
+        benchmark::DoNotOptimize(slices);
+    }
+}
+BENCHMARK(BM_BuildSlicesOnly)->Unit(benchmark::kMillisecond);
+
+void BM_SlicesToJson(benchmark::State& state) {
+    numadra::discovery::PciNameDatabase names;
+    auto machine = numadra::discovery::discover({kBigMachine, &names, nullptr});
+    auto slices = numadra::slices::buildResourceSlices(machine.value(), sliceOptions(true));
+    for (auto _ : state) {
+        std::string json = numadra::api::toJsonList(slices.value()).dump();
+        benchmark::DoNotOptimize(json);
+    }
+}
+BENCHMARK(BM_SlicesToJson)->Unit(benchmark::kMillisecond);
+
+// Once per process: the cost of the first name lookup (parsing pci.ids).
+void BM_LoadPciNameDatabase(benchmark::State& state) {
+    for (auto _ : state) {
+        numadra::discovery::PciNameDatabase names;
+        benchmark::DoNotOptimize(names.vendorName(0x10de));
+    }
+}
+BENCHMARK(BM_LoadPciNameDatabase)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,13 @@
+# Every dependency comes from a Debian 12 package (scripts/install-deps.sh installs them).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
+pkg_check_modules(LIBPCI REQUIRED IMPORTED_TARGET libpci)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(yaml-cpp REQUIRED)
+if(NUMADRA_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(NUMADRA_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()

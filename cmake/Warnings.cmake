@@ -1,0 +1,41 @@
+# Warnings apply to the project's own targets only (numadra_target_defaults), never to
+# third-party headers, which are included as SYSTEM.
+set(NUMADRA_WARNINGS -Wall -Wextra -Werror -Wshadow -Wnon-virtual-dtor -Wold-style-cast
+    -Wcast-align -Woverloaded-virtual -Wimplicit-fallthrough)
+
+if(NUMADRA_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+function(numadra_target_defaults target)
+  target_compile_options(${target} PRIVATE ${NUMADRA_WARNINGS})
+endfunction()
+
+# numadra_library(NAME SOURCES... DEPS ...): one capability folder = one static library whose
+# public headers live in <folder>/include.
+function(numadra_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  numadra_target_defaults(${name})
+endfunction()
+
+# numadra_test(NAME SOURCES... DEPS ...): a GoogleTest binary registered with ctest.
+function(numadra_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;LABELS" ${ARGN})
+  if(NOT NUMADRA_BUILD_TESTS)
+    return()
+  endif()
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} numadra_testing GTest::gmock GTest::gtest_main)
+  target_compile_definitions(${name} PRIVATE
+    NUMADRA_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+    NUMADRA_GENERATED_SYSFS="${NUMADRA_GENERATED_SYSFS}"
+    NUMADRA_BIN_DIR="${CMAKE_BINARY_DIR}/bin")
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  numadra_target_defaults(${name})
+  add_dependencies(${name} generated_sysfs)
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "unit;${ARG_LABELS}")
+endfunction()

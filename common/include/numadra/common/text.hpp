@@ -1,0 +1,37 @@
+#pragma once
+// Parsing of the small text formats the kernel and Kubernetes use.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "numadra/common/result.hpp"
+
+namespace numadra::text {
+
+std::string_view trim(std::string_view s);
+std::vector<std::string_view> splitWhitespace(std::string_view s);
+std::vector<std::string_view> split(std::string_view s, char separator);
+bool startsWith(std::string_view s, std::string_view prefix);
+
+// Whole-string decimal integer (surrounding whitespace allowed).
+std::optional<std::int64_t> parseInt(std::string_view s);
+// Whole-string hexadecimal integer, with or without a 0x prefix.
+std::optional<std::uint64_t> parseHex(std::string_view s);
+// Leading floating point number ("16.0 GT/s PCIe" -> 16.0); nullopt if none.
+std::optional<double> parseLeadingDouble(std::string_view s);
+
+// Kernel range list "0-3,8,10-11" (an empty line is the empty set); sorted, unique result.
+Result<std::vector<int>> parseRangeList(std::string_view s);
+// Kernel CPU mask "0000,00000000,0000ffff" (32-bit hex words, most significant first).
+Result<std::vector<int>> parseCpuMask(std::string_view s);
+// The inverse, compressed: {0,1,2,3,8} -> "0-3,8".
+std::string formatRangeList(const std::vector<int>& sortedValues);
+
+std::string hex(std::uint64_t value, int width);
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
+std::string joinInts(const std::vector<int>& values, std::string_view separator);
+
+}  // namespace numadra::text

@@ -1,0 +1,83 @@
+#include "numadra/common/text.hpp"
+
+#include <gtest/gtest.h>
+
+namespace numadra::text {
+namespace {
+
+TEST(RangeList, ParsesRangesAndSingles) {
+    auto cpus = parseRangeList("0-3,8,10-11\n");
+    ASSERT_TRUE(cpus.ok());
+    EXPECT_EQ(cpus.value(), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+}
+
+TEST(RangeList, EmptyLineIsEmptySet) {
+    auto cpus = parseRangeList("\n");
+    ASSERT_TRUE(cpus.ok());
+    EXPECT_TRUE(cpus.value().empty());
+}
+
+TEST(RangeList, SortsAndDeduplicatesUnorderedInput) {
+    auto cpus = parseRangeList("30,20-22,21");
+    ASSERT_TRUE(cpus.ok());
+    EXPECT_EQ(cpus.value(), (std::vector<int>{20, 21, 22, 30}));
+}
+
+TEST(RangeList, RejectsMalformedRangesWithTheOffendingPart) {
+    for (const char* bad : {"0-", "3-1", "a", "1,,2", "-4", "0-99999999"}) {
+        auto parsed = parseRangeList(bad);
+        ASSERT_FALSE(parsed.ok()) << bad;
+        EXPECT_NE(parsed.error().message.find("range"), std::string::npos) << parsed.error().message;
+    }
+}
+
+TEST(RangeList, FormatsCompressed) {
+    EXPECT_EQ(formatRangeList({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
+    EXPECT_EQ(formatRangeList({}), "");
+    EXPECT_EQ(formatRangeList({5}), "5");
+}
+
+TEST(CpuMask, ParsesWordsMostSignificantFirst) {
+    auto cpus = parseCpuMask("00000001,0000000f\n");
+    ASSERT_TRUE(cpus.ok());
+    EXPECT_EQ(cpus.value(), (std::vector<int>{0, 1, 2, 3, 32}));
+}
+
+TEST(CpuMask, RejectsNonHexWords) {
+    EXPECT_FALSE(parseCpuMask("0000,zz").ok());
+    EXPECT_FALSE(parseCpuMask("").ok());
+}
+
+TEST(Numbers, ParseIntRejectsTrailingGarbage) {
+    EXPECT_EQ(parseInt(" -1\n"), -1);
+    EXPECT_EQ(parseInt("42"), 42);
+    EXPECT_FALSE(parseInt("4x").has_value());
+    EXPECT_FALSE(parseInt("").has_value());
+    EXPECT_FALSE(parseInt("garbage").has_value());
+}
+
+TEST(Numbers, ParseHexAcceptsKernelIds) {
+    EXPECT_EQ(parseHex("0x10de\n"), 0x10deu);
+    EXPECT_EQ(parseHex("030200"), 0x030200u);
+    EXPECT_FALSE(parseHex("0x").has_value());
+    EXPECT_FALSE(parseHex("0xzz").has_value());
+}
+
+TEST(Numbers, LeadingDoubleReadsBothLinkSpeedFormats) {
+    EXPECT_DOUBLE_EQ(*parseLeadingDouble("16.0 GT/s PCIe"), 16.0);
+    EXPECT_DOUBLE_EQ(*parseLeadingDouble("8 GT/s"), 8.0);
+    EXPECT_DOUBLE_EQ(*parseLeadingDouble("2.5 GT/s"), 2.5);
+    EXPECT_FALSE(parseLeadingDouble("Unknown").has_value());
+    EXPECT_FALSE(parseLeadingDouble("Unknown speed").has_value());
+}
+
+TEST(Split, WhitespaceSplitHandlesLeadingSpace) {
+    // A distance row starts with a space when node 0 is offline.
+    auto fields = splitWhitespace(" 10 21\n");
+    ASSERT_EQ(fields.size(), 2u);
+    EXPECT_EQ(fields[0], "10");
+    EXPECT_EQ(fields[1], "21");
+}
+
+}  // namespace
+}  // namespace numadra::text

@@ -1,0 +1,45 @@
+#pragma once
+// Read access to a sysfs tree rooted anywhere (the directory that plays /sys), so mocked trees
+// and real machines go through the same code. Nothing here follows symlinks implicitly except
+// when reading a file's content: link targets are resolved lexically, never by walking the tree.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "numadra/common/result.hpp"
+
+namespace numadra::discovery {
+
+class Sysfs {
+public:
+    explicit Sysfs(std::string root);
+
+    const std::string& root() const { return root_; }
+    // "<root>/<relative>"
+    std::string path(std::string_view relative) const;
+
+    // Content of a (small) file; errors name the full path.
+    Result<std::string> read(std::string_view relative) const;
+    // Target of a symlink, as stored.
+    Result<std::string> readLink(std::string_view relative) const;
+    // Target of a symlink resolved lexically against the link's folder and made relative to the
+    // root ("bus/pci/devices/0000:00:01.0" -> "devices/pci0000:00/0000:00:01.0").
+    Result<std::string> resolveLink(std::string_view relative) const;
+    // Names in a folder, sorted; empty if the folder is missing.
+    std::vector<std::string> list(std::string_view relative) const;
+    bool exists(std::string_view relative) const;
+    bool isDirectory(std::string_view relative) const;
+
+private:
+    std::string root_;
+};
+
+// "a/b/../c/./d/" -> "a/c/d"; ".." above the start is kept out (clamped), as Go's path.Clean does
+// for rooted paths.
+std::string cleanPath(std::string_view path);
+std::string joinPath(std::string_view base, std::string_view relative);
+std::string baseName(std::string_view path);
+std::string dirName(std::string_view path);
+
+}  // namespace numadra::discovery

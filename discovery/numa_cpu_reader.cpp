@@ -1,0 +1,175 @@
+// NUMA nodes (devices/system/node) and CPUs (devices/system/cpu).
+
+#include <algorithm>
+#include <map>
+
+#include "numadra/common/text.hpp"
+#include "readers.hpp"
+
+namespace numadra::discovery::detail {
+
+namespace {
+
+constexpr std::string_view kNodeDir = "devices/system/node";
+constexpr std::string_view kCpuDir = "devices/system/cpu";
+
+std::string nodePath(int id, std::string_view file) {
+    return std::string(kNodeDir) + "/node" + std::to_string(id) + "/" + std::string(file);
+}
+std::string cpuPath(int id, std::string_view file) {
+    return std::string(kCpuDir) + "/cpu" + std::to_string(id) + "/" + std::string(file);
+}
+
+// Numbers N of entries named "<prefix>N" in a folder.
+std::vector<int> numberedEntries(const Sysfs& sysfs, std::string_view folder, std::string_view prefix) {
+    std::vector<int> ids;
+    for (const auto& name : sysfs.list(folder)) {
+        if (!text::startsWith(name, prefix)) continue;
+        if (auto id = text::parseInt(std::string_view(name).substr(prefix.size())); id && *id >= 0) {
+            ids.push_back(static_cast<int>(*id));
+        }
+    }
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
+
+// "Node 0 MemTotal:       3762388 kB" -> bytes
+std::optional<std::uint64_t> memTotalBytes(Reader& reader, const std::string& path) {
+    auto content = reader.text(path, false);
+    if (!content) return std::nullopt;
+    for (auto line : text::split(*content, '\n')) {
+        auto colon = line.find(':');
+        if (colon == std::string_view::npos) continue;
+        auto key = text::splitWhitespace(line.substr(0, colon));
+        if (key.size() != 3 || key[2] != "MemTotal") continue;
+        auto value = text::splitWhitespace(line.substr(colon + 1));
+        if (value.size() != 2 || value[1] != "kB") break;
+        if (auto kib = text::parseInt(value[0]); kib && *kib >= 0) {
+            return static_cast<std::uint64_t>(*kib) * 1024;
+        }
+        break;
+    }
+    reader.warn(path, "no parsable 'MemTotal: <n> kB' line");
+    return std::nullopt;
+}
+
+std::vector<int> distanceRow(Reader& reader, const std::string& path) {
+    auto content = reader.text(path, false);
+    if (!content) return {};
+    std::vector<int> row;
+    for (auto field : text::splitWhitespace(*content)) {
+        auto value = text::parseInt(field);
+        if (!value || *value < 0 || *value > 255) {
+            reader.warn(path, "distance row has a non-distance field '" + std::string(field) +
+                                  "'; ignoring the row");
+            return {};
+        }
+        row.push_back(static_cast<int>(*value));
+    }
+    return row;
+}
+
+void readNodes(Reader& reader, Machine& machine) {
+    const Sysfs& sysfs = reader.sysfs();
+    machine.hasNumaInfo = sysfs.isDirectory(kNodeDir);
+    if (!machine.hasNumaInfo) return;
+
+    auto online = reader.rangeList(std::string(kNodeDir) + "/online", true);
+    machine.onlineNodes = online ? *online : numberedEntries(sysfs, kNodeDir, "node");
+    for (int id : machine.onlineNodes) {
+        NumaNode node;
+        node.id = id;
+        if (auto cpus = reader.rangeList(nodePath(id, "cpulist"), true)) node.cpus = *cpus;
+        node.memoryBytes = memTotalBytes(reader, nodePath(id, "meminfo"));
+        node.distanceRow = distanceRow(reader, nodePath(id, "distance"));
+        if (!node.distanceRow.empty() && node.distanceRow.size() != machine.onlineNodes.size()) {
+            reader.warn(nodePath(id, "distance"),
+                        "has " + std::to_string(node.distanceRow.size()) + " entries for " +
+                            std::to_string(machine.onlineNodes.size()) + " online nodes; ignoring it");
+            node.distanceRow.clear();
+        }
+        machine.nodes.push_back(std::move(node));
+    }
+}
+
+std::vector<int> presentCpus(Reader& reader) {
+    const std::string present = std::string(kCpuDir) + "/present";
+    if (reader.sysfs().exists(present)) {
+        if (auto cpus = reader.rangeList(present, true)) return *cpus;
+    }
+    return numberedEntries(reader.sysfs(), kCpuDir, "cpu");
+}
+
+void readCpuTopology(Reader& reader, Cpu& cpu) {
+    auto optionalId = [&](std::string_view file) -> std::optional<int> {
+        auto value = reader.integer(cpuPath(cpu.id, std::string("topology/") + std::string(file)), false);
+        if (!value || *value < 0) return std::nullopt;  // -1: the architecture does not say
+        return static_cast<int>(*value);
+    };
+    cpu.package = optionalId("physical_package_id");
+    cpu.die = optionalId("die_id");
+    cpu.core = optionalId("core_id");
+    for (const char* file : {"topology/core_cpus_list", "topology/thread_siblings_list"}) {
+        if (!reader.sysfs().exists(cpuPath(cpu.id, file))) continue;
+        if (auto siblings = reader.rangeList(cpuPath(cpu.id, file), false)) {
+            cpu.threadSiblings = *siblings;
+            break;
+        }
+    }
+}
+
+std::optional<int> nodeFromCpuLink(const Sysfs& sysfs, int cpu) {
+    auto nodes = numberedEntries(sysfs, std::string(kCpuDir) + "/cpu" + std::to_string(cpu), "node");
+    if (nodes.empty()) return std::nullopt;
+    return nodes.front();
+}
+
+void readCpus(Reader& reader, Machine& machine) {
+    const Sysfs& sysfs = reader.sysfs();
+    std::optional<std::vector<int>> onlineList;
+    if (sysfs.exists(std::string(kCpuDir) + "/online")) {
+        onlineList = reader.rangeList(std::string(kCpuDir) + "/online", true);
+    }
+    std::map<int, int> nodeOfCpu;
+    for (const auto& node : machine.nodes) {
+        for (int c : node.cpus) nodeOfCpu.emplace(c, node.id);
+    }
+    for (int id : presentCpus(reader)) {
+        Cpu cpu;
+        cpu.id = id;
+        if (onlineList) {
+            cpu.online = std::binary_search(onlineList->begin(), onlineList->end(), id);
+        } else if (auto flag = reader.integer(cpuPath(id, "online"), false)) {
+            cpu.online = *flag != 0;  // a missing file means not hot-pluggable: online
+        }
+        if (sysfs.isDirectory(cpuPath(id, "topology"))) readCpuTopology(reader, cpu);
+        cpu.numaNode = nodeFromCpuLink(sysfs, id);
+        if (!cpu.numaNode) {
+            if (auto it = nodeOfCpu.find(id); it != nodeOfCpu.end()) cpu.numaNode = it->second;
+        }
+        if (!cpu.numaNode && !machine.hasNumaInfo) cpu.numaNode = 0;
+        machine.cpus.push_back(std::move(cpu));
+    }
+}
+
+// A kernel without CONFIG_NUMA has no node folder: the whole machine is node 0.
+void synthesizeSingleNode(Machine& machine) {
+    NumaNode node;
+    node.id = 0;
+    for (const auto& cpu : machine.cpus) {
+        if (cpu.online) node.cpus.push_back(cpu.id);
+    }
+    node.distanceRow = {10};
+    machine.onlineNodes = {0};
+    machine.nodes.push_back(std::move(node));
+}
+
+}  // namespace
+
+void readNumaAndCpus(Reader& reader, Machine& machine) {
+    readNodes(reader, machine);
+    readCpus(reader, machine);
+    if (!machine.hasNumaInfo) synthesizeSingleNode(machine);
+}
+
+}  // namespace numadra::discovery::detail

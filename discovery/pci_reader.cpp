@@ -1,0 +1,278 @@
+// PCI functions (bus/pci/devices) and what hangs below them (netdevs, RDMA, DRM, SR-IOV).
+
+#include <algorithm>
+#include <map>
+
+#include "numadra/common/text.hpp"
+#include "readers.hpp"
+
+namespace numadra::discovery::detail {
+
+namespace {
+
+constexpr std::string_view kPciDevices = "bus/pci/devices";
+
+std::string functionFile(const PciFunction& function, std::string_view file) {
+    return joinPath(function.devicePath, file);
+}
+
+// The root complex: the first "pciDDDD:BB" component of the resolved path. Looking past the
+// first component (rather than requiring "devices/pci...") keeps Hyper-V/VMBus layouts working.
+std::string pcieRootOf(std::string_view devicePath) {
+    for (auto component : text::split(devicePath, '/')) {
+        if (isPciRootName(component)) return std::string(component);
+    }
+    return {};
+}
+
+PciLink readLink(Reader& reader, const PciFunction& function, std::string_view prefix) {
+    PciLink link;
+    const std::string speedFile = functionFile(function, std::string(prefix) + "_link_speed");
+    if (auto speed = reader.text(speedFile, false)) {
+        link.speedGTs = text::parseLeadingDouble(*speed);  // "Unknown" stays unknown
+    }
+    const std::string widthFile = functionFile(function, std::string(prefix) + "_link_width");
+    if (auto width = reader.integer(widthFile, false); width && *width > 0) {
+        link.width = static_cast<int>(*width);
+    }
+    return link;
+}
+
+std::optional<int> numberAfterLastSlash(const std::string& path) {
+    auto value = text::parseInt(baseName(path));
+    if (!value) return std::nullopt;
+    return static_cast<int>(*value);
+}
+
+void readSriov(Reader& reader, PciFunction& function) {
+    const Sysfs& sysfs = reader.sysfs();
+    if (sysfs.exists(functionFile(function, "sriov_totalvfs"))) {
+        SriovPhysicalFunction pf;
+        pf.totalVfs = static_cast<int>(reader.integer(functionFile(function, "sriov_totalvfs"), true).value_or(0));
+        pf.numVfs = static_cast<int>(reader.integer(functionFile(function, "sriov_numvfs"), true).value_or(0));
+        // virtfnK links do not list in numeric order (virtfn10 < virtfn2): index by K.
+        std::map<int, std::string> byIndex;
+        for (const auto& entry : sysfs.list(function.devicePath)) {
+            if (!text::startsWith(entry, "virtfn")) continue;
+            auto index = text::parseInt(std::string_view(entry).substr(6));
+            auto target = sysfs.readLink(functionFile(function, entry));
+            if (!index || !target) continue;
+            byIndex[static_cast<int>(*index)] = baseName(target.value());
+        }
+        for (auto& [index, address] : byIndex) {
+            if (static_cast<int>(pf.vfAddresses.size()) != index) {
+                reader.warn(functionFile(function, "virtfn" + std::to_string(index)),
+                            "VF index gap before this link");
+            }
+            pf.vfAddresses.push_back(address);
+        }
+        function.sriovPf = std::move(pf);
+    }
+    if (auto physfn = sysfs.readLink(functionFile(function, "physfn"))) {
+        function.sriovVf = SriovVirtualFunction{baseName(physfn.value()), -1};
+    }
+}
+
+NetInterface readNetInterface(Reader& reader, std::string path, std::string name) {
+    NetInterface netdev;
+    netdev.name = std::move(name);
+    netdev.path = std::move(path);
+    auto file = [&](std::string_view f) { return joinPath(netdev.path, f); };
+    netdev.mac = reader.text(file("address"), false).value_or("");
+    // speed/carrier of an admin-down interface fail with EINVAL: unknown, not an error.
+    if (auto content = reader.sysfs().read(file("speed"))) {
+        auto speed = text::parseInt(content.value());
+        if (speed && *speed > 0 && *speed < 0xffffffffLL) netdev.speedMbps = *speed;
+    }
+    netdev.operstate = reader.text(file("operstate"), false).value_or("");
+    if (auto content = reader.sysfs().read(file("carrier"))) {
+        if (auto carrier = text::parseInt(content.value())) netdev.carrier = *carrier != 0;
+    }
+    if (auto mtu = reader.integer(file("mtu"), false)) netdev.mtu = static_cast<int>(*mtu);
+    if (auto type = reader.integer(file("type"), false)) netdev.linkType = static_cast<int>(*type);
+    return netdev;
+}
+
+RdmaDevice readRdmaDevice(Reader& reader, const std::string& path, std::string name) {
+    RdmaDevice rdma;
+    rdma.name = std::move(name);
+    rdma.nodeGuid = reader.text(joinPath(path, "node_guid"), false).value_or("");
+    return rdma;
+}
+
+// Index of the function whose device path is the longest prefix of `classDevicePath`: class
+// devices can sit below the function (virtio-net: <bdf>/virtio2/net/eth0).
+std::optional<size_t> owningFunction(const std::map<std::string, size_t, std::less<>>& byPath,
+                                     std::string classDevicePath) {
+    while (!classDevicePath.empty()) {
+        if (auto it = byPath.find(classDevicePath); it != byPath.end()) return it->second;
+        classDevicePath = dirName(classDevicePath);
+    }
+    return std::nullopt;
+}
+
+// Walks class/<name>/* once and hands each class device to its PCI function.
+template <class Visit>
+void forEachClassDevice(const Sysfs& sysfs, std::string_view className,
+                        const std::map<std::string, size_t, std::less<>>& byPath,
+                        std::vector<PciFunction>& functions, Visit visit) {
+    const std::string folder = "class/" + std::string(className);
+    for (const auto& name : sysfs.list(folder)) {
+        auto path = sysfs.resolveLink(folder + "/" + name);
+        if (!path) continue;  // a plain folder (old layouts) or unreadable: not a class link
+        if (auto owner = owningFunction(byPath, dirName(path.value()))) {
+            visit(functions[*owner], path.value(), name);
+        }
+    }
+}
+
+void readChildren(Reader& reader, std::vector<PciFunction>& functions) {
+    const Sysfs& sysfs = reader.sysfs();
+    std::map<std::string, size_t, std::less<>> byPath;
+    for (size_t i = 0; i < functions.size(); ++i) byPath.emplace(functions[i].devicePath, i);
+
+    forEachClassDevice(sysfs, "net", byPath, functions,
+                       [&](PciFunction& f, const std::string& path, const std::string& name) {
+                           f.netdevs.push_back(readNetInterface(reader, path, name));
+                       });
+    forEachClassDevice(sysfs, "infiniband", byPath, functions,
+                       [&](PciFunction& f, const std::string& path, const std::string& name) {
+                           f.rdma.push_back(readRdmaDevice(reader, path, name));
+                       });
+    forEachClassDevice(sysfs, "drm", byPath, functions,
+                       [&](PciFunction& f, const std::string&, const std::string& name) {
+                           if (text::startsWith(name, "card") || text::startsWith(name, "renderD")) {
+                               if (name.find('-') == std::string::npos) f.drm.push_back(name);
+                           }
+                       });
+    // Trees without class/ link farms: look directly below each function.
+    for (auto& f : functions) {
+        if (f.netdevs.empty()) {
+            for (const auto& name : sysfs.list(functionFile(f, "net"))) {
+                f.netdevs.push_back(readNetInterface(reader, functionFile(f, "net/" + name), name));
+            }
+        }
+        if (f.rdma.empty()) {
+            for (const auto& name : sysfs.list(functionFile(f, "infiniband"))) {
+                f.rdma.push_back(readRdmaDevice(reader, functionFile(f, "infiniband/" + name), name));
+            }
+        }
+        if (f.drm.empty()) {
+            for (const auto& name : sysfs.list(functionFile(f, "drm"))) {
+                if ((text::startsWith(name, "card") || text::startsWith(name, "renderD")) &&
+                    name.find('-') == std::string::npos) {
+                    f.drm.push_back(name);
+                }
+            }
+        }
+        // uverbs char devices of each RDMA device sit beside it.
+        for (auto& rdma : f.rdma) {
+            for (const auto& verbs : sysfs.list(functionFile(f, "infiniband_verbs"))) {
+                auto ibdev = reader.sysfs().read(functionFile(f, "infiniband_verbs/" + verbs + "/ibdev"));
+                if (!ibdev || text::trim(ibdev.value()) == rdma.name || f.rdma.size() == 1) {
+                    rdma.uverbs.push_back(verbs);
+                }
+            }
+        }
+        std::sort(f.netdevs.begin(), f.netdevs.end(),
+                  [](const NetInterface& a, const NetInterface& b) { return a.name < b.name; });
+        std::sort(f.drm.begin(), f.drm.end());
+    }
+}
+
+void resolveVfIndexes(Machine& machine) {
+    std::map<std::string, std::pair<std::string, int>> vfToPf;
+    for (const auto& f : machine.pci) {
+        if (!f.sriovPf) continue;
+        for (size_t k = 0; k < f.sriovPf->vfAddresses.size(); ++k) {
+            vfToPf[f.sriovPf->vfAddresses[k]] = {f.address, static_cast<int>(k)};
+        }
+    }
+    for (auto& f : machine.pci) {
+        auto it = vfToPf.find(f.address);
+        if (it == vfToPf.end()) continue;
+        if (!f.sriovVf) f.sriovVf = SriovVirtualFunction{it->second.first, -1};
+        if (f.sriovVf->pfAddress == it->second.first) f.sriovVf->index = it->second.second;
+    }
+}
+
+std::optional<PciFunction> readFunction(Reader& reader, const PciNameDatabase* names,
+                                        const std::string& address) {
+    const Sysfs& sysfs = reader.sysfs();
+    const std::string busEntry = std::string(kPciDevices) + "/" + address;
+    auto resolved = sysfs.resolveLink(busEntry);
+    if (!resolved) {
+        // Some hand-made trees use plain folders instead of links.
+        if (!sysfs.isDirectory(busEntry)) {
+            reader.warn(busEntry, "not a link to a device folder: " + resolved.error().message);
+            return std::nullopt;
+        }
+        resolved = busEntry;
+    }
+    if (baseName(resolved.value()) != address || !sysfs.isDirectory(resolved.value())) {
+        reader.warn(busEntry, "link target '" + resolved.value() + "' is not this device's folder");
+        return std::nullopt;
+    }
+    PciFunction f;
+    f.address = address;
+    f.devicePath = resolved.value();
+    f.pcieRoot = pcieRootOf(f.devicePath);
+
+    if (auto cls = reader.hexNumber(functionFile(f, "class"), true)) f.classCode = static_cast<std::uint32_t>(*cls & 0xffffff);
+    auto id16 = [&](std::string_view file, bool required) -> std::uint16_t {
+        return static_cast<std::uint16_t>(reader.hexNumber(functionFile(f, file), required).value_or(0) & 0xffff);
+    };
+    f.vendorId = id16("vendor", true);
+    f.deviceId = id16("device", true);
+    f.subsystemVendorId = id16("subsystem_vendor", false);
+    f.subsystemDeviceId = id16("subsystem_device", false);
+
+    if (auto node = reader.integer(functionFile(f, "numa_node"), false)) {
+        if (*node < -1 || *node >= 1024) {
+            reader.warn(functionFile(f, "numa_node"), "NUMA node " + std::to_string(*node) + " out of range");
+        } else {
+            f.numaNode = static_cast<int>(*node);
+        }
+    }
+    if (auto cpus = reader.rangeList(functionFile(f, "local_cpulist"), false)) {
+        f.localCpus = *cpus;
+    } else if (auto mask = reader.text(functionFile(f, "local_cpus"), false)) {
+        // Older kernels and hand-reduced trees have only the hex mask.
+        if (auto parsed = text::parseCpuMask(*mask)) {
+            f.localCpus = std::move(parsed).value();
+        } else {
+            reader.warn(functionFile(f, "local_cpus"), parsed.error().message);
+        }
+    }
+    f.currentLink = readLink(reader, f, "current");
+    f.maxLink = readLink(reader, f, "max");
+    if (auto driver = sysfs.readLink(functionFile(f, "driver"))) f.kernelDriver = baseName(driver.value());
+    if (auto group = sysfs.readLink(functionFile(f, "iommu_group"))) f.iommuGroup = numberAfterLastSlash(group.value());
+    readSriov(reader, f);
+
+    if (names != nullptr) {
+        f.vendorName = names->vendorName(f.vendorId);
+        f.deviceName = names->deviceName(f.vendorId, f.deviceId);
+    }
+    if (f.vendorName.empty()) f.vendorName = "0x" + text::hex(f.vendorId, 4);
+    if (f.deviceName.empty()) f.deviceName = "0x" + text::hex(f.deviceId, 4);
+    return f;
+}
+
+}  // namespace
+
+void readPciFunctions(Reader& reader, const PciNameDatabase* names, Machine& machine) {
+    for (const auto& address : reader.sysfs().list(kPciDevices)) {
+        if (!isPciAddress(address)) {
+            reader.warn(std::string(kPciDevices) + "/" + address, "not a PCI address; skipped");
+            continue;
+        }
+        if (auto function = readFunction(reader, names, address)) machine.pci.push_back(std::move(*function));
+    }
+    std::sort(machine.pci.begin(), machine.pci.end(),
+              [](const PciFunction& a, const PciFunction& b) { return a.address < b.address; });
+    readChildren(reader, machine.pci);
+    resolveVfIndexes(machine);
+}
+
+}  // namespace numadra::discovery::detail

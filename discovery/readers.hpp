@@ -1,0 +1,44 @@
+#pragma once
+// Internal: the sysfs readers discover() is made of.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "numadra/discovery/machine.hpp"
+#include "numadra/discovery/pci_names.hpp"
+#include "numadra/discovery/sysfs.hpp"
+
+namespace numadra::discovery::detail {
+
+// Collects diagnostics while reading; every helper names the file it failed on.
+class Reader {
+public:
+    Reader(const Sysfs& sysfs, std::vector<Diagnostic>& diagnostics)
+        : sysfs_(sysfs), diagnostics_(diagnostics) {}
+
+    const Sysfs& sysfs() const { return sysfs_; }
+    void warn(std::string_view relative, std::string message);
+
+    // Content with surrounding whitespace removed; nullopt if missing/unreadable. A missing file
+    // is reported only when `required`.
+    std::optional<std::string> text(std::string_view relative, bool required);
+    std::optional<std::int64_t> integer(std::string_view relative, bool required);
+    std::optional<std::uint64_t> hexNumber(std::string_view relative, bool required);
+    std::optional<std::vector<int>> rangeList(std::string_view relative, bool required);
+
+private:
+    const Sysfs& sysfs_;
+    std::vector<Diagnostic>& diagnostics_;
+};
+
+void readNumaAndCpus(Reader& reader, Machine& machine);
+void readPciFunctions(Reader& reader, const PciNameDatabase* names, Machine& machine);
+
+// "0000:1a:00.0" (domain of 4 or more hex digits), lowercase.
+bool isPciAddress(std::string_view name);
+// "pci0000:00" / "pci10000:e0"
+bool isPciRootName(std::string_view name);
+
+}  // namespace numadra::discovery::detail

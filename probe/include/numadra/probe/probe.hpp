@@ -1,0 +1,21 @@
+#pragma once
+// numa-probe: shows a machine's topology and the ResourceSlices the driver would publish.
+// The command is a function of its arguments and streams so tests can run it in-process.
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "numadra/discovery/machine.hpp"
+#include "numadra/slices/builder.hpp"
+
+namespace numadra::probe {
+
+// Exit codes: 0 success, 1 failure while building, 2 usage error or unusable --sysfs-root.
+int runNumaProbe(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// The readable tree: sockets -> NUMA nodes -> devices, then the slices.
+std::string renderTable(const discovery::Machine& machine, const slices::SliceOptions& options,
+                        const std::vector<api::ResourceSlice>& slices);
+
+}  // namespace numadra::probe

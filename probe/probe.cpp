@@ -1,0 +1,157 @@
+#include "numadra/probe/probe.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <iostream>
+#include <optional>
+
+#include "numadra/api/yaml.hpp"
+#include "numadra/discovery/discovery.hpp"
+
+#ifndef NUMADRA_VERSION
+#define NUMADRA_VERSION "0.0.0"
+#endif
+
+namespace numadra::probe {
+
+namespace {
+
+constexpr const char* kUsage =
+    R"(Usage: numa-probe [OPTIONS]
+
+Shows this machine's (or a mocked machine's) NUMA/PCIe topology and the ResourceSlices the
+driver would publish for it.
+
+Options:
+  --sysfs-root DIR               directory that plays /sys (default /sys)
+  --node-name NAME               node and pool name (default: the host name)
+  --driver-name NAME             DRA driver name (default numa.dra.dev)
+  --numa-list                    publish resource.kubernetes.io/numaNode as a list
+                                 (needs DRAListTypeAttributes in the cluster)
+  --shared-consumable-capacity   request-driven counters (alpha DRASharedConsumableCapacity)
+  --legacy-numa-attributes       also publish dra.net/numaNode and dra.cpu/numaNodeID
+  --output table|json|yaml       table (default): topology tree; json: a v1 List of the
+                                 ResourceSlices; yaml: the slices as a multi-document stream
+  --help                         show this help
+  --version                      show the version
+)";
+
+struct ProbeFlags {
+    std::string sysfsRoot = "/sys";
+    std::string output = "table";
+    slices::SliceOptions slice;
+};
+
+std::string hostName() {
+    char buffer[256] = {};
+    if (::gethostname(buffer, sizeof buffer - 1) != 0) return "localhost";
+    std::string name(buffer);
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    return name;
+}
+
+// Parses flags; returns an error message for bad usage, or sets `exitNow` for --help/--version.
+std::optional<std::string> parseFlags(const std::vector<std::string>& args, ProbeFlags& flags,
+                                      std::ostream& out, bool& exitNow) {
+    flags.slice.nodeName.clear();
+    for (size_t i = 0; i < args.size(); ++i) {
+        std::string arg = args[i];
+        std::optional<std::string> inlineValue;
+        if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+            inlineValue = arg.substr(eq + 1);
+            arg = arg.substr(0, eq);
+        }
+        auto value = [&]() -> std::optional<std::string> {
+            if (inlineValue) return inlineValue;
+            if (i + 1 >= args.size()) return std::nullopt;
+            return args[++i];
+        };
+        auto need = [&](std::string& target) -> std::optional<std::string> {
+            auto v = value();
+            if (!v) return "flag " + arg + " needs a value";
+            target = *v;
+            return std::nullopt;
+        };
+        auto noValue = [&]() -> std::optional<std::string> {
+            if (inlineValue) return "flag " + arg + " takes no value";
+            return std::nullopt;
+        };
+        std::optional<std::string> problem;
+        if (arg == "--help" || arg == "-h") {
+            out << kUsage;
+            exitNow = true;
+            return std::nullopt;
+        } else if (arg == "--version") {
+            out << "numa-probe " << NUMADRA_VERSION << "\n";
+            exitNow = true;
+            return std::nullopt;
+        } else if (arg == "--sysfs-root") {
+            problem = need(flags.sysfsRoot);
+        } else if (arg == "--node-name") {
+            problem = need(flags.slice.nodeName);
+        } else if (arg == "--driver-name") {
+            problem = need(flags.slice.driverName);
+        } else if (arg == "--output" || arg == "-o") {
+            problem = need(flags.output);
+            if (!problem && flags.output != "table" && flags.output != "json" && flags.output != "yaml") {
+                problem = "--output must be table, json or yaml, not '" + flags.output + "'";
+            }
+        } else if (arg == "--numa-list") {
+            problem = noValue();
+            flags.slice.numaForm = topology::NumaForm::List;
+        } else if (arg == "--shared-consumable-capacity") {
+            problem = noValue();
+            flags.slice.sharedConsumableCapacity = true;
+        } else if (arg == "--legacy-numa-attributes") {
+            problem = noValue();
+            flags.slice.legacyNumaAttributes = true;
+        } else {
+            problem = "unknown argument '" + args[i] + "'";
+        }
+        if (problem) return problem;
+    }
+    if (flags.slice.nodeName.empty()) flags.slice.nodeName = hostName();
+    if (auto status = slices::validateOptions(flags.slice); !status) return status.error().message;
+    return std::nullopt;
+}
+
+}  // namespace
+
+int runNumaProbe(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+    ProbeFlags flags;
+    bool exitNow = false;
+    if (auto problem = parseFlags(args, flags, out, exitNow)) {
+        err << "numa-probe: " << *problem << "\n\n" << kUsage;
+        return 2;
+    }
+    if (exitNow) return 0;
+
+    discovery::PciNameDatabase names;
+    auto machine = discovery::discover({flags.sysfsRoot, &names, nullptr});
+    if (!machine) {
+        err << "numa-probe: " << machine.error().message << "\n";
+        return 2;
+    }
+    for (const auto& diagnostic : machine->diagnostics) {
+        err << "warning: path=" << diagnostic.path << " problem=\"" << diagnostic.message << "\"\n";
+    }
+    auto built = slices::buildResourceSlices(*machine, flags.slice);
+    if (!built) {
+        err << "numa-probe: " << built.error().message << "\n";
+        return 1;
+    }
+    if (flags.output == "json") {
+        out << api::toJsonList(built.value()).dump(2) << "\n";
+    } else if (flags.output == "yaml") {
+        std::vector<api::Json> documents;
+        for (const auto& slice : built.value()) documents.push_back(api::toJson(slice));
+        out << api::toYamlStream(documents);
+    } else {
+        out << renderTable(*machine, flags.slice, built.value());
+    }
+    return 0;
+}
+
+}  // namespace numadra::probe

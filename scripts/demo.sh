@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Quick start: install what is missing, build, and show what the driver would publish for a
+# bundled mocked machine (a 2-socket AMD EPYC in NPS4 mode with a GPU and a NIC).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh
+MACHINE="${1:-epyc-2s-nps4}"
+ROOT="build/testdata/sysfs/$MACHINE/sys"
+echo
+echo "=== numa-probe --sysfs-root $ROOT --numa-list"
+build/bin/numa-probe --sysfs-root "$ROOT" --node-name demo-node --numa-list
+echo
+echo "=== the same slices as YAML (kubectl apply -f - accepts this)"
+build/bin/numa-probe --sysfs-root "$ROOT" --node-name demo-node --numa-list --output yaml

@@ -1,0 +1,281 @@
+#include "devices.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "numadra/common/text.hpp"
+
+namespace numadra::slices::detail {
+
+using api::AttributeValue;
+using api::Quantity;
+using discovery::PciFunction;
+
+namespace {
+
+constexpr std::int64_t kMegabit = 1'000'000;
+
+void addNumaNode(api::Device& device, const PublishContext& context,
+                 const Result<topology::NumaNodeValue>& numa) {
+    if (!numa) return;  // no affinity: no attribute at all, never 0
+    const auto& value = numa.value();
+    if (value.form == topology::NumaForm::Scalar) {
+        device.attributes[topology::kNumaNodeAttribute] = std::int64_t{value.physical()};
+    } else {
+        device.attributes[topology::kNumaNodeAttribute] =
+            std::vector<std::int64_t>(value.nodes.begin(), value.nodes.end());
+    }
+    if (context.options.legacyNumaAttributes) {
+        device.attributes["dra.net/numaNode"] = std::int64_t{value.physical()};
+    }
+    if (auto socket = context.machine.socketOfNode(value.physical())) {
+        device.attributes["socket"] = std::int64_t{*socket};
+    }
+}
+
+std::string linkSpeedText(double gts) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.1fGT/s", gts);
+    return buffer;
+}
+
+// Attributes every PCI device gets.
+api::Device pciDevice(const PciFunction& f, const PublishContext& context) {
+    api::Device device;
+    device.name = pciDeviceName(f.kind, f.address);
+    auto& a = device.attributes;
+    a["type"] = f.kind;
+    a["vendor"] = truncateValue(f.vendorName);
+    a["vendorID"] = "0x" + text::hex(f.vendorId, 4);
+    a["deviceID"] = "0x" + text::hex(f.deviceId, 4);
+    a["model"] = truncateValue(f.deviceName);
+    if (!f.kernelDriver.empty()) a["kernelDriver"] = truncateValue(f.kernelDriver);
+    if (f.iommuGroup) a["iommuGroup"] = std::int64_t{*f.iommuGroup};
+    if (f.maxLink.speedGTs) a["pcieMaxLinkSpeed"] = linkSpeedText(*f.maxLink.speedGTs);
+    if (f.maxLink.width) a["pcieMaxLinkWidth"] = std::int64_t{*f.maxLink.width};
+    if (auto busId = topology::pciBusIdAttribute(f.address)) a[topology::kPciBusIdAttribute] = busId.value();
+    if (auto root = topology::pcieRootAttribute(context.machine, f.address)) {
+        a[topology::kPcieRootAttribute] = root.value();
+    }
+    addNumaNode(device, context, topology::numaNodeAttributeForPciBusId(context.machine, f.address, context.options.numaForm));
+    return device;
+}
+
+std::optional<std::int64_t> linkSpeedBits(const PciFunction& f) {
+    std::optional<std::int64_t> best;
+    for (const auto& netdev : f.netdevs) {
+        if (netdev.speedMbps && (!best || *netdev.speedMbps * kMegabit > *best)) best = *netdev.speedMbps * kMegabit;
+    }
+    return best;
+}
+
+std::optional<api::Device> publishAccelerator(const PciFunction& f, const PublishContext& context) {
+    return pciDevice(f, context);
+}
+
+std::optional<api::Device> publishNic(const PciFunction& f, const PublishContext& context) {
+    api::Device device = pciDevice(f, context);
+    auto& a = device.attributes;
+    if (!f.netdevs.empty()) {
+        a["ifName"] = truncateValue(f.netdevs.front().name);
+        const auto type = f.netdevs.front().linkType;
+        if (type == 1) a["linkType"] = std::string("ethernet");
+        if (type == 32) a["linkType"] = std::string("infiniband");
+    }
+    a["rdma"] = !f.rdma.empty();
+    if (!f.rdma.empty()) a["rdmaDevice"] = truncateValue(f.rdma.front().name);
+
+    const auto bandwidth = linkSpeedBits(f);
+    if (f.sriovVf) {
+        a["sriovRole"] = std::string("vf");
+        a["pfPciBusID"] = f.sriovVf->pfAddress;
+        if (f.sriovVf->index >= 0) a["vfIndex"] = std::int64_t{f.sriovVf->index};
+        const auto* pf = context.machine.pciFunction(f.sriovVf->pfAddress);
+        if (pf != nullptr && pf->sriovPf && pf->sriovPf->numVfs > 0) {
+            api::DeviceCounterConsumption consumption;
+            consumption.counterSet = counterSetNameForPf(pf->address);
+            consumption.counters["vfs"] = api::Counter{Quantity::decimal(1), {}, {}};
+            if (context.options.sharedConsumableCapacity && linkSpeedBits(*pf)) {
+                consumption.counters["bandwidth"] =
+                    api::Counter{{}, {}, capacityKey(context.options, "bandwidth")};
+            }
+            device.consumesCounters.push_back(std::move(consumption));
+        }
+        return device;
+    }
+    if (bandwidth) device.capacity["bandwidth"] = api::DeviceCapacity{Quantity::decimal(*bandwidth), {}};
+    if (f.sriovPf) {
+        a["sriovRole"] = std::string("pf");
+        a["sriovTotalVFs"] = std::int64_t{f.sriovPf->totalVfs};
+        a["sriovNumVFs"] = std::int64_t{f.sriovPf->numVfs};
+        if (f.sriovPf->numVfs > 0) {
+            // The PF as a whole uses everything its VFs share, so PF and VFs exclude each other.
+            api::DeviceCounterConsumption consumption;
+            consumption.counterSet = counterSetNameForPf(f.address);
+            consumption.counters["vfs"] = api::Counter{Quantity::decimal(f.sriovPf->numVfs), {}, {}};
+            if (bandwidth) consumption.counters["bandwidth"] = api::Counter{Quantity::decimal(*bandwidth), {}, {}};
+            device.consumesCounters.push_back(std::move(consumption));
+        }
+    }
+    return device;
+}
+
+api::CapacityRequestPolicy cpuPolicy() {
+    return {Quantity::decimal(1), {}, api::CapacityRange{Quantity::decimal(1), {}, Quantity::decimal(1)}};
+}
+api::CapacityRequestPolicy memoryPolicy() {
+    return {Quantity::decimal(0), {}, api::CapacityRange{Quantity::decimal(0), {}, Quantity::binary(1 << 20)}};
+}
+
+std::vector<int> onlineCpusOf(const discovery::Machine& machine, const discovery::NumaNode& node) {
+    std::vector<int> cpus;
+    for (int c : node.cpus) {
+        const auto* cpu = machine.cpu(c);
+        // A cpulist can name CPUs that are not present (reduced or hot-unplugged trees).
+        if (cpu != nullptr && cpu->online) cpus.push_back(c);
+    }
+    return cpus;
+}
+
+// PCIe roots with at least one function on `node`, ascending.
+std::vector<std::string> rootsOnNode(const discovery::Machine& machine, int node) {
+    std::set<std::string> roots;
+    for (const auto& f : machine.pci) {
+        if (f.numaNode == node && !f.pcieRoot.empty()) roots.insert(f.pcieRoot);
+    }
+    return {roots.begin(), roots.end()};
+}
+
+api::Device cpuDeviceBase(const PublishContext& context, int node, std::string name) {
+    api::Device device;
+    device.name = std::move(name);
+    device.allowMultipleAllocations = true;
+    device.attributes["type"] = std::string("cpu");
+    // CPUs are their node: always the scalar form (KEP-6072).
+    device.attributes[topology::kNumaNodeAttribute] = std::int64_t{node};
+    if (auto socket = context.machine.socketOfNode(node)) device.attributes["socket"] = std::int64_t{*socket};
+    if (context.options.legacyNumaAttributes) {
+        device.attributes["dra.net/numaNode"] = std::int64_t{node};
+        device.attributes["dra.cpu/numaNodeID"] = std::int64_t{node};
+    }
+    return device;
+}
+
+void consumeNodeBudget(api::Device& device, const PublishContext& context, int node, bool hasMemory) {
+    api::DeviceCounterConsumption consumption;
+    consumption.counterSet = counterSetNameForNode(node);
+    consumption.counters["cpu"] = api::Counter{{}, {}, capacityKey(context.options, "cpu")};
+    if (hasMemory) consumption.counters["memory"] = api::Counter{{}, {}, capacityKey(context.options, "memory")};
+    device.consumesCounters.push_back(std::move(consumption));
+}
+
+}  // namespace
+
+const std::map<discovery::DeviceKind, PciPublisher>& pciPublishers() {
+    static const std::map<discovery::DeviceKind, PciPublisher> publishers{
+        {discovery::kKindGpu, publishAccelerator},
+        {discovery::kKindAccelerator, publishAccelerator},
+        {discovery::kKindNic, publishNic},
+    };
+    return publishers;
+}
+
+std::vector<api::Device> cpuDevices(const PublishContext& context) {
+    std::vector<api::Device> devices;
+    const auto& machine = context.machine;
+    for (const auto& node : machine.nodes) {
+        const auto cpus = onlineCpusOf(machine, node);
+        if (cpus.empty()) continue;  // memory-only nodes have no CPUs to hand out
+        api::Device device = cpuDeviceBase(context, node.id, "cpu-numa-" + std::to_string(node.id));
+        const std::string cpuList = text::formatRangeList(cpus);
+        if (cpuList.size() <= SliceLimits::kStringValueLength) device.attributes["cpus"] = cpuList;
+        if (context.options.numaForm == topology::NumaForm::List) {
+            // CPUs are adjacent to every root on their node (KEP-5491's motivating example).
+            auto roots = rootsOnNode(machine, node.id);
+            if (!roots.empty() && roots.size() <= 16) device.attributes[topology::kPcieRootAttribute] = roots;
+        }
+        if (context.options.sharedConsumableCapacity) {
+            consumeNodeBudget(device, context, node.id, node.memoryBytes.has_value());
+        } else {
+            device.capacity["cpu"] = {Quantity::decimal(static_cast<std::int64_t>(cpus.size())), cpuPolicy()};
+            if (node.memoryBytes) {
+                device.capacity["memory"] = {Quantity::binary(static_cast<std::int64_t>(*node.memoryBytes)), memoryPolicy()};
+            }
+        }
+        devices.push_back(std::move(device));
+    }
+    if (!context.options.sharedConsumableCapacity) return devices;
+    // KEP-5941 story 2: one CPU device per PCIe root, drawing on its node's budget.
+    for (const auto& node : machine.nodes) {
+        if (onlineCpusOf(machine, node).empty()) continue;
+        for (const auto& root : rootsOnNode(machine, node.id)) {
+            api::Device device = cpuDeviceBase(context, node.id, "cpu-" + root);
+            std::replace(device.name.begin(), device.name.end(), ':', '-');
+            device.attributes[topology::kPcieRootAttribute] = root;
+            consumeNodeBudget(device, context, node.id, node.memoryBytes.has_value());
+            devices.push_back(std::move(device));
+        }
+    }
+    return devices;
+}
+
+std::vector<api::CounterSet> counterSets(const PublishContext& context) {
+    std::vector<api::CounterSet> sets;
+    const bool shared = context.options.sharedConsumableCapacity;
+    for (const auto& f : context.machine.pci) {
+        if (f.kind != discovery::kKindNic || !f.sriovPf || f.sriovPf->numVfs == 0) continue;
+        api::CounterSet set;
+        set.name = counterSetNameForPf(f.address);
+        set.counters["vfs"] = api::Counter{Quantity::decimal(f.sriovPf->numVfs), {}, {}};
+        if (auto bandwidth = linkSpeedBits(f)) {
+            api::Counter counter{Quantity::decimal(*bandwidth), {}, {}};
+            if (shared) {
+                // Unrequested bandwidth defaults to an equal share of the link per VF.
+                const std::int64_t share = std::max<std::int64_t>(kMegabit, *bandwidth / f.sriovPf->numVfs / kMegabit * kMegabit);
+                counter.requestPolicy = api::CapacityRequestPolicy{
+                    Quantity::decimal(share), {},
+                    api::CapacityRange{Quantity::decimal(kMegabit), Quantity::decimal(*bandwidth), Quantity::decimal(kMegabit)}};
+            }
+            set.counters["bandwidth"] = counter;
+        }
+        sets.push_back(std::move(set));
+    }
+    if (!shared) return sets;
+    for (const auto& node : context.machine.nodes) {
+        const auto cpus = onlineCpusOf(context.machine, node);
+        if (cpus.empty()) continue;
+        api::CounterSet set;
+        set.name = counterSetNameForNode(node.id);
+        set.counters["cpu"] = api::Counter{Quantity::decimal(static_cast<std::int64_t>(cpus.size())), cpuPolicy(), {}};
+        if (node.memoryBytes) {
+            set.counters["memory"] = api::Counter{Quantity::binary(static_cast<std::int64_t>(*node.memoryBytes)), memoryPolicy(), {}};
+        }
+        sets.push_back(std::move(set));
+    }
+    return sets;
+}
+
+std::string pciDeviceName(const std::string& kind, const std::string& address) {
+    std::string name = kind + "-" + address;
+    std::replace(name.begin(), name.end(), ':', '-');
+    std::replace(name.begin(), name.end(), '.', '-');
+    return name;
+}
+
+std::string counterSetNameForPf(const std::string& pfAddress) { return pciDeviceName("pf", pfAddress); }
+
+std::string counterSetNameForNode(int node) { return "numa-" + std::to_string(node); }
+
+std::string truncateValue(const std::string& value) {
+    if (value.size() <= SliceLimits::kStringValueLength) return value;
+    // Cut on a UTF-8 character boundary.
+    size_t cut = SliceLimits::kStringValueLength;
+    while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80) --cut;
+    return value.substr(0, cut);
+}
+
+std::string capacityKey(const SliceOptions& options, const std::string& name) {
+    return options.driverName + "/" + name;
+}
+
+}  // namespace numadra::slices::detail

@@ -1,0 +1,73 @@
+#pragma once
+// The ResourceSlices this node publishes: devices with stable names, the standard topology
+// attributes, driver attributes, capacities and shared counter sets, split into slices within
+// the API's limits. Same machine + options -> byte-identical slices.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "numadra/api/resource_slice.hpp"
+#include "numadra/common/result.hpp"
+#include "numadra/discovery/machine.hpp"
+#include "numadra/topology/attributes.hpp"
+
+namespace numadra::slices {
+
+inline constexpr const char* kDefaultDriverName = "numa.dra.dev";
+
+struct SliceOptions {
+    std::string driverName = kDefaultDriverName;
+    std::string nodeName;  // also the pool name
+    topology::NumaForm numaForm = topology::NumaForm::Scalar;
+    // Alpha DRA Shared Consumable Capacity (KEP-5941): request-driven VF bandwidth and
+    // per-NUMA CPU/memory counter sets consumed by per-PCIe-root CPU devices.
+    bool sharedConsumableCapacity = false;
+    // Also publish dra.net/numaNode and dra.cpu/numaNodeID, names older drivers used.
+    bool legacyNumaAttributes = false;
+    std::int64_t generation = 1;
+};
+
+// API limits (resource.k8s.io/v1) the builder respects.
+struct SliceLimits {
+    static constexpr size_t kDevicesPerSlice = 128;
+    static constexpr size_t kDevicesPerSliceAdvanced = 64;  // taints, counters, list attributes
+    static constexpr size_t kCounterSetsPerSlice = 8;
+    static constexpr size_t kCountersPerSet = 32;
+    static constexpr size_t kConsumptionsPerDevice = 2;
+    static constexpr size_t kAttributesAndCapacitiesPerDevice = 32;
+    static constexpr size_t kAttributeValuesPerDevice = 48;
+    static constexpr size_t kStringValueLength = 64;
+    static constexpr size_t kTaintsPerDevice = 16;
+};
+
+Status validateOptions(const SliceOptions& options);
+
+// Devices and counter sets for the machine, in preference order (what first-fit should pick
+// first comes first).
+struct PoolContent {
+    std::vector<api::Device> devices;
+    std::vector<api::CounterSet> counterSets;
+};
+PoolContent buildPoolContent(const discovery::Machine& machine, const SliceOptions& options);
+
+// Splits a pool into slices: counter sets first (8 per slice), then devices in order, 128 per
+// slice or 64 once a slice holds a device with taints/counters/list attributes. A pool with
+// nothing still gets one empty slice.
+Result<std::vector<api::ResourceSlice>> splitIntoSlices(const PoolContent& content,
+                                                        const SliceOptions& options);
+
+Result<std::vector<api::ResourceSlice>> buildResourceSlices(const discovery::Machine& machine,
+                                                            const SliceOptions& options);
+
+// Checks one device against the per-device API limits and name rules.
+Status validateDevice(const api::Device& device);
+
+// Deterministic slice name "<node>-<driver>-<index as 5 hex digits>", so slices of a pool sort
+// in preference order and per node in `kubectl get resourceslices`.
+std::string sliceName(const std::string& nodeName, const std::string& driverName, size_t index);
+
+bool isDnsLabel(const std::string& name);
+bool isDnsSubdomain(const std::string& name, size_t maxLength = 253);
+
+}  // namespace numadra::slices
