@@ -1,6 +1,7 @@
 // NUMA nodes (devices/system/node) and CPUs (devices/system/cpu).
 
 #include <algorithm>
+#include <cerrno>
 #include <map>
 
 #include "numadra/common/text.hpp"
@@ -106,15 +107,23 @@ void readCpuTopology(Reader& reader, Cpu& cpu) {
         if (!value || *value < 0) return std::nullopt;  // -1: the architecture does not say
         return static_cast<int>(*value);
     };
-    cpu.package = optionalId("physical_package_id");
+    // An offline CPU has no topology folder at all: the first failed read tells.
+    const std::string packageFile = cpuPath(cpu.id, "topology/physical_package_id");
+    auto package = reader.sysfs().read(packageFile);
+    if (!package) {
+        if (package.error().code == ENOENT && !reader.sysfs().isDirectory(cpuPath(cpu.id, "topology"))) return;
+        if (package.error().code != ENOENT) reader.warn(packageFile, package.error().message);
+    } else if (auto id = text::parseInt(package.value()); !id) {
+        reader.warn(packageFile, "not a decimal integer: '" + std::string(text::trim(package.value())) + "'");
+    } else if (*id >= 0) {  // -1: the architecture does not say
+        cpu.package = static_cast<int>(*id);
+    }
     cpu.die = optionalId("die_id");
     cpu.core = optionalId("core_id");
-    for (const char* file : {"topology/core_cpus_list", "topology/thread_siblings_list"}) {
-        if (!reader.sysfs().exists(cpuPath(cpu.id, file))) continue;
-        if (auto siblings = reader.rangeList(cpuPath(cpu.id, file), false)) {
-            cpu.threadSiblings = *siblings;
-            break;
-        }
+    if (auto siblings = reader.rangeList(cpuPath(cpu.id, "topology/core_cpus_list"), false)) {
+        cpu.threadSiblings = *siblings;
+    } else if (auto old = reader.rangeList(cpuPath(cpu.id, "topology/thread_siblings_list"), false)) {
+        cpu.threadSiblings = *old;  // kernels before 5.9
     }
 }
 
@@ -135,20 +144,22 @@ void readCpus(Reader& reader, Machine& machine) {
         for (int c : node.cpus) nodeOfCpu.emplace(c, node.id);
     }
     for (int id : presentCpus(reader)) {
-        Cpu cpu;
+        Cpu& cpu = machine.cpus.emplace_back();
         cpu.id = id;
         if (onlineList) {
-            cpu.online = std::binary_search(onlineList->begin(), onlineList->end(), id);
-        } else if (auto flag = reader.integer(cpuPath(id, "online"), false)) {
+            cpu.online = std::binary_search(onlineList->begin(), onlineList->end(), cpu.id);
+        } else if (auto flag = reader.integer(cpuPath(cpu.id, "online"), false)) {
             cpu.online = *flag != 0;  // a missing file means not hot-pluggable: online
         }
-        if (sysfs.isDirectory(cpuPath(id, "topology"))) readCpuTopology(reader, cpu);
-        cpu.numaNode = nodeFromCpuLink(sysfs, id);
-        if (!cpu.numaNode) {
-            if (auto it = nodeOfCpu.find(id); it != nodeOfCpu.end()) cpu.numaNode = it->second;
+        readCpuTopology(reader, cpu);
+        // The node cpulists already say where a CPU lives; the cpuN/nodeM link (what upstream's
+        // GetNUMANodeForCPU globs) is the fallback for CPUs no cpulist names.
+        if (auto it = nodeOfCpu.find(cpu.id); it != nodeOfCpu.end()) {
+            cpu.numaNode = it->second;
+        } else {
+            cpu.numaNode = nodeFromCpuLink(sysfs, cpu.id);
         }
         if (!cpu.numaNode && !machine.hasNumaInfo) cpu.numaNode = 0;
-        machine.cpus.push_back(std::move(cpu));
     }
 }
 

@@ -44,12 +44,14 @@ std::optional<int> numberAfterLastSlash(const std::string& path) {
     return static_cast<int>(*value);
 }
 
-void readSriov(Reader& reader, PciFunction& function) {
+void readSriovPf(Reader& reader, PciFunction& function) {
     const Sysfs& sysfs = reader.sysfs();
-    if (sysfs.exists(functionFile(function, "sriov_totalvfs"))) {
-        SriovPhysicalFunction pf;
-        pf.totalVfs = static_cast<int>(reader.integer(functionFile(function, "sriov_totalvfs"), true).value_or(0));
-        pf.numVfs = static_cast<int>(reader.integer(functionFile(function, "sriov_numvfs"), true).value_or(0));
+    auto total = reader.integer(functionFile(function, "sriov_totalvfs"), false);
+    if (!total) return;
+    SriovPhysicalFunction pf;
+    pf.totalVfs = static_cast<int>(*total);
+    pf.numVfs = static_cast<int>(reader.integer(functionFile(function, "sriov_numvfs"), true).value_or(0));
+    if (pf.numVfs > 0) {
         // virtfnK links do not list in numeric order (virtfn10 < virtfn2): index by K.
         std::map<int, std::string> byIndex;
         for (const auto& entry : sysfs.list(function.devicePath)) {
@@ -61,24 +63,25 @@ void readSriov(Reader& reader, PciFunction& function) {
         }
         for (auto& [index, address] : byIndex) {
             if (static_cast<int>(pf.vfAddresses.size()) != index) {
-                reader.warn(functionFile(function, "virtfn" + std::to_string(index)),
-                            "VF index gap before this link");
+                reader.warn(functionFile(function, "virtfn" + std::to_string(index)), "VF index gap before this link");
             }
             pf.vfAddresses.push_back(address);
         }
-        function.sriovPf = std::move(pf);
     }
-    if (auto physfn = sysfs.readLink(functionFile(function, "physfn"))) {
-        function.sriovVf = SriovVirtualFunction{baseName(physfn.value()), -1};
-    }
+    function.sriovPf = std::move(pf);
 }
 
-NetInterface readNetInterface(Reader& reader, std::string path, std::string name) {
+// A VF netdev is known by name only: its link type and speed are its PF's, its MAC matters only
+// once the VF is prepared, and its state is the health monitor's to watch. Reading them all
+// for hundreds of VFs would double the cost of a scan.
+NetInterface readNetInterface(Reader& reader, std::string path, std::string name, bool nameOnly) {
     NetInterface netdev;
     netdev.name = std::move(name);
     netdev.path = std::move(path);
+    if (nameOnly) return netdev;
     auto file = [&](std::string_view f) { return joinPath(netdev.path, f); };
     netdev.mac = reader.text(file("address"), false).value_or("");
+    if (auto type = reader.integer(file("type"), false)) netdev.linkType = static_cast<int>(*type);
     // speed/carrier of an admin-down interface fail with EINVAL: unknown, not an error.
     if (auto content = reader.sysfs().read(file("speed"))) {
         auto speed = text::parseInt(content.value());
@@ -89,7 +92,6 @@ NetInterface readNetInterface(Reader& reader, std::string path, std::string name
         if (auto carrier = text::parseInt(content.value())) netdev.carrier = *carrier != 0;
     }
     if (auto mtu = reader.integer(file("mtu"), false)) netdev.mtu = static_cast<int>(*mtu);
-    if (auto type = reader.integer(file("type"), false)) netdev.linkType = static_cast<int>(*type);
     return netdev;
 }
 
@@ -112,6 +114,7 @@ std::optional<size_t> owningFunction(const std::map<std::string, size_t, std::le
 }
 
 // Walks class/<name>/* once and hands each class device to its PCI function.
+// Walks class/<name>/* once and hands each class device to its PCI function, in name order.
 template <class Visit>
 void forEachClassDevice(const Sysfs& sysfs, std::string_view className,
                         const std::map<std::string, size_t, std::less<>>& byPath,
@@ -133,7 +136,7 @@ void readChildren(Reader& reader, std::vector<PciFunction>& functions) {
 
     forEachClassDevice(sysfs, "net", byPath, functions,
                        [&](PciFunction& f, const std::string& path, const std::string& name) {
-                           f.netdevs.push_back(readNetInterface(reader, path, name));
+                           f.netdevs.push_back(readNetInterface(reader, path, name, f.sriovVf.has_value()));
                        });
     forEachClassDevice(sysfs, "infiniband", byPath, functions,
                        [&](PciFunction& f, const std::string& path, const std::string& name) {
@@ -145,19 +148,24 @@ void readChildren(Reader& reader, std::vector<PciFunction>& functions) {
                                if (name.find('-') == std::string::npos) f.drm.push_back(name);
                            }
                        });
-    // Trees without class/ link farms: look directly below each function.
+    // Trees without class/ link farms (hand-reduced ones): look directly below each function.
+    // A real sysfs always has class/, and class/<x> whenever <x> has members.
+    const bool scanFunctions = !sysfs.isDirectory("class");
+    const bool scanNet = scanFunctions;
+    const bool scanInfiniband = scanFunctions;
+    const bool scanDrm = scanFunctions;
     for (auto& f : functions) {
-        if (f.netdevs.empty()) {
+        if (scanNet && f.netdevs.empty()) {
             for (const auto& name : sysfs.list(functionFile(f, "net"))) {
-                f.netdevs.push_back(readNetInterface(reader, functionFile(f, "net/" + name), name));
+                f.netdevs.push_back(readNetInterface(reader, functionFile(f, "net/" + name), name, f.sriovVf.has_value()));
             }
         }
-        if (f.rdma.empty()) {
+        if (scanInfiniband && f.rdma.empty()) {
             for (const auto& name : sysfs.list(functionFile(f, "infiniband"))) {
                 f.rdma.push_back(readRdmaDevice(reader, functionFile(f, "infiniband/" + name), name));
             }
         }
-        if (f.drm.empty()) {
+        if (scanDrm && f.drm.empty()) {
             for (const auto& name : sysfs.list(functionFile(f, "drm"))) {
                 if ((text::startsWith(name, "card") || text::startsWith(name, "renderD")) &&
                     name.find('-') == std::string::npos) {
@@ -180,6 +188,21 @@ void readChildren(Reader& reader, std::vector<PciFunction>& functions) {
     }
 }
 
+// VFs share their PF's link, CPU locality and link layer.
+void inheritFromPf(Machine& machine) {
+    for (auto& f : machine.pci) {
+        if (!f.sriovVf) continue;
+        if (const auto* pf = machine.pciFunction(f.sriovVf->pfAddress)) {
+            f.currentLink = pf->currentLink;
+            f.maxLink = pf->maxLink;
+            f.localCpus = pf->localCpus;
+            if (!pf->netdevs.empty()) {
+                for (auto& netdev : f.netdevs) netdev.linkType = pf->netdevs.front().linkType;
+            }
+        }
+    }
+}
+
 void resolveVfIndexes(Machine& machine) {
     std::map<std::string, std::pair<std::string, int>> vfToPf;
     for (const auto& f : machine.pci) {
@@ -196,6 +219,105 @@ void resolveVfIndexes(Machine& machine) {
     }
 }
 
+// The identity values of a function. The kernel's uevent file holds them all (class, ids,
+// bound driver) in one read; trees without it fall back to one file per value.
+struct PciIdentity {
+    std::optional<std::uint32_t> classCode;
+    std::optional<std::uint16_t> vendorId, deviceId, subsystemVendorId, subsystemDeviceId;
+    std::optional<std::string> driver;  // set (possibly empty) when the source says
+    bool missingFolder = false;          // the bus link dangles
+};
+
+std::optional<std::pair<std::uint16_t, std::uint16_t>> idPair(std::string_view text) {
+    auto parts = text::split(text, ':');
+    if (parts.size() != 2) return std::nullopt;
+    auto a = text::parseHex(parts[0]);
+    auto b = text::parseHex(parts[1]);
+    if (!a || !b || *a > 0xffff || *b > 0xffff) return std::nullopt;
+    return std::pair{static_cast<std::uint16_t>(*a), static_cast<std::uint16_t>(*b)};
+}
+
+PciIdentity identityFromUevent(Reader& reader, const PciFunction& f) {
+    PciIdentity id;
+    auto uevent = reader.sysfs().read(functionFile(f, "uevent"));
+    if (!uevent) {
+        id.missingFolder = !reader.sysfs().isDirectory(f.devicePath);
+        return id;
+    }
+    id.driver = std::string();
+    for (auto line : text::split(uevent.value(), '\n')) {
+        auto eq = line.find('=');
+        if (eq == std::string_view::npos) continue;
+        auto key = line.substr(0, eq);
+        auto value = text::trim(line.substr(eq + 1));
+        auto malformed = [&] {
+            reader.warn(functionFile(f, "uevent"), "malformed " + std::string(key) + "='" + std::string(value) + "'");
+        };
+        if (key == "PCI_CLASS") {
+            auto cls = text::parseHex(value);
+            if (cls && *cls <= 0xffffff) {
+                id.classCode = static_cast<std::uint32_t>(*cls);
+            } else {
+                malformed();
+            }
+        } else if (key == "PCI_ID" || key == "PCI_SUBSYS_ID") {
+            auto ids = idPair(value);
+            if (!ids) {
+                malformed();
+            } else if (key == "PCI_ID") {
+                std::tie(id.vendorId, id.deviceId) = *ids;
+            } else {
+                std::tie(id.subsystemVendorId, id.subsystemDeviceId) = *ids;
+            }
+        } else if (key == "DRIVER") {
+            id.driver = std::string(value);
+        }
+    }
+    return id;
+}
+
+// False when the function's folder does not exist.
+bool readIdentity(Reader& reader, PciFunction& f) {
+    PciIdentity id = identityFromUevent(reader, f);
+    if (id.missingFolder) return false;
+    if (!id.classCode) {
+        id.classCode = static_cast<std::uint32_t>(reader.hexNumber(functionFile(f, "class"), true).value_or(0) & 0xffffff);
+    }
+    auto id16 = [&](std::optional<std::uint16_t>& target, std::string_view file, bool required) {
+        if (!target) target = static_cast<std::uint16_t>(reader.hexNumber(functionFile(f, file), required).value_or(0) & 0xffff);
+    };
+    id16(id.vendorId, "vendor", true);
+    id16(id.deviceId, "device", true);
+    id16(id.subsystemVendorId, "subsystem_vendor", false);
+    id16(id.subsystemDeviceId, "subsystem_device", false);
+    if (!id.driver) {
+        auto driver = reader.sysfs().readLink(functionFile(f, "driver"));
+        id.driver = driver ? baseName(driver.value()) : std::string();
+    }
+    f.classCode = *id.classCode;
+    f.vendorId = *id.vendorId;
+    f.deviceId = *id.deviceId;
+    f.subsystemVendorId = *id.subsystemVendorId;
+    f.subsystemDeviceId = *id.subsystemDeviceId;
+    f.kernelDriver = *id.driver;
+    return true;
+}
+
+void readLocality(Reader& reader, PciFunction& f) {
+    if (auto cpus = reader.rangeList(functionFile(f, "local_cpulist"), false)) {
+        f.localCpus = *cpus;
+    } else if (auto mask = reader.text(functionFile(f, "local_cpus"), false)) {
+        // Older kernels and hand-reduced trees have only the hex mask.
+        if (auto parsed = text::parseCpuMask(*mask)) {
+            f.localCpus = std::move(parsed).value();
+        } else {
+            reader.warn(functionFile(f, "local_cpus"), parsed.error().message);
+        }
+    }
+    f.currentLink = readLink(reader, f, "current");
+    f.maxLink = readLink(reader, f, "max");
+}
+
 std::optional<PciFunction> readFunction(Reader& reader, const PciNameDatabase* names,
                                         const std::string& address) {
     const Sysfs& sysfs = reader.sysfs();
@@ -209,7 +331,7 @@ std::optional<PciFunction> readFunction(Reader& reader, const PciNameDatabase* n
         }
         resolved = busEntry;
     }
-    if (baseName(resolved.value()) != address || !sysfs.isDirectory(resolved.value())) {
+    if (baseName(resolved.value()) != address) {
         reader.warn(busEntry, "link target '" + resolved.value() + "' is not this device's folder");
         return std::nullopt;
     }
@@ -217,15 +339,10 @@ std::optional<PciFunction> readFunction(Reader& reader, const PciNameDatabase* n
     f.address = address;
     f.devicePath = resolved.value();
     f.pcieRoot = pcieRootOf(f.devicePath);
-
-    if (auto cls = reader.hexNumber(functionFile(f, "class"), true)) f.classCode = static_cast<std::uint32_t>(*cls & 0xffffff);
-    auto id16 = [&](std::string_view file, bool required) -> std::uint16_t {
-        return static_cast<std::uint16_t>(reader.hexNumber(functionFile(f, file), required).value_or(0) & 0xffff);
-    };
-    f.vendorId = id16("vendor", true);
-    f.deviceId = id16("device", true);
-    f.subsystemVendorId = id16("subsystem_vendor", false);
-    f.subsystemDeviceId = id16("subsystem_device", false);
+    if (!readIdentity(reader, f)) {
+        reader.warn(busEntry, "link target '" + f.devicePath + "' does not exist");
+        return std::nullopt;
+    }
 
     if (auto node = reader.integer(functionFile(f, "numa_node"), false)) {
         if (*node < -1 || *node >= 1024) {
@@ -234,21 +351,14 @@ std::optional<PciFunction> readFunction(Reader& reader, const PciNameDatabase* n
             f.numaNode = static_cast<int>(*node);
         }
     }
-    if (auto cpus = reader.rangeList(functionFile(f, "local_cpulist"), false)) {
-        f.localCpus = *cpus;
-    } else if (auto mask = reader.text(functionFile(f, "local_cpus"), false)) {
-        // Older kernels and hand-reduced trees have only the hex mask.
-        if (auto parsed = text::parseCpuMask(*mask)) {
-            f.localCpus = std::move(parsed).value();
-        } else {
-            reader.warn(functionFile(f, "local_cpus"), parsed.error().message);
-        }
-    }
-    f.currentLink = readLink(reader, f, "current");
-    f.maxLink = readLink(reader, f, "max");
-    if (auto driver = sysfs.readLink(functionFile(f, "driver"))) f.kernelDriver = baseName(driver.value());
     if (auto group = sysfs.readLink(functionFile(f, "iommu_group"))) f.iommuGroup = numberAfterLastSlash(group.value());
-    readSriov(reader, f);
+    if (auto physfn = sysfs.readLink(functionFile(f, "physfn"))) {
+        // A VF: its link and CPU locality are its PF's (copied once all functions are read).
+        f.sriovVf = SriovVirtualFunction{baseName(physfn.value()), -1};
+    } else {
+        readLocality(reader, f);
+        readSriovPf(reader, f);
+    }
 
     if (names != nullptr) {
         f.vendorName = names->vendorName(f.vendorId);
@@ -262,17 +372,20 @@ std::optional<PciFunction> readFunction(Reader& reader, const PciNameDatabase* n
 }  // namespace
 
 void readPciFunctions(Reader& reader, const PciNameDatabase* names, Machine& machine) {
+    std::vector<std::string> addresses;
     for (const auto& address : reader.sysfs().list(kPciDevices)) {
-        if (!isPciAddress(address)) {
+        if (isPciAddress(address)) {
+            addresses.push_back(address);
+        } else {
             reader.warn(std::string(kPciDevices) + "/" + address, "not a PCI address; skipped");
-            continue;
         }
+    }
+    for (const auto& address : addresses) {
         if (auto function = readFunction(reader, names, address)) machine.pci.push_back(std::move(*function));
     }
-    std::sort(machine.pci.begin(), machine.pci.end(),
-              [](const PciFunction& a, const PciFunction& b) { return a.address < b.address; });
     readChildren(reader, machine.pci);
     resolveVfIndexes(machine);
+    inheritFromPf(machine);
 }
 
 }  // namespace numadra::discovery::detail

@@ -12,7 +12,9 @@ void Reader::warn(std::string_view relative, std::string message) {
 std::optional<std::string> Reader::text(std::string_view relative, bool required) {
     auto content = sysfs_.read(relative);
     if (!content) {
-        if (required || sysfs_.exists(relative)) {
+        // A missing optional file is normal (no link files on legacy PCI, no SR-IOV, ...);
+        // anything else (EACCES, EIO, ...) is worth a warning.
+        if (required || content.error().code != ENOENT) {
             diagnostics_.push_back(Diagnostic{sysfs_.path(relative), content.error().message});
         }
         return std::nullopt;

@@ -1,5 +1,6 @@
 #include "numadra/discovery/sysfs.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,7 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
+#include <system_error>
 
 #include "numadra/common/text.hpp"
 
@@ -30,39 +31,55 @@ private:
     int fd_;
 };
 
+// An Error for a failed call's errno (std::strerror is not thread-safe, generic_category().message
+// is). Callers pass errno straight from the failed call; building the path does not touch it.
+Error systemError(const std::string& path, int error) {
+    return Error{path + ": " + std::generic_category().message(error), error};
+}
+
 constexpr size_t kMaxSysfsFile = 1 << 20;  // sysfs attributes are at most a page; be generous
 
 }  // namespace
 
 Sysfs::Sysfs(std::string root) : root_(std::move(root)) {
     while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+    const int fd = ::open(root_.empty() ? "." : root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    rootFd_ = std::shared_ptr<const int>(new int(fd), [](const int* p) {
+        if (*p >= 0) ::close(*p);
+        delete p;
+    });
+}
+
+std::string Sysfs::relativePath(std::string_view relative) {
+    while (!relative.empty() && relative.front() == '/') relative.remove_prefix(1);
+    return relative.empty() ? std::string(".") : std::string(relative);
 }
 
 std::string Sysfs::path(std::string_view relative) const { return joinPath(root_, relative); }
 
 Result<std::string> Sysfs::read(std::string_view relative) const {
-    const std::string full = path(relative);
-    FileDescriptor fd(::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-    if (fd.get() < 0) return Error{full + ": " + std::strerror(errno)};
+    FileDescriptor fd(::openat(this->fd(), relativePath(relative).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    if (fd.get() < 0) return systemError(path(relative), errno);
     std::string content;
     char buffer[4096];
     while (content.size() < kMaxSysfsFile) {
         ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
         if (n < 0) {
             if (errno == EINTR) continue;
-            return Error{full + ": " + std::strerror(errno)};
+            return systemError(path(relative), errno);
         }
-        if (n == 0) break;
         content.append(buffer, static_cast<size_t>(n));
+        // A sysfs attribute arrives in one read; a short read of a regular file is its end.
+        // Saves the second, empty read that dominates discovery time on big machines.
+        if (static_cast<size_t>(n) < sizeof buffer) break;
     }
     return content;
 }
 
 Result<std::string> Sysfs::readLink(std::string_view relative) const {
-    const std::string full = path(relative);
     char buffer[4096];
-    ssize_t n = ::readlink(full.c_str(), buffer, sizeof buffer - 1);
-    if (n < 0) return Error{full + ": " + std::strerror(errno)};
+    ssize_t n = ::readlinkat(fd(), relativePath(relative).c_str(), buffer, sizeof buffer - 1);
+    if (n < 0) return systemError(path(relative), errno);
     return std::string(buffer, static_cast<size_t>(n));
 }
 
@@ -79,21 +96,30 @@ Result<std::string> Sysfs::resolveLink(std::string_view relative) const {
 
 std::vector<std::string> Sysfs::list(std::string_view relative) const {
     std::vector<std::string> names;
-    std::error_code ec;
-    std::filesystem::directory_iterator it(path(relative), ec), end;
-    for (; !ec && it != end; it.increment(ec)) names.push_back(it->path().filename().string());
+    const int dirFd = ::openat(fd(), relativePath(relative).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirFd < 0) return names;
+    // fdopendir owns dirFd from here on; closedir releases both.
+    std::unique_ptr<DIR, int (*)(DIR*)> dir(::fdopendir(dirFd), ::closedir);
+    if (!dir) {
+        ::close(dirFd);
+        return names;
+    }
+    while (const dirent* entry = ::readdir(dir.get())) {
+        const std::string_view name = entry->d_name;
+        if (name != "." && name != "..") names.emplace_back(name);
+    }
     std::sort(names.begin(), names.end());
     return names;
 }
 
 bool Sysfs::exists(std::string_view relative) const {
     struct stat st {};
-    return ::lstat(path(relative).c_str(), &st) == 0;
+    return ::fstatat(fd(), relativePath(relative).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 bool Sysfs::isDirectory(std::string_view relative) const {
     struct stat st {};
-    return ::stat(path(relative).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    return ::fstatat(fd(), relativePath(relative).c_str(), &st, 0) == 0 && S_ISDIR(st.st_mode);
 }
 
 std::string cleanPath(std::string_view path) {

@@ -161,13 +161,20 @@ PoolContent buildPoolContent(const discovery::Machine& machine, const SliceOptio
         if (auto device = publisher->second(function, context)) content.devices.push_back(std::move(*device));
     }
     for (auto& device : detail::cpuDevices(context)) content.devices.push_back(std::move(device));
-    std::stable_sort(content.devices.begin(), content.devices.end(),
-                     [](const api::Device& a, const api::Device& b) { return preferenceOf(a) < preferenceOf(b); });
+    // Keys once per device, then one permutation (device names are unique, so the order is total).
+    std::vector<std::pair<PreferenceKey, size_t>> order;
+    order.reserve(content.devices.size());
+    for (size_t i = 0; i < content.devices.size(); ++i) order.emplace_back(preferenceOf(content.devices[i]), i);
+    std::sort(order.begin(), order.end());
+    std::vector<api::Device> sorted;
+    sorted.reserve(order.size());
+    for (const auto& [key, index] : order) sorted.push_back(std::move(content.devices[index]));
+    content.devices = std::move(sorted);
     content.counterSets = detail::counterSets(context);
     return content;
 }
 
-Result<std::vector<api::ResourceSlice>> splitIntoSlices(const PoolContent& content, const SliceOptions& options) {
+Result<std::vector<api::ResourceSlice>> splitIntoSlices(PoolContent content, const SliceOptions& options) {
     if (auto status = validateOptions(options); !status) return status.error();
     std::vector<api::ResourceSlice> slices;
     for (size_t i = 0; i < content.counterSets.size(); i += SliceLimits::kCounterSetsPerSlice) {
@@ -177,14 +184,14 @@ Result<std::vector<api::ResourceSlice>> splitIntoSlices(const PoolContent& conte
             if (content.counterSets[k].counters.size() > SliceLimits::kCountersPerSet) {
                 return Error{"counter set '" + content.counterSets[k].name + "' has more than 32 counters"};
             }
-            slice.sharedCounters.push_back(content.counterSets[k]);
+            slice.sharedCounters.push_back(std::move(content.counterSets[k]));
         }
         slices.push_back(std::move(slice));
     }
     api::ResourceSlice current = emptySlice(options);
     bool currentAdvanced = false;
     bool anyDeviceSlice = false;
-    for (const auto& device : content.devices) {
+    for (auto& device : content.devices) {
         if (auto status = validateDevice(device); !status) return status.error();
         const bool advanced = currentAdvanced || device.usesAdvancedFeatures();
         const size_t limit = advanced ? SliceLimits::kDevicesPerSliceAdvanced : SliceLimits::kDevicesPerSlice;
@@ -196,7 +203,7 @@ Result<std::vector<api::ResourceSlice>> splitIntoSlices(const PoolContent& conte
         } else {
             currentAdvanced = advanced;
         }
-        current.devices.push_back(device);
+        current.devices.push_back(std::move(device));
     }
     if (!current.devices.empty() || !anyDeviceSlice) slices.push_back(std::move(current));
 

@@ -15,10 +15,10 @@ namespace {
 
 constexpr std::int64_t kMegabit = 1'000'000;
 
-void addNumaNode(api::Device& device, const PublishContext& context,
-                 const Result<topology::NumaNodeValue>& numa) {
-    if (!numa) return;  // no affinity: no attribute at all, never 0
-    const auto& value = numa.value();
+void addNumaNode(api::Device& device, const PublishContext& context, const PciFunction& f) {
+    // No affinity (or unreadable): no attribute at all, never 0.
+    if (!topology::numaNodeAttributeForFunction(context.machine, f, topology::NumaForm::Scalar)) return;
+    const auto& value = context.numaValue(*f.numaNode);
     if (value.form == topology::NumaForm::Scalar) {
         device.attributes[topology::kNumaNodeAttribute] = std::int64_t{value.physical()};
     } else {
@@ -54,10 +54,8 @@ api::Device pciDevice(const PciFunction& f, const PublishContext& context) {
     if (f.maxLink.speedGTs) a["pcieMaxLinkSpeed"] = linkSpeedText(*f.maxLink.speedGTs);
     if (f.maxLink.width) a["pcieMaxLinkWidth"] = std::int64_t{*f.maxLink.width};
     if (auto busId = topology::pciBusIdAttribute(f.address)) a[topology::kPciBusIdAttribute] = busId.value();
-    if (auto root = topology::pcieRootAttribute(context.machine, f.address)) {
-        a[topology::kPcieRootAttribute] = root.value();
-    }
-    addNumaNode(device, context, topology::numaNodeAttributeForPciBusId(context.machine, f.address, context.options.numaForm));
+    if (auto root = topology::pcieRootAttribute(f)) a[topology::kPcieRootAttribute] = root.value();
+    addNumaNode(device, context, f);
     return device;
 }
 
@@ -170,6 +168,18 @@ void consumeNodeBudget(api::Device& device, const PublishContext& context, int n
 }
 
 }  // namespace
+
+PublishContext::PublishContext(const discovery::Machine& m, const SliceOptions& o) : machine(m), options(o) {}
+
+const topology::NumaNodeValue& PublishContext::numaValue(int node) const {
+    auto it = numaValues_.find(node);
+    if (it == numaValues_.end()) {
+        // Nodes are validated by the caller (0..1023), so this cannot fail.
+        auto value = topology::numaNodeAttribute(machine, node, options.numaForm);
+        it = numaValues_.emplace(node, value.value()).first;
+    }
+    return it->second;
+}
 
 const std::map<discovery::DeviceKind, PciPublisher>& pciPublishers() {
     static const std::map<discovery::DeviceKind, PciPublisher> publishers{

@@ -698,8 +698,13 @@ def _bad_files():
                                                 10000, gen=3, width=8, oui="3c:fd:fe",
                                                 overrides={"numa_node": "garbage\n"})],
                        0x8086, 0x2030),
+                # A tree that lost its class everywhere: empty class file, uevent without
+                # PCI_CLASS and a garbled PCI_ID.
                 bridge("0000:00:02.0", [nvidia_gpu("0000:02:00.0", 0x2235, 0x145a, gen=4,
-                                                   overrides={"class": ""})], 0x8086, 0x2030),
+                                                   overrides={"class": "", "uevent": (
+                                                       "DRIVER=nvidia\nPCI_ID=10DE\n"
+                                                       "PCI_SLOT_NAME=0000:02:00.0\n")})],
+                       0x8086, 0x2030),
             ]),
             Root("pci0000:80", 1, [
                 host_bridge("0000:80:00.0", 0x8086, 0x2020),

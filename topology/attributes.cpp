@@ -64,15 +64,20 @@ Result<NumaNodeValue> numaNodeAttributeForPciBusId(const discovery::Machine& mac
                                                    const std::string& pciBusId, NumaForm form) {
     const auto* function = machine.pciFunction(pciBusId);
     if (function == nullptr) return Error{"PCI device " + pciBusId + " not found"};
-    if (!function->numaNode) {
-        return Error{"failed to read NUMA node for PCI Bus ID " + pciBusId};
+    return numaNodeAttributeForFunction(machine, *function, form);
+}
+
+Result<NumaNodeValue> numaNodeAttributeForFunction(const discovery::Machine& machine,
+                                                   const discovery::PciFunction& function, NumaForm form) {
+    if (!function.numaNode) {
+        return Error{"failed to read NUMA node for PCI Bus ID " + function.address};
     }
-    if (*function->numaNode < 0) {
-        return Error{"PCI device " + pciBusId + " has no NUMA affinity (numa_node=" +
-                     std::to_string(*function->numaNode) +
+    if (*function.numaNode < 0) {
+        return Error{"PCI device " + function.address + " has no NUMA affinity (numa_node=" +
+                     std::to_string(*function.numaNode) +
                      "); do not publish the numaNode attribute for it"};
     }
-    return numaNodeAttribute(machine, *function->numaNode, form);
+    return numaNodeAttribute(machine, *function.numaNode, form);
 }
 
 Result<int> numaNodeForCpu(const discovery::Machine& machine, int cpu) {
@@ -103,11 +108,15 @@ Result<std::string> pciBusIdAttribute(const std::string& pciBusId) {
 Result<std::string> pcieRootAttribute(const discovery::Machine& machine, const std::string& pciBusId) {
     const auto* function = machine.pciFunction(pciBusId);
     if (function == nullptr) return Error{"PCI device " + pciBusId + " not found"};
-    if (function->pcieRoot.empty()) {
-        return Error{"failed to resolve PCIe Root Complex for PCI Bus ID " + pciBusId +
-                     ": no pciDDDD:BB component in " + function->devicePath};
+    return pcieRootAttribute(*function);
+}
+
+Result<std::string> pcieRootAttribute(const discovery::PciFunction& function) {
+    if (function.pcieRoot.empty()) {
+        return Error{"failed to resolve PCIe Root Complex for PCI Bus ID " + function.address +
+                     ": no pciDDDD:BB component in " + function.devicePath};
     }
-    return function->pcieRoot;
+    return function.pcieRoot;
 }
 
 }  // namespace numadra::topology

@@ -251,6 +251,7 @@ TEST(Discovery, MalformedFilesBecomeDiagnosticsNotCrashes) {
     EXPECT_FALSE(machine.diagnostics.empty());
     EXPECT_TRUE(hasDiagnosticFor(machine, "numa_node"));
     EXPECT_TRUE(hasDiagnosticFor(machine, "/class"));
+    EXPECT_TRUE(hasDiagnosticFor(machine, "/uevent"));
     EXPECT_TRUE(hasDiagnosticFor(machine, "distance"));
     // node1/meminfo is cut off after its MemTotal line: the total is still there.
     EXPECT_EQ(machine.node(1)->memoryBytes, std::uint64_t{32} << 30);

@@ -11,6 +11,7 @@ namespace numadra {
 
 struct Error {
     std::string message;
+    int code = 0;  // errno, when the failure came from a system call
 };
 
 template <class T>

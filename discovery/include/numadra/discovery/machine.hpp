@@ -39,6 +39,7 @@ struct PciLink {
     bool operator==(const PciLink&) const = default;
 };
 
+// For a VF's netdev only name, path and linkType (the PF's) are filled in by a scan.
 struct NetInterface {
     std::string name;
     std::string path;  // relative to the sysfs root
@@ -87,7 +88,7 @@ struct PciFunction {
     std::string deviceName;
     std::optional<int> numaNode;  // -1 = no affinity reported; nullopt = unreadable
     std::vector<int> localCpus;
-    PciLink currentLink;
+    PciLink currentLink;  // a VF's are its PF's
     PciLink maxLink;
     std::string kernelDriver;  // bound driver, empty when unbound
     std::optional<int> iommuGroup;

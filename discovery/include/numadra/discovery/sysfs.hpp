@@ -3,6 +3,7 @@
 // and real machines go through the same code. Nothing here follows symlinks implicitly except
 // when reading a file's content: link targets are resolved lexically, never by walking the tree.
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,8 @@ namespace numadra::discovery {
 
 class Sysfs {
 public:
+    // Opens the root once; every later access is relative to that descriptor, which spares the
+    // kernel a walk of the root's own path on each of the thousands of reads of a scan.
     explicit Sysfs(std::string root);
 
     const std::string& root() const { return root_; }
@@ -33,6 +36,10 @@ public:
 
 private:
     std::string root_;
+    std::shared_ptr<const int> rootFd_;  // closes on last copy; -1 when the root cannot be opened
+    int fd() const { return *rootFd_; }
+    // Path relative to the root descriptor ("." for the root itself).
+    static std::string relativePath(std::string_view relative);
 };
 
 // "a/b/../c/./d/" -> "a/c/d"; ".." above the start is kept out (clamped), as Go's path.Clean does

@@ -54,7 +54,7 @@ PoolContent buildPoolContent(const discovery::Machine& machine, const SliceOptio
 // Splits a pool into slices: counter sets first (8 per slice), then devices in order, 128 per
 // slice or 64 once a slice holds a device with taints/counters/list attributes. A pool with
 // nothing still gets one empty slice.
-Result<std::vector<api::ResourceSlice>> splitIntoSlices(const PoolContent& content,
+Result<std::vector<api::ResourceSlice>> splitIntoSlices(PoolContent content,
                                                         const SliceOptions& options);
 
 Result<std::vector<api::ResourceSlice>> buildResourceSlices(const discovery::Machine& machine,
