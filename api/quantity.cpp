@@ -31,7 +31,8 @@ template <size_t N>
 std::string format(std::int64_t value, const std::array<Suffix, N>& suffixes) {
     if (value != 0) {
         for (const auto& s : suffixes) {
-            if (value % s.factor == 0) return std::to_string(value / s.factor) + std::string(s.name);
+            if (value % s.factor == 0)
+                return std::to_string(value / s.factor) + std::string(s.name);
         }
     }
     return std::to_string(value);
@@ -39,25 +40,33 @@ std::string format(std::int64_t value, const std::array<Suffix, N>& suffixes) {
 
 }  // namespace
 
-Quantity Quantity::decimal(std::int64_t value) { return Quantity(value, format(value, kDecimal)); }
+Quantity Quantity::decimal(std::int64_t value) {
+    return Quantity(value, format(value, kDecimal));
+}
 
-Quantity Quantity::binary(std::int64_t value) { return Quantity(value, format(value, kBinary)); }
+Quantity Quantity::binary(std::int64_t value) {
+    return Quantity(value, format(value, kBinary));
+}
 
 Result<Quantity> Quantity::parse(std::string_view text) {
     const std::string original(text);
     auto fail = [&] { return Error{"invalid quantity '" + original + "'"}; };
-    if (text.empty()) return fail();
+    if (text.empty())
+        return fail();
     size_t i = 0;
     bool negative = false;
-    if (text[i] == '+' || text[i] == '-') negative = text[i++] == '-';
+    if (text[i] == '+' || text[i] == '-')
+        negative = text[i++] == '-';
     size_t numberStart = i;
     bool seenDot = false;
-    while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || (text[i] == '.' && !seenDot))) {
+    while (i < text.size() &&
+           ((text[i] >= '0' && text[i] <= '9') || (text[i] == '.' && !seenDot))) {
         seenDot = seenDot || text[i] == '.';
         ++i;
     }
     std::string number(text.substr(numberStart, i - numberStart));
-    if (number.empty() || number == ".") return fail();
+    if (number.empty() || number == ".")
+        return fail();
     std::string_view suffix = text.substr(i);
 
     long double multiplier = 1;
@@ -75,24 +84,30 @@ Result<Quantity> Quantity::parse(std::string_view text) {
             std::string exponent(suffix.substr(1));
             char* end = nullptr;
             long e = std::strtol(exponent.c_str(), &end, 10);
-            if (exponent.empty() || *end != '\0' || e > 18 || e < -9) return fail();
+            if (exponent.empty() || *end != '\0' || e > 18 || e < -9)
+                return fail();
             multiplier = std::pow(10.0L, static_cast<long double>(e));
         }
     } else {
         bool found = false;
         for (const auto& s : kDecimal) {
-            if (suffix == s.name) multiplier = static_cast<long double>(s.factor), found = true;
+            if (suffix == s.name)
+                multiplier = static_cast<long double>(s.factor), found = true;
         }
         for (const auto& s : kBinary) {
-            if (suffix == s.name) multiplier = static_cast<long double>(s.factor), found = true;
+            if (suffix == s.name)
+                multiplier = static_cast<long double>(s.factor), found = true;
         }
-        if (!found) return fail();
+        if (!found)
+            return fail();
     }
     // Exact for integers with integer suffixes; fractions are rounded up like Value().
     long double magnitude = std::strtold(number.c_str(), nullptr) * multiplier;
-    if (magnitude > static_cast<long double>(std::numeric_limits<std::int64_t>::max())) return fail();
+    if (magnitude > static_cast<long double>(std::numeric_limits<std::int64_t>::max()))
+        return fail();
     auto whole = static_cast<std::int64_t>(std::ceil(magnitude - 1e-9L));
-    if (negative) whole = -whole;
+    if (negative)
+        whole = -whole;
     return Quantity(whole, original);
 }
 

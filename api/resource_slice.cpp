@@ -2,7 +2,9 @@
 
 namespace numadra::api {
 
-bool isListAttribute(const AttributeValue& value) { return value.index() >= 4; }
+bool isListAttribute(const AttributeValue& value) {
+    return value.index() >= 4;
+}
 
 size_t attributeValueCount(const AttributeValue& value) {
     return std::visit(
@@ -21,9 +23,11 @@ size_t attributeValueCount(const AttributeValue& value) {
 }
 
 bool Device::usesAdvancedFeatures() const {
-    if (!taints.empty() || !consumesCounters.empty()) return true;
+    if (!taints.empty() || !consumesCounters.empty())
+        return true;
     for (const auto& [key, value] : attributes) {
-        if (isListAttribute(value)) return true;
+        if (isListAttribute(value))
+            return true;
     }
     return false;
 }
@@ -43,7 +47,8 @@ Json toJson(const AttributeValue& value) {
                 out["version"] = v.text;
             } else if constexpr (std::is_same_v<T, std::vector<bool>>) {
                 Json list = Json::array();
-                for (bool b : v) list.push_back(b);
+                for (bool b : v)
+                    list.push_back(b);
                 out["bools"] = list;
             } else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>) {
                 out["ints"] = v;
@@ -51,7 +56,8 @@ Json toJson(const AttributeValue& value) {
                 out["strings"] = v;
             } else {
                 Json list = Json::array();
-                for (const auto& version : v) list.push_back(version.text);
+                for (const auto& version : v)
+                    list.push_back(version.text);
                 out["versions"] = list;
             }
         },
@@ -61,17 +67,21 @@ Json toJson(const AttributeValue& value) {
 
 Json toJson(const CapacityRequestPolicy& policy) {
     Json out = Json::object();
-    if (policy.defaultValue) out["default"] = policy.defaultValue->text();
+    if (policy.defaultValue)
+        out["default"] = policy.defaultValue->text();
     if (!policy.validValues.empty()) {
         Json values = Json::array();
-        for (const auto& q : policy.validValues) values.push_back(q.text());
+        for (const auto& q : policy.validValues)
+            values.push_back(q.text());
         out["validValues"] = values;
     }
     if (policy.validRange) {
         Json range = Json::object();
         range["min"] = policy.validRange->min.text();
-        if (policy.validRange->max) range["max"] = policy.validRange->max->text();
-        if (policy.validRange->step) range["step"] = policy.validRange->step->text();
+        if (policy.validRange->max)
+            range["max"] = policy.validRange->max->text();
+        if (policy.validRange->step)
+            range["step"] = policy.validRange->step->text();
         out["validRange"] = range;
     }
     return out;
@@ -83,9 +93,12 @@ Json toJson(const std::map<std::string, Counter>& counters) {
     Json out = Json::object();
     for (const auto& [name, counter] : counters) {
         Json c = Json::object();
-        if (counter.value) c["value"] = counter.value->text();
-        if (counter.requestPolicy) c["requestPolicy"] = toJson(*counter.requestPolicy);
-        if (counter.valueFromCapacityKey) c["valueFrom"] = Json{{"capacityKey", *counter.valueFromCapacityKey}};
+        if (counter.value)
+            c["value"] = counter.value->text();
+        if (counter.requestPolicy)
+            c["requestPolicy"] = toJson(*counter.requestPolicy);
+        if (counter.valueFromCapacityKey)
+            c["valueFrom"] = Json{{"capacityKey", *counter.valueFromCapacityKey}};
         out[name] = c;
     }
     return out;
@@ -96,10 +109,12 @@ Json toJson(const std::map<std::string, Counter>& counters) {
 Json toJson(const Device& device) {
     Json out = Json::object();
     out["name"] = device.name;
-    if (device.allowMultipleAllocations) out["allowMultipleAllocations"] = true;
+    if (device.allowMultipleAllocations)
+        out["allowMultipleAllocations"] = true;
     if (!device.attributes.empty()) {
         Json attributes = Json::object();
-        for (const auto& [name, value] : device.attributes) attributes[name] = toJson(value);
+        for (const auto& [name, value] : device.attributes)
+            attributes[name] = toJson(value);
         out["attributes"] = attributes;
     }
     if (!device.capacity.empty()) {
@@ -107,7 +122,8 @@ Json toJson(const Device& device) {
         for (const auto& [name, cap] : device.capacity) {
             Json c = Json::object();
             c["value"] = cap.value.text();
-            if (cap.requestPolicy) c["requestPolicy"] = toJson(*cap.requestPolicy);
+            if (cap.requestPolicy)
+                c["requestPolicy"] = toJson(*cap.requestPolicy);
             capacity[name] = c;
         }
         out["capacity"] = capacity;
@@ -125,7 +141,8 @@ Json toJson(const Device& device) {
         for (const auto& taint : device.taints) {
             Json t = Json::object();
             t["key"] = taint.key;
-            if (!taint.value.empty()) t["value"] = taint.value;
+            if (!taint.value.empty())
+                t["value"] = taint.value;
             t["effect"] = taint.effect;
             list.push_back(t);
         }
@@ -137,7 +154,8 @@ Json toJson(const Device& device) {
 Json toJson(const ResourceSlice& slice) {
     Json metadata = Json::object();
     metadata["name"] = slice.name;
-    if (!slice.labels.empty()) metadata["labels"] = slice.labels;
+    if (!slice.labels.empty())
+        metadata["labels"] = slice.labels;
     if (!slice.ownerReferences.empty()) {
         Json owners = Json::array();
         for (const auto& owner : slice.ownerReferences) {
@@ -154,7 +172,8 @@ Json toJson(const ResourceSlice& slice) {
     spec["pool"] = Json{{"name", slice.pool.name},
                         {"generation", slice.pool.generation},
                         {"resourceSliceCount", slice.pool.resourceSliceCount}};
-    if (!slice.nodeName.empty()) spec["nodeName"] = slice.nodeName;
+    if (!slice.nodeName.empty())
+        spec["nodeName"] = slice.nodeName;
     if (!slice.sharedCounters.empty()) {
         Json sets = Json::array();
         for (const auto& set : slice.sharedCounters) {
@@ -164,7 +183,8 @@ Json toJson(const ResourceSlice& slice) {
     } else {
         // devices is required by the API (may be empty) unless the slice carries counters.
         Json devices = Json::array();
-        for (const auto& device : slice.devices) devices.push_back(toJson(device));
+        for (const auto& device : slice.devices)
+            devices.push_back(toJson(device));
         spec["devices"] = devices;
     }
     Json out = Json::object();
@@ -177,7 +197,8 @@ Json toJson(const ResourceSlice& slice) {
 
 Json toJsonList(const std::vector<ResourceSlice>& slices) {
     Json items = Json::array();
-    for (const auto& slice : slices) items.push_back(toJson(slice));
+    for (const auto& slice : slices)
+        items.push_back(toJson(slice));
     Json out = Json::object();
     out["apiVersion"] = "v1";
     out["kind"] = "List";

@@ -5,16 +5,20 @@ namespace numadra::api {
 namespace {
 
 bool isPlainKey(const std::string& key) {
-    if (key.empty()) return false;
+    if (key.empty())
+        return false;
     for (char c : key) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                        c == '-' || c == '_' || c == '.' || c == '/';
-        if (!ok) return false;
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' || c == '/';
+        if (!ok)
+            return false;
     }
     // Keys that YAML 1.1 would read as booleans/null stay quoted.
-    static const char* const kReserved[] = {"y", "n", "yes", "no", "on", "off", "true", "false", "null", "~"};
+    static const char* const kReserved[] = {"y",   "n",    "yes",   "no",   "on",
+                                            "off", "true", "false", "null", "~"};
     for (const char* word : kReserved) {
-        if (key == word) return false;
+        if (key == word)
+            return false;
     }
     return !(key[0] >= '0' && key[0] <= '9') && key[0] != '-' && key[0] != '.';
 }
@@ -24,16 +28,21 @@ std::string scalar(const Json& value) {
     return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-std::string key(const std::string& k) { return isPlainKey(k) ? k : Json(k).dump(); }
+std::string key(const std::string& k) {
+    return isPlainKey(k) ? k : Json(k).dump();
+}
 
-bool isEmptyContainer(const Json& v) { return (v.is_object() || v.is_array()) && v.empty(); }
+bool isEmptyContainer(const Json& v) {
+    return (v.is_object() || v.is_array()) && v.empty();
+}
 
 void emit(const Json& value, int indent, std::string& out);
 
 void emitObject(const Json& object, int indent, std::string& out, bool firstInline) {
     bool first = true;
     for (auto it = object.begin(); it != object.end(); ++it) {
-        if (!(first && firstInline)) out.append(static_cast<size_t>(indent), ' ');
+        if (!(first && firstInline))
+            out.append(static_cast<size_t>(indent), ' ');
         first = false;
         out += key(it.key()) + ":";
         const Json& v = it.value();
@@ -44,7 +53,10 @@ void emitObject(const Json& object, int indent, std::string& out, bool firstInli
             out += "\n";
             emit(v, indent, out);
         } else {
-            out += " " + (isEmptyContainer(v) ? (v.is_object() ? std::string("{}") : std::string("[]")) : scalar(v)) + "\n";
+            out += " " +
+                   (isEmptyContainer(v) ? (v.is_object() ? std::string("{}") : std::string("[]"))
+                                        : scalar(v)) +
+                   "\n";
         }
     }
 }
@@ -62,7 +74,10 @@ void emit(const Json& value, int indent, std::string& out) {
                 out += "\n";
                 emit(item, indent + 2, out);
             } else {
-                out += (isEmptyContainer(item) ? (item.is_object() ? std::string("{}") : std::string("[]")) : scalar(item)) + "\n";
+                out += (isEmptyContainer(item)
+                            ? (item.is_object() ? std::string("{}") : std::string("[]"))
+                            : scalar(item)) +
+                       "\n";
             }
         }
     } else {
@@ -75,7 +90,8 @@ void emit(const Json& value, int indent, std::string& out) {
 
 std::string toYaml(const Json& document) {
     std::string out;
-    if (isEmptyContainer(document)) return document.is_object() ? "{}\n" : "[]\n";
+    if (isEmptyContainer(document))
+        return document.is_object() ? "{}\n" : "[]\n";
     emit(document, 0, out);
     return out;
 }

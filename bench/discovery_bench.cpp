@@ -18,7 +18,8 @@ const std::string kBigMachine = std::string(NUMADRA_GENERATED_SYSFS) + "/big-2s-
 numadra::slices::SliceOptions sliceOptions(bool list) {
     numadra::slices::SliceOptions options;
     options.nodeName = "bench-node";
-    options.numaForm = list ? numadra::topology::NumaForm::List : numadra::topology::NumaForm::Scalar;
+    options.numaForm =
+        list ? numadra::topology::NumaForm::List : numadra::topology::NumaForm::Scalar;
     return options;
 }
 
@@ -42,12 +43,17 @@ void BM_DiscoverAndBuildSlices(benchmark::State& state) {
         auto slices = numadra::slices::buildResourceSlices(*machine, options);
         benchmark::DoNotOptimize(slices);
         devices = 0;
-        for (const auto& slice : slices.value()) devices += slice.devices.size();
+        for (const auto& slice : slices.value())
+            devices += slice.devices.size();
     }
     state.counters["devices"] = static_cast<double>(devices);
     reportPeakRss(state);
 }
-BENCHMARK(BM_DiscoverAndBuildSlices)->Arg(0)->Arg(1)->ArgName("numa_list")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DiscoverAndBuildSlices)
+    ->Arg(0)
+    ->Arg(1)
+    ->ArgName("numa_list")
+    ->Unit(benchmark::kMillisecond);
 
 void BM_DiscoverOnly(benchmark::State& state) {
     numadra::discovery::PciNameDatabase names;

@@ -8,12 +8,16 @@
 namespace numadra::text {
 
 namespace {
-bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+bool isSpace(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
 }  // namespace
 
 std::string_view trim(std::string_view s) {
-    while (!s.empty() && isSpace(s.front())) s.remove_prefix(1);
-    while (!s.empty() && isSpace(s.back())) s.remove_suffix(1);
+    while (!s.empty() && isSpace(s.front()))
+        s.remove_prefix(1);
+    while (!s.empty() && isSpace(s.back()))
+        s.remove_suffix(1);
     return s;
 }
 
@@ -21,10 +25,13 @@ std::vector<std::string_view> splitWhitespace(std::string_view s) {
     std::vector<std::string_view> out;
     size_t i = 0;
     while (i < s.size()) {
-        while (i < s.size() && isSpace(s[i])) ++i;
+        while (i < s.size() && isSpace(s[i]))
+            ++i;
         size_t start = i;
-        while (i < s.size() && !isSpace(s[i])) ++i;
-        if (i > start) out.push_back(s.substr(start, i - start));
+        while (i < s.size() && !isSpace(s[i]))
+            ++i;
+        if (i > start)
+            out.push_back(s.substr(start, i - start));
     }
     return out;
 }
@@ -47,21 +54,27 @@ bool startsWith(std::string_view s, std::string_view prefix) {
 
 std::optional<std::int64_t> parseInt(std::string_view s) {
     s = trim(s);
-    if (s.empty()) return std::nullopt;
-    if (s.front() == '+') s.remove_prefix(1);
+    if (s.empty())
+        return std::nullopt;
+    if (s.front() == '+')
+        s.remove_prefix(1);
     std::int64_t value = 0;
     auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value, 10);
-    if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+    if (ec != std::errc() || ptr != s.data() + s.size())
+        return std::nullopt;
     return value;
 }
 
 std::optional<std::uint64_t> parseHex(std::string_view s) {
     s = trim(s);
-    if (startsWith(s, "0x") || startsWith(s, "0X")) s.remove_prefix(2);
-    if (s.empty()) return std::nullopt;
+    if (startsWith(s, "0x") || startsWith(s, "0X"))
+        s.remove_prefix(2);
+    if (s.empty())
+        return std::nullopt;
     std::uint64_t value = 0;
     auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value, 16);
-    if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+    if (ec != std::errc() || ptr != s.data() + s.size())
+        return std::nullopt;
     return value;
 }
 
@@ -80,7 +93,8 @@ std::optional<double> parseLeadingDouble(std::string_view s) {
         }
         ++n;
     }
-    if (!seenDigit) return std::nullopt;
+    if (!seenDigit)
+        return std::nullopt;
     // strtod needs a terminated buffer; the number is short.
     std::string number(s.substr(0, n));
     return std::strtod(number.c_str(), nullptr);
@@ -89,11 +103,13 @@ std::optional<double> parseLeadingDouble(std::string_view s) {
 Result<std::vector<int>> parseRangeList(std::string_view s) {
     std::vector<int> out;
     s = trim(s);
-    if (s.empty()) return out;
+    if (s.empty())
+        return out;
     constexpr std::int64_t kMaxId = 1 << 22;  // far above any kernel's NR_CPUS / MAX_NUMNODES
     for (std::string_view part : split(s, ',')) {
         part = trim(part);
-        if (part.empty()) return Error{"empty element in range list '" + std::string(s) + "'"};
+        if (part.empty())
+            return Error{"empty element in range list '" + std::string(s) + "'"};
         auto dash = part.find('-');
         std::optional<std::int64_t> lo, hi;
         if (dash == std::string_view::npos) {
@@ -106,7 +122,8 @@ Result<std::vector<int>> parseRangeList(std::string_view s) {
             return Error{"malformed range '" + std::string(part) + "' in range list '" +
                          std::string(s) + "'"};
         }
-        for (std::int64_t v = *lo; v <= *hi; ++v) out.push_back(static_cast<int>(v));
+        for (std::int64_t v = *lo; v <= *hi; ++v)
+            out.push_back(static_cast<int>(v));
     }
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -121,11 +138,13 @@ Result<std::vector<int>> parseCpuMask(std::string_view s) {
         auto word = trim(words[w]);
         auto value = parseHex(word);
         if (!value || word.size() > 8 || startsWith(word, "0x")) {
-            return Error{"malformed CPU mask word '" + std::string(word) + "' in '" + std::string(s) + "'"};
+            return Error{"malformed CPU mask word '" + std::string(word) + "' in '" +
+                         std::string(s) + "'"};
         }
         const int base = static_cast<int>((words.size() - 1 - w) * 32);
         for (int bit = 0; bit < 32; ++bit) {
-            if ((*value >> bit) & 1U) out.push_back(base + bit);
+            if ((*value >> bit) & 1U)
+                out.push_back(base + bit);
         }
     }
     std::sort(out.begin(), out.end());
@@ -137,10 +156,13 @@ std::string formatRangeList(const std::vector<int>& values) {
     size_t i = 0;
     while (i < values.size()) {
         size_t j = i;
-        while (j + 1 < values.size() && values[j + 1] == values[j] + 1) ++j;
-        if (!out.empty()) out += ',';
+        while (j + 1 < values.size() && values[j + 1] == values[j] + 1)
+            ++j;
+        if (!out.empty())
+            out += ',';
         out += std::to_string(values[i]);
-        if (j > i) out += '-' + std::to_string(values[j]);
+        if (j > i)
+            out += '-' + std::to_string(values[j]);
         i = j + 1;
     }
     return out;
@@ -155,7 +177,8 @@ std::string hex(std::uint64_t value, int width) {
 std::string join(const std::vector<std::string>& parts, std::string_view separator) {
     std::string out;
     for (size_t i = 0; i < parts.size(); ++i) {
-        if (i) out += separator;
+        if (i)
+            out += separator;
         out += parts[i];
     }
     return out;
@@ -164,7 +187,8 @@ std::string join(const std::vector<std::string>& parts, std::string_view separat
 std::string joinInts(const std::vector<int>& values, std::string_view separator) {
     std::string out;
     for (size_t i = 0; i < values.size(); ++i) {
-        if (i) out += separator;
+        if (i)
+            out += separator;
         out += std::to_string(values[i]);
     }
     return out;

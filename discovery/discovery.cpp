@@ -6,7 +6,8 @@ namespace numadra::discovery {
 
 Status checkLooksLikeSysfs(const std::string& root) {
     Sysfs sysfs(root);
-    if (!sysfs.isDirectory("")) return Error{"sysfs root '" + root + "' is not a directory"};
+    if (!sysfs.isDirectory(""))
+        return Error{"sysfs root '" + root + "' is not a directory"};
     if (!sysfs.isDirectory("devices/system/cpu") && !sysfs.isDirectory("bus/pci/devices")) {
         return Error{"sysfs root '" + root +
                      "' does not look like sysfs: it has neither devices/system/cpu nor "
@@ -16,7 +17,8 @@ Status checkLooksLikeSysfs(const std::string& root) {
 }
 
 Result<Machine> discover(const DiscoveryOptions& options) {
-    if (auto status = checkLooksLikeSysfs(options.sysfsRoot); !status) return status.error();
+    if (auto status = checkLooksLikeSysfs(options.sysfsRoot); !status)
+        return status.error();
     Machine machine;
     machine.sysfsRoot = options.sysfsRoot;
     Sysfs sysfs(options.sysfsRoot);
@@ -24,7 +26,8 @@ Result<Machine> discover(const DiscoveryOptions& options) {
     detail::readNumaAndCpus(reader, machine);
     detail::readPciFunctions(reader, options.names, machine);
     const DeviceKindRules& kinds = options.kinds ? *options.kinds : DeviceKindRules::defaults();
-    for (auto& function : machine.pci) function.kind = kinds.classify(function);
+    for (auto& function : machine.pci)
+        function.kind = kinds.classify(function);
     return machine;
 }
 

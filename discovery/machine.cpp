@@ -1,6 +1,6 @@
-#include <algorithm>
-
 #include "numadra/discovery/machine.hpp"
+
+#include <algorithm>
 
 namespace numadra::discovery {
 
@@ -17,24 +17,29 @@ const Cpu* Machine::cpu(int id) const {
 }
 
 const PciFunction* Machine::pciFunction(const std::string& address) const {
-    auto it = std::lower_bound(pci.begin(), pci.end(), address,
-                               [](const PciFunction& f, const std::string& v) { return f.address < v; });
+    auto it =
+        std::lower_bound(pci.begin(), pci.end(), address,
+                         [](const PciFunction& f, const std::string& v) { return f.address < v; });
     return it != pci.end() && it->address == address ? &*it : nullptr;
 }
 
 std::optional<int> Machine::distance(int from, int to) const {
     const NumaNode* source = node(from);
-    if (source == nullptr || source->distanceRow.size() != onlineNodes.size()) return std::nullopt;
+    if (source == nullptr || source->distanceRow.size() != onlineNodes.size())
+        return std::nullopt;
     auto it = std::lower_bound(onlineNodes.begin(), onlineNodes.end(), to);
-    if (it == onlineNodes.end() || *it != to) return std::nullopt;
+    if (it == onlineNodes.end() || *it != to)
+        return std::nullopt;
     return source->distanceRow[static_cast<size_t>(it - onlineNodes.begin())];
 }
 
 std::optional<int> Machine::socketOfNode(int id) const {
     const NumaNode* n = node(id);
-    if (n == nullptr) return std::nullopt;
+    if (n == nullptr)
+        return std::nullopt;
     for (int c : n->cpus) {
-        if (const Cpu* info = cpu(c); info != nullptr && info->package) return info->package;
+        if (const Cpu* info = cpu(c); info != nullptr && info->package)
+            return info->package;
     }
     return std::nullopt;
 }
@@ -42,7 +47,8 @@ std::optional<int> Machine::socketOfNode(int id) const {
 std::vector<int> Machine::sockets() const {
     std::vector<int> out;
     for (const auto& c : cpus) {
-        if (c.online && c.package) out.push_back(*c.package);
+        if (c.online && c.package)
+            out.push_back(*c.package);
     }
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -22,11 +22,14 @@ std::string cpuPath(int id, std::string_view file) {
 }
 
 // Numbers N of entries named "<prefix>N" in a folder.
-std::vector<int> numberedEntries(const Sysfs& sysfs, std::string_view folder, std::string_view prefix) {
+std::vector<int> numberedEntries(const Sysfs& sysfs, std::string_view folder,
+                                 std::string_view prefix) {
     std::vector<int> ids;
     for (const auto& name : sysfs.list(folder)) {
-        if (!text::startsWith(name, prefix)) continue;
-        if (auto id = text::parseInt(std::string_view(name).substr(prefix.size())); id && *id >= 0) {
+        if (!text::startsWith(name, prefix))
+            continue;
+        if (auto id = text::parseInt(std::string_view(name).substr(prefix.size()));
+            id && *id >= 0) {
             ids.push_back(static_cast<int>(*id));
         }
     }
@@ -37,14 +40,18 @@ std::vector<int> numberedEntries(const Sysfs& sysfs, std::string_view folder, st
 // "Node 0 MemTotal:       3762388 kB" -> bytes
 std::optional<std::uint64_t> memTotalBytes(Reader& reader, const std::string& path) {
     auto content = reader.text(path, false);
-    if (!content) return std::nullopt;
+    if (!content)
+        return std::nullopt;
     for (auto line : text::split(*content, '\n')) {
         auto colon = line.find(':');
-        if (colon == std::string_view::npos) continue;
+        if (colon == std::string_view::npos)
+            continue;
         auto key = text::splitWhitespace(line.substr(0, colon));
-        if (key.size() != 3 || key[2] != "MemTotal") continue;
+        if (key.size() != 3 || key[2] != "MemTotal")
+            continue;
         auto value = text::splitWhitespace(line.substr(colon + 1));
-        if (value.size() != 2 || value[1] != "kB") break;
+        if (value.size() != 2 || value[1] != "kB")
+            break;
         if (auto kib = text::parseInt(value[0]); kib && *kib >= 0) {
             return static_cast<std::uint64_t>(*kib) * 1024;
         }
@@ -56,7 +63,8 @@ std::optional<std::uint64_t> memTotalBytes(Reader& reader, const std::string& pa
 
 std::vector<int> distanceRow(Reader& reader, const std::string& path) {
     auto content = reader.text(path, false);
-    if (!content) return {};
+    if (!content)
+        return {};
     std::vector<int> row;
     for (auto field : text::splitWhitespace(*content)) {
         auto value = text::parseInt(field);
@@ -73,20 +81,23 @@ std::vector<int> distanceRow(Reader& reader, const std::string& path) {
 void readNodes(Reader& reader, Machine& machine) {
     const Sysfs& sysfs = reader.sysfs();
     machine.hasNumaInfo = sysfs.isDirectory(kNodeDir);
-    if (!machine.hasNumaInfo) return;
+    if (!machine.hasNumaInfo)
+        return;
 
     auto online = reader.rangeList(std::string(kNodeDir) + "/online", true);
     machine.onlineNodes = online ? *online : numberedEntries(sysfs, kNodeDir, "node");
     for (int id : machine.onlineNodes) {
         NumaNode node;
         node.id = id;
-        if (auto cpus = reader.rangeList(nodePath(id, "cpulist"), true)) node.cpus = *cpus;
+        if (auto cpus = reader.rangeList(nodePath(id, "cpulist"), true))
+            node.cpus = *cpus;
         node.memoryBytes = memTotalBytes(reader, nodePath(id, "meminfo"));
         node.distanceRow = distanceRow(reader, nodePath(id, "distance"));
         if (!node.distanceRow.empty() && node.distanceRow.size() != machine.onlineNodes.size()) {
-            reader.warn(nodePath(id, "distance"),
-                        "has " + std::to_string(node.distanceRow.size()) + " entries for " +
-                            std::to_string(machine.onlineNodes.size()) + " online nodes; ignoring it");
+            reader.warn(nodePath(id, "distance"), "has " + std::to_string(node.distanceRow.size()) +
+                                                      " entries for " +
+                                                      std::to_string(machine.onlineNodes.size()) +
+                                                      " online nodes; ignoring it");
             node.distanceRow.clear();
         }
         machine.nodes.push_back(std::move(node));
@@ -96,25 +107,32 @@ void readNodes(Reader& reader, Machine& machine) {
 std::vector<int> presentCpus(Reader& reader) {
     const std::string present = std::string(kCpuDir) + "/present";
     if (reader.sysfs().exists(present)) {
-        if (auto cpus = reader.rangeList(present, true)) return *cpus;
+        if (auto cpus = reader.rangeList(present, true))
+            return *cpus;
     }
     return numberedEntries(reader.sysfs(), kCpuDir, "cpu");
 }
 
 void readCpuTopology(Reader& reader, Cpu& cpu) {
     auto optionalId = [&](std::string_view file) -> std::optional<int> {
-        auto value = reader.integer(cpuPath(cpu.id, std::string("topology/") + std::string(file)), false);
-        if (!value || *value < 0) return std::nullopt;  // -1: the architecture does not say
+        auto value =
+            reader.integer(cpuPath(cpu.id, std::string("topology/") + std::string(file)), false);
+        if (!value || *value < 0)
+            return std::nullopt;  // -1: the architecture does not say
         return static_cast<int>(*value);
     };
     // An offline CPU has no topology folder at all: the first failed read tells.
     const std::string packageFile = cpuPath(cpu.id, "topology/physical_package_id");
     auto package = reader.sysfs().read(packageFile);
     if (!package) {
-        if (package.error().code == ENOENT && !reader.sysfs().isDirectory(cpuPath(cpu.id, "topology"))) return;
-        if (package.error().code != ENOENT) reader.warn(packageFile, package.error().message);
+        if (package.error().code == ENOENT &&
+            !reader.sysfs().isDirectory(cpuPath(cpu.id, "topology")))
+            return;
+        if (package.error().code != ENOENT)
+            reader.warn(packageFile, package.error().message);
     } else if (auto id = text::parseInt(package.value()); !id) {
-        reader.warn(packageFile, "not a decimal integer: '" + std::string(text::trim(package.value())) + "'");
+        reader.warn(packageFile,
+                    "not a decimal integer: '" + std::string(text::trim(package.value())) + "'");
     } else if (*id >= 0) {  // -1: the architecture does not say
         cpu.package = static_cast<int>(*id);
     }
@@ -122,14 +140,17 @@ void readCpuTopology(Reader& reader, Cpu& cpu) {
     cpu.core = optionalId("core_id");
     if (auto siblings = reader.rangeList(cpuPath(cpu.id, "topology/core_cpus_list"), false)) {
         cpu.threadSiblings = *siblings;
-    } else if (auto old = reader.rangeList(cpuPath(cpu.id, "topology/thread_siblings_list"), false)) {
+    } else if (auto old =
+                   reader.rangeList(cpuPath(cpu.id, "topology/thread_siblings_list"), false)) {
         cpu.threadSiblings = *old;  // kernels before 5.9
     }
 }
 
 std::optional<int> nodeFromCpuLink(const Sysfs& sysfs, int cpu) {
-    auto nodes = numberedEntries(sysfs, std::string(kCpuDir) + "/cpu" + std::to_string(cpu), "node");
-    if (nodes.empty()) return std::nullopt;
+    auto nodes =
+        numberedEntries(sysfs, std::string(kCpuDir) + "/cpu" + std::to_string(cpu), "node");
+    if (nodes.empty())
+        return std::nullopt;
     return nodes.front();
 }
 
@@ -141,7 +162,8 @@ void readCpus(Reader& reader, Machine& machine) {
     }
     std::map<int, int> nodeOfCpu;
     for (const auto& node : machine.nodes) {
-        for (int c : node.cpus) nodeOfCpu.emplace(c, node.id);
+        for (int c : node.cpus)
+            nodeOfCpu.emplace(c, node.id);
     }
     for (int id : presentCpus(reader)) {
         Cpu& cpu = machine.cpus.emplace_back();
@@ -159,7 +181,8 @@ void readCpus(Reader& reader, Machine& machine) {
         } else {
             cpu.numaNode = nodeFromCpuLink(sysfs, cpu.id);
         }
-        if (!cpu.numaNode && !machine.hasNumaInfo) cpu.numaNode = 0;
+        if (!cpu.numaNode && !machine.hasNumaInfo)
+            cpu.numaNode = 0;
     }
 }
 
@@ -168,7 +191,8 @@ void synthesizeSingleNode(Machine& machine) {
     NumaNode node;
     node.id = 0;
     for (const auto& cpu : machine.cpus) {
-        if (cpu.online) node.cpus.push_back(cpu.id);
+        if (cpu.online)
+            node.cpus.push_back(cpu.id);
     }
     node.distanceRow = {10};
     machine.onlineNodes = {0};
@@ -180,7 +204,8 @@ void synthesizeSingleNode(Machine& machine) {
 void readNumaAndCpus(Reader& reader, Machine& machine) {
     readNodes(reader, machine);
     readCpus(reader, machine);
-    if (!machine.hasNumaInfo) synthesizeSingleNode(machine);
+    if (!machine.hasNumaInfo)
+        synthesizeSingleNode(machine);
 }
 
 }  // namespace numadra::discovery::detail

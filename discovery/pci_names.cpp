@@ -22,7 +22,8 @@ struct PciNameDatabase::Impl {
 PciNameDatabase::PciNameDatabase(std::string idsFile) : impl_(std::make_unique<Impl>()) {
     impl_->idsFile = std::move(idsFile);
     impl_->access = pci_alloc();
-    if (impl_->access == nullptr) return;
+    if (impl_->access == nullptr)
+        return;
     impl_->access->warning = ignoreMessage;
     impl_->access->debug = ignoreMessage;
     if (!impl_->idsFile.empty()) {
@@ -34,25 +35,29 @@ PciNameDatabase::PciNameDatabase(std::string idsFile) : impl_(std::make_unique<I
 }
 
 PciNameDatabase::~PciNameDatabase() {
-    if (impl_->access != nullptr) pci_cleanup(impl_->access);
+    if (impl_->access != nullptr)
+        pci_cleanup(impl_->access);
 }
 
 std::string PciNameDatabase::vendorName(std::uint16_t vendor) const {
-    if (impl_->access == nullptr) return {};
+    if (impl_->access == nullptr)
+        return {};
     std::lock_guard lock(mutex_);
     char buffer[256];
-    const char* name = pci_lookup_name(impl_->access, buffer, sizeof buffer,
-                                       PCI_LOOKUP_VENDOR | PCI_LOOKUP_NO_NUMBERS | PCI_LOOKUP_NO_HWDB, int{vendor});
+    const char* name = pci_lookup_name(
+        impl_->access, buffer, sizeof buffer,
+        PCI_LOOKUP_VENDOR | PCI_LOOKUP_NO_NUMBERS | PCI_LOOKUP_NO_HWDB, int{vendor});
     return name ? std::string(name) : std::string();
 }
 
 std::string PciNameDatabase::deviceName(std::uint16_t vendor, std::uint16_t device) const {
-    if (impl_->access == nullptr) return {};
+    if (impl_->access == nullptr)
+        return {};
     std::lock_guard lock(mutex_);
     char buffer[256];
-    const char* name =
-        pci_lookup_name(impl_->access, buffer, sizeof buffer,
-                        PCI_LOOKUP_DEVICE | PCI_LOOKUP_NO_NUMBERS | PCI_LOOKUP_NO_HWDB, int{vendor}, int{device});
+    const char* name = pci_lookup_name(
+        impl_->access, buffer, sizeof buffer,
+        PCI_LOOKUP_DEVICE | PCI_LOOKUP_NO_NUMBERS | PCI_LOOKUP_NO_HWDB, int{vendor}, int{device});
     return name ? std::string(name) : std::string();
 }
 

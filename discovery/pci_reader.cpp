@@ -20,7 +20,8 @@ std::string functionFile(const PciFunction& function, std::string_view file) {
 // first component (rather than requiring "devices/pci...") keeps Hyper-V/VMBus layouts working.
 std::string pcieRootOf(std::string_view devicePath) {
     for (auto component : text::split(devicePath, '/')) {
-        if (isPciRootName(component)) return std::string(component);
+        if (isPciRootName(component))
+            return std::string(component);
     }
     return {};
 }
@@ -40,30 +41,36 @@ PciLink readLink(Reader& reader, const PciFunction& function, std::string_view p
 
 std::optional<int> numberAfterLastSlash(const std::string& path) {
     auto value = text::parseInt(baseName(path));
-    if (!value) return std::nullopt;
+    if (!value)
+        return std::nullopt;
     return static_cast<int>(*value);
 }
 
 void readSriovPf(Reader& reader, PciFunction& function) {
     const Sysfs& sysfs = reader.sysfs();
     auto total = reader.integer(functionFile(function, "sriov_totalvfs"), false);
-    if (!total) return;
+    if (!total)
+        return;
     SriovPhysicalFunction pf;
     pf.totalVfs = static_cast<int>(*total);
-    pf.numVfs = static_cast<int>(reader.integer(functionFile(function, "sriov_numvfs"), true).value_or(0));
+    pf.numVfs =
+        static_cast<int>(reader.integer(functionFile(function, "sriov_numvfs"), true).value_or(0));
     if (pf.numVfs > 0) {
         // virtfnK links do not list in numeric order (virtfn10 < virtfn2): index by K.
         std::map<int, std::string> byIndex;
         for (const auto& entry : sysfs.list(function.devicePath)) {
-            if (!text::startsWith(entry, "virtfn")) continue;
+            if (!text::startsWith(entry, "virtfn"))
+                continue;
             auto index = text::parseInt(std::string_view(entry).substr(6));
             auto target = sysfs.readLink(functionFile(function, entry));
-            if (!index || !target) continue;
+            if (!index || !target)
+                continue;
             byIndex[static_cast<int>(*index)] = baseName(target.value());
         }
         for (auto& [index, address] : byIndex) {
             if (static_cast<int>(pf.vfAddresses.size()) != index) {
-                reader.warn(functionFile(function, "virtfn" + std::to_string(index)), "VF index gap before this link");
+                reader.warn(functionFile(function, "virtfn" + std::to_string(index)),
+                            "VF index gap before this link");
             }
             pf.vfAddresses.push_back(address);
         }
@@ -78,20 +85,25 @@ NetInterface readNetInterface(Reader& reader, std::string path, std::string name
     NetInterface netdev;
     netdev.name = std::move(name);
     netdev.path = std::move(path);
-    if (nameOnly) return netdev;
+    if (nameOnly)
+        return netdev;
     auto file = [&](std::string_view f) { return joinPath(netdev.path, f); };
     netdev.mac = reader.text(file("address"), false).value_or("");
-    if (auto type = reader.integer(file("type"), false)) netdev.linkType = static_cast<int>(*type);
+    if (auto type = reader.integer(file("type"), false))
+        netdev.linkType = static_cast<int>(*type);
     // speed/carrier of an admin-down interface fail with EINVAL: unknown, not an error.
     if (auto content = reader.sysfs().read(file("speed"))) {
         auto speed = text::parseInt(content.value());
-        if (speed && *speed > 0 && *speed < 0xffffffffLL) netdev.speedMbps = *speed;
+        if (speed && *speed > 0 && *speed < 0xffffffffLL)
+            netdev.speedMbps = *speed;
     }
     netdev.operstate = reader.text(file("operstate"), false).value_or("");
     if (auto content = reader.sysfs().read(file("carrier"))) {
-        if (auto carrier = text::parseInt(content.value())) netdev.carrier = *carrier != 0;
+        if (auto carrier = text::parseInt(content.value()))
+            netdev.carrier = *carrier != 0;
     }
-    if (auto mtu = reader.integer(file("mtu"), false)) netdev.mtu = static_cast<int>(*mtu);
+    if (auto mtu = reader.integer(file("mtu"), false))
+        netdev.mtu = static_cast<int>(*mtu);
     return netdev;
 }
 
@@ -107,7 +119,8 @@ RdmaDevice readRdmaDevice(Reader& reader, const std::string& path, std::string n
 std::optional<size_t> owningFunction(const std::map<std::string, size_t, std::less<>>& byPath,
                                      std::string classDevicePath) {
     while (!classDevicePath.empty()) {
-        if (auto it = byPath.find(classDevicePath); it != byPath.end()) return it->second;
+        if (auto it = byPath.find(classDevicePath); it != byPath.end())
+            return it->second;
         classDevicePath = dirName(classDevicePath);
     }
     return std::nullopt;
@@ -122,7 +135,8 @@ void forEachClassDevice(const Sysfs& sysfs, std::string_view className,
     const std::string folder = "class/" + std::string(className);
     for (const auto& name : sysfs.list(folder)) {
         auto path = sysfs.resolveLink(folder + "/" + name);
-        if (!path) continue;  // a plain folder (old layouts) or unreadable: not a class link
+        if (!path)
+            continue;  // a plain folder (old layouts) or unreadable: not a class link
         if (auto owner = owningFunction(byPath, dirName(path.value()))) {
             visit(functions[*owner], path.value(), name);
         }
@@ -132,22 +146,26 @@ void forEachClassDevice(const Sysfs& sysfs, std::string_view className,
 void readChildren(Reader& reader, std::vector<PciFunction>& functions) {
     const Sysfs& sysfs = reader.sysfs();
     std::map<std::string, size_t, std::less<>> byPath;
-    for (size_t i = 0; i < functions.size(); ++i) byPath.emplace(functions[i].devicePath, i);
+    for (size_t i = 0; i < functions.size(); ++i)
+        byPath.emplace(functions[i].devicePath, i);
 
-    forEachClassDevice(sysfs, "net", byPath, functions,
-                       [&](PciFunction& f, const std::string& path, const std::string& name) {
-                           f.netdevs.push_back(readNetInterface(reader, path, name, f.sriovVf.has_value()));
-                       });
+    forEachClassDevice(
+        sysfs, "net", byPath, functions,
+        [&](PciFunction& f, const std::string& path, const std::string& name) {
+            f.netdevs.push_back(readNetInterface(reader, path, name, f.sriovVf.has_value()));
+        });
     forEachClassDevice(sysfs, "infiniband", byPath, functions,
                        [&](PciFunction& f, const std::string& path, const std::string& name) {
                            f.rdma.push_back(readRdmaDevice(reader, path, name));
                        });
-    forEachClassDevice(sysfs, "drm", byPath, functions,
-                       [&](PciFunction& f, const std::string&, const std::string& name) {
-                           if (text::startsWith(name, "card") || text::startsWith(name, "renderD")) {
-                               if (name.find('-') == std::string::npos) f.drm.push_back(name);
-                           }
-                       });
+    forEachClassDevice(
+        sysfs, "drm", byPath, functions,
+        [&](PciFunction& f, const std::string&, const std::string& name) {
+            if (text::startsWith(name, "card") || text::startsWith(name, "renderD")) {
+                if (name.find('-') == std::string::npos)
+                    f.drm.push_back(name);
+            }
+        });
     // Trees without class/ link farms (hand-reduced ones): look directly below each function.
     // A real sysfs always has class/, and class/<x> whenever <x> has members.
     const bool scanFunctions = !sysfs.isDirectory("class");
@@ -157,12 +175,14 @@ void readChildren(Reader& reader, std::vector<PciFunction>& functions) {
     for (auto& f : functions) {
         if (scanNet && f.netdevs.empty()) {
             for (const auto& name : sysfs.list(functionFile(f, "net"))) {
-                f.netdevs.push_back(readNetInterface(reader, functionFile(f, "net/" + name), name, f.sriovVf.has_value()));
+                f.netdevs.push_back(readNetInterface(reader, functionFile(f, "net/" + name), name,
+                                                     f.sriovVf.has_value()));
             }
         }
         if (scanInfiniband && f.rdma.empty()) {
             for (const auto& name : sysfs.list(functionFile(f, "infiniband"))) {
-                f.rdma.push_back(readRdmaDevice(reader, functionFile(f, "infiniband/" + name), name));
+                f.rdma.push_back(
+                    readRdmaDevice(reader, functionFile(f, "infiniband/" + name), name));
             }
         }
         if (scanDrm && f.drm.empty()) {
@@ -176,7 +196,8 @@ void readChildren(Reader& reader, std::vector<PciFunction>& functions) {
         // uverbs char devices of each RDMA device sit beside it.
         for (auto& rdma : f.rdma) {
             for (const auto& verbs : sysfs.list(functionFile(f, "infiniband_verbs"))) {
-                auto ibdev = reader.sysfs().read(functionFile(f, "infiniband_verbs/" + verbs + "/ibdev"));
+                auto ibdev =
+                    reader.sysfs().read(functionFile(f, "infiniband_verbs/" + verbs + "/ibdev"));
                 if (!ibdev || text::trim(ibdev.value()) == rdma.name || f.rdma.size() == 1) {
                     rdma.uverbs.push_back(verbs);
                 }
@@ -191,13 +212,15 @@ void readChildren(Reader& reader, std::vector<PciFunction>& functions) {
 // VFs share their PF's link, CPU locality and link layer.
 void inheritFromPf(Machine& machine) {
     for (auto& f : machine.pci) {
-        if (!f.sriovVf) continue;
+        if (!f.sriovVf)
+            continue;
         if (const auto* pf = machine.pciFunction(f.sriovVf->pfAddress)) {
             f.currentLink = pf->currentLink;
             f.maxLink = pf->maxLink;
             f.localCpus = pf->localCpus;
             if (!pf->netdevs.empty()) {
-                for (auto& netdev : f.netdevs) netdev.linkType = pf->netdevs.front().linkType;
+                for (auto& netdev : f.netdevs)
+                    netdev.linkType = pf->netdevs.front().linkType;
             }
         }
     }
@@ -206,16 +229,20 @@ void inheritFromPf(Machine& machine) {
 void resolveVfIndexes(Machine& machine) {
     std::map<std::string, std::pair<std::string, int>> vfToPf;
     for (const auto& f : machine.pci) {
-        if (!f.sriovPf) continue;
+        if (!f.sriovPf)
+            continue;
         for (size_t k = 0; k < f.sriovPf->vfAddresses.size(); ++k) {
             vfToPf[f.sriovPf->vfAddresses[k]] = {f.address, static_cast<int>(k)};
         }
     }
     for (auto& f : machine.pci) {
         auto it = vfToPf.find(f.address);
-        if (it == vfToPf.end()) continue;
-        if (!f.sriovVf) f.sriovVf = SriovVirtualFunction{it->second.first, -1};
-        if (f.sriovVf->pfAddress == it->second.first) f.sriovVf->index = it->second.second;
+        if (it == vfToPf.end())
+            continue;
+        if (!f.sriovVf)
+            f.sriovVf = SriovVirtualFunction{it->second.first, -1};
+        if (f.sriovVf->pfAddress == it->second.first)
+            f.sriovVf->index = it->second.second;
     }
 }
 
@@ -225,15 +252,17 @@ struct PciIdentity {
     std::optional<std::uint32_t> classCode;
     std::optional<std::uint16_t> vendorId, deviceId, subsystemVendorId, subsystemDeviceId;
     std::optional<std::string> driver;  // set (possibly empty) when the source says
-    bool missingFolder = false;          // the bus link dangles
+    bool missingFolder = false;         // the bus link dangles
 };
 
 std::optional<std::pair<std::uint16_t, std::uint16_t>> idPair(std::string_view text) {
     auto parts = text::split(text, ':');
-    if (parts.size() != 2) return std::nullopt;
+    if (parts.size() != 2)
+        return std::nullopt;
     auto a = text::parseHex(parts[0]);
     auto b = text::parseHex(parts[1]);
-    if (!a || !b || *a > 0xffff || *b > 0xffff) return std::nullopt;
+    if (!a || !b || *a > 0xffff || *b > 0xffff)
+        return std::nullopt;
     return std::pair{static_cast<std::uint16_t>(*a), static_cast<std::uint16_t>(*b)};
 }
 
@@ -247,11 +276,13 @@ PciIdentity identityFromUevent(Reader& reader, const PciFunction& f) {
     id.driver = std::string();
     for (auto line : text::split(uevent.value(), '\n')) {
         auto eq = line.find('=');
-        if (eq == std::string_view::npos) continue;
+        if (eq == std::string_view::npos)
+            continue;
         auto key = line.substr(0, eq);
         auto value = text::trim(line.substr(eq + 1));
         auto malformed = [&] {
-            reader.warn(functionFile(f, "uevent"), "malformed " + std::string(key) + "='" + std::string(value) + "'");
+            reader.warn(functionFile(f, "uevent"),
+                        "malformed " + std::string(key) + "='" + std::string(value) + "'");
         };
         if (key == "PCI_CLASS") {
             auto cls = text::parseHex(value);
@@ -279,12 +310,16 @@ PciIdentity identityFromUevent(Reader& reader, const PciFunction& f) {
 // False when the function's folder does not exist.
 bool readIdentity(Reader& reader, PciFunction& f) {
     PciIdentity id = identityFromUevent(reader, f);
-    if (id.missingFolder) return false;
+    if (id.missingFolder)
+        return false;
     if (!id.classCode) {
-        id.classCode = static_cast<std::uint32_t>(reader.hexNumber(functionFile(f, "class"), true).value_or(0) & 0xffffff);
+        id.classCode = static_cast<std::uint32_t>(
+            reader.hexNumber(functionFile(f, "class"), true).value_or(0) & 0xffffff);
     }
     auto id16 = [&](std::optional<std::uint16_t>& target, std::string_view file, bool required) {
-        if (!target) target = static_cast<std::uint16_t>(reader.hexNumber(functionFile(f, file), required).value_or(0) & 0xffff);
+        if (!target)
+            target = static_cast<std::uint16_t>(
+                reader.hexNumber(functionFile(f, file), required).value_or(0) & 0xffff);
     };
     id16(id.vendorId, "vendor", true);
     id16(id.deviceId, "device", true);
@@ -346,12 +381,14 @@ std::optional<PciFunction> readFunction(Reader& reader, const PciNameDatabase* n
 
     if (auto node = reader.integer(functionFile(f, "numa_node"), false)) {
         if (*node < -1 || *node >= 1024) {
-            reader.warn(functionFile(f, "numa_node"), "NUMA node " + std::to_string(*node) + " out of range");
+            reader.warn(functionFile(f, "numa_node"),
+                        "NUMA node " + std::to_string(*node) + " out of range");
         } else {
             f.numaNode = static_cast<int>(*node);
         }
     }
-    if (auto group = sysfs.readLink(functionFile(f, "iommu_group"))) f.iommuGroup = numberAfterLastSlash(group.value());
+    if (auto group = sysfs.readLink(functionFile(f, "iommu_group")))
+        f.iommuGroup = numberAfterLastSlash(group.value());
     if (auto physfn = sysfs.readLink(functionFile(f, "physfn"))) {
         // A VF: its link and CPU locality are its PF's (copied once all functions are read).
         f.sriovVf = SriovVirtualFunction{baseName(physfn.value()), -1};
@@ -364,8 +401,10 @@ std::optional<PciFunction> readFunction(Reader& reader, const PciNameDatabase* n
         f.vendorName = names->vendorName(f.vendorId);
         f.deviceName = names->deviceName(f.vendorId, f.deviceId);
     }
-    if (f.vendorName.empty()) f.vendorName = "0x" + text::hex(f.vendorId, 4);
-    if (f.deviceName.empty()) f.deviceName = "0x" + text::hex(f.deviceId, 4);
+    if (f.vendorName.empty())
+        f.vendorName = "0x" + text::hex(f.vendorId, 4);
+    if (f.deviceName.empty())
+        f.deviceName = "0x" + text::hex(f.deviceId, 4);
     return f;
 }
 
@@ -381,7 +420,8 @@ void readPciFunctions(Reader& reader, const PciNameDatabase* names, Machine& mac
         }
     }
     for (const auto& address : addresses) {
-        if (auto function = readFunction(reader, names, address)) machine.pci.push_back(std::move(*function));
+        if (auto function = readFunction(reader, names, address))
+            machine.pci.push_back(std::move(*function));
     }
     readChildren(reader, machine.pci);
     resolveVfIndexes(machine);

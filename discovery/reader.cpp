@@ -24,23 +24,28 @@ std::optional<std::string> Reader::text(std::string_view relative, bool required
 
 std::optional<std::int64_t> Reader::integer(std::string_view relative, bool required) {
     auto value = text(relative, required);
-    if (!value) return std::nullopt;
+    if (!value)
+        return std::nullopt;
     auto parsed = text::parseInt(*value);
-    if (!parsed) warn(relative, "not a decimal integer: '" + *value + "'");
+    if (!parsed)
+        warn(relative, "not a decimal integer: '" + *value + "'");
     return parsed;
 }
 
 std::optional<std::uint64_t> Reader::hexNumber(std::string_view relative, bool required) {
     auto value = text(relative, required);
-    if (!value) return std::nullopt;
+    if (!value)
+        return std::nullopt;
     auto parsed = text::parseHex(*value);
-    if (!parsed) warn(relative, "not a hexadecimal number: '" + *value + "'");
+    if (!parsed)
+        warn(relative, "not a hexadecimal number: '" + *value + "'");
     return parsed;
 }
 
 std::optional<std::vector<int>> Reader::rangeList(std::string_view relative, bool required) {
     auto value = text(relative, required);
-    if (!value) return std::nullopt;
+    if (!value)
+        return std::nullopt;
     auto parsed = text::parseRangeList(*value);
     if (!parsed) {
         warn(relative, parsed.error().message);
@@ -50,10 +55,13 @@ std::optional<std::vector<int>> Reader::rangeList(std::string_view relative, boo
 }
 
 namespace {
-bool isHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }
+bool isHex(char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
 bool allHex(std::string_view s) {
     for (char c : s) {
-        if (!isHex(c)) return false;
+        if (!isHex(c))
+            return false;
     }
     return !s.empty();
 }
@@ -62,19 +70,23 @@ bool allHex(std::string_view s) {
 bool isPciAddress(std::string_view name) {
     // DDDD[D...]:BB:DD.F
     auto parts = text::split(name, ':');
-    if (parts.size() != 3) return false;
-    if (parts[0].size() < 4 || parts[0].size() > 8 || !allHex(parts[0])) return false;
-    if (parts[1].size() != 2 || !allHex(parts[1])) return false;
+    if (parts.size() != 3)
+        return false;
+    if (parts[0].size() < 4 || parts[0].size() > 8 || !allHex(parts[0]))
+        return false;
+    if (parts[1].size() != 2 || !allHex(parts[1]))
+        return false;
     auto deviceFunction = parts[2];
     return deviceFunction.size() == 4 && allHex(deviceFunction.substr(0, 2)) &&
            deviceFunction[2] == '.' && deviceFunction[3] >= '0' && deviceFunction[3] <= '7';
 }
 
 bool isPciRootName(std::string_view name) {
-    if (!text::startsWith(name, "pci")) return false;
+    if (!text::startsWith(name, "pci"))
+        return false;
     auto parts = text::split(name.substr(3), ':');
-    return parts.size() == 2 && parts[0].size() >= 4 && allHex(parts[0]) &&
-           parts[1].size() == 2 && allHex(parts[1]);
+    return parts.size() == 2 && parts[0].size() >= 4 && allHex(parts[0]) && parts[1].size() == 2 &&
+           allHex(parts[1]);
 }
 
 }  // namespace numadra::discovery::detail

@@ -14,7 +14,7 @@ namespace numadra::discovery::detail {
 
 // Collects diagnostics while reading; every helper names the file it failed on.
 class Reader {
-public:
+  public:
     Reader(const Sysfs& sysfs, std::vector<Diagnostic>& diagnostics)
         : sysfs_(sysfs), diagnostics_(diagnostics) {}
 
@@ -28,7 +28,7 @@ public:
     std::optional<std::uint64_t> hexNumber(std::string_view relative, bool required);
     std::optional<std::vector<int>> rangeList(std::string_view relative, bool required);
 
-private:
+  private:
     const Sysfs& sysfs_;
     std::vector<Diagnostic>& diagnostics_;
 };

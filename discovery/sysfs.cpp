@@ -18,16 +18,17 @@ namespace {
 
 // Owns a file descriptor for the duration of one read.
 class FileDescriptor {
-public:
+  public:
     explicit FileDescriptor(int fd) : fd_(fd) {}
     ~FileDescriptor() {
-        if (fd_ >= 0) ::close(fd_);
+        if (fd_ >= 0)
+            ::close(fd_);
     }
     FileDescriptor(const FileDescriptor&) = delete;
     FileDescriptor& operator=(const FileDescriptor&) = delete;
     int get() const { return fd_; }
 
-private:
+  private:
     int fd_;
 };
 
@@ -42,36 +43,45 @@ constexpr size_t kMaxSysfsFile = 1 << 20;  // sysfs attributes are at most a pag
 }  // namespace
 
 Sysfs::Sysfs(std::string root) : root_(std::move(root)) {
-    while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+    while (root_.size() > 1 && root_.back() == '/')
+        root_.pop_back();
     const int fd = ::open(root_.empty() ? "." : root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     rootFd_ = std::shared_ptr<const int>(new int(fd), [](const int* p) {
-        if (*p >= 0) ::close(*p);
+        if (*p >= 0)
+            ::close(*p);
         delete p;
     });
 }
 
 std::string Sysfs::relativePath(std::string_view relative) {
-    while (!relative.empty() && relative.front() == '/') relative.remove_prefix(1);
+    while (!relative.empty() && relative.front() == '/')
+        relative.remove_prefix(1);
     return relative.empty() ? std::string(".") : std::string(relative);
 }
 
-std::string Sysfs::path(std::string_view relative) const { return joinPath(root_, relative); }
+std::string Sysfs::path(std::string_view relative) const {
+    return joinPath(root_, relative);
+}
 
 Result<std::string> Sysfs::read(std::string_view relative) const {
-    FileDescriptor fd(::openat(this->fd(), relativePath(relative).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-    if (fd.get() < 0) return systemError(path(relative), errno);
+    FileDescriptor fd(
+        ::openat(this->fd(), relativePath(relative).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    if (fd.get() < 0)
+        return systemError(path(relative), errno);
     std::string content;
     char buffer[4096];
     while (content.size() < kMaxSysfsFile) {
         ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
         if (n < 0) {
-            if (errno == EINTR) continue;
+            if (errno == EINTR)
+                continue;
             return systemError(path(relative), errno);
         }
         content.append(buffer, static_cast<size_t>(n));
         // A sysfs attribute arrives in one read; a short read of a regular file is its end.
         // Saves the second, empty read that dominates discovery time on big machines.
-        if (static_cast<size_t>(n) < sizeof buffer) break;
+        if (static_cast<size_t>(n) < sizeof buffer)
+            break;
     }
     return content;
 }
@@ -79,13 +89,15 @@ Result<std::string> Sysfs::read(std::string_view relative) const {
 Result<std::string> Sysfs::readLink(std::string_view relative) const {
     char buffer[4096];
     ssize_t n = ::readlinkat(fd(), relativePath(relative).c_str(), buffer, sizeof buffer - 1);
-    if (n < 0) return systemError(path(relative), errno);
+    if (n < 0)
+        return systemError(path(relative), errno);
     return std::string(buffer, static_cast<size_t>(n));
 }
 
 Result<std::string> Sysfs::resolveLink(std::string_view relative) const {
     auto target = readLink(relative);
-    if (!target) return target.error();
+    if (!target)
+        return target.error();
     std::string t = target.value();
     if (!t.empty() && t.front() == '/') {
         // Absolute targets (never seen in sysfs) are taken as relative to the root.
@@ -96,8 +108,10 @@ Result<std::string> Sysfs::resolveLink(std::string_view relative) const {
 
 std::vector<std::string> Sysfs::list(std::string_view relative) const {
     std::vector<std::string> names;
-    const int dirFd = ::openat(fd(), relativePath(relative).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dirFd < 0) return names;
+    const int dirFd =
+        ::openat(fd(), relativePath(relative).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirFd < 0)
+        return names;
     // fdopendir owns dirFd from here on; closedir releases both.
     std::unique_ptr<DIR, int (*)(DIR*)> dir(::fdopendir(dirFd), ::closedir);
     if (!dir) {
@@ -106,7 +120,8 @@ std::vector<std::string> Sysfs::list(std::string_view relative) const {
     }
     while (const dirent* entry = ::readdir(dir.get())) {
         const std::string_view name = entry->d_name;
-        if (name != "." && name != "..") names.emplace_back(name);
+        if (name != "." && name != "..")
+            names.emplace_back(name);
     }
     std::sort(names.begin(), names.end());
     return names;
@@ -125,39 +140,48 @@ bool Sysfs::isDirectory(std::string_view relative) const {
 std::string cleanPath(std::string_view path) {
     std::vector<std::string_view> parts;
     for (std::string_view part : text::split(path, '/')) {
-        if (part.empty() || part == ".") continue;
+        if (part.empty() || part == ".")
+            continue;
         if (part == "..") {
-            if (!parts.empty()) parts.pop_back();
+            if (!parts.empty())
+                parts.pop_back();
             continue;
         }
         parts.push_back(part);
     }
     std::string out;
     for (auto part : parts) {
-        if (!out.empty()) out += '/';
+        if (!out.empty())
+            out += '/';
         out += part;
     }
     return out;
 }
 
 std::string joinPath(std::string_view base, std::string_view relative) {
-    if (base.empty()) return std::string(relative);
-    if (relative.empty()) return std::string(base);
+    if (base.empty())
+        return std::string(relative);
+    if (relative.empty())
+        return std::string(base);
     std::string out(base);
-    if (out.back() != '/') out += '/';
-    while (!relative.empty() && relative.front() == '/') relative.remove_prefix(1);
+    if (out.back() != '/')
+        out += '/';
+    while (!relative.empty() && relative.front() == '/')
+        relative.remove_prefix(1);
     out += relative;
     return out;
 }
 
 std::string baseName(std::string_view path) {
-    while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+    while (path.size() > 1 && path.back() == '/')
+        path.remove_suffix(1);
     auto slash = path.rfind('/');
     return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
 std::string dirName(std::string_view path) {
-    while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+    while (path.size() > 1 && path.back() == '/')
+        path.remove_suffix(1);
     auto slash = path.rfind('/');
     return slash == std::string_view::npos ? std::string() : std::string(path.substr(0, slash));
 }

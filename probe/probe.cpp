@@ -46,9 +46,11 @@ struct ProbeFlags {
 
 std::string hostName() {
     char buffer[256] = {};
-    if (::gethostname(buffer, sizeof buffer - 1) != 0) return "localhost";
+    if (::gethostname(buffer, sizeof buffer - 1) != 0)
+        return "localhost";
     std::string name(buffer);
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
     return name;
 }
 
@@ -64,18 +66,22 @@ std::optional<std::string> parseFlags(const std::vector<std::string>& args, Prob
             arg = arg.substr(0, eq);
         }
         auto value = [&]() -> std::optional<std::string> {
-            if (inlineValue) return inlineValue;
-            if (i + 1 >= args.size()) return std::nullopt;
+            if (inlineValue)
+                return inlineValue;
+            if (i + 1 >= args.size())
+                return std::nullopt;
             return args[++i];
         };
         auto need = [&](std::string& target) -> std::optional<std::string> {
             auto v = value();
-            if (!v) return "flag " + arg + " needs a value";
+            if (!v)
+                return "flag " + arg + " needs a value";
             target = *v;
             return std::nullopt;
         };
         auto noValue = [&]() -> std::optional<std::string> {
-            if (inlineValue) return "flag " + arg + " takes no value";
+            if (inlineValue)
+                return "flag " + arg + " takes no value";
             return std::nullopt;
         };
         std::optional<std::string> problem;
@@ -95,7 +101,8 @@ std::optional<std::string> parseFlags(const std::vector<std::string>& args, Prob
             problem = need(flags.slice.driverName);
         } else if (arg == "--output" || arg == "-o") {
             problem = need(flags.output);
-            if (!problem && flags.output != "table" && flags.output != "json" && flags.output != "yaml") {
+            if (!problem && flags.output != "table" && flags.output != "json" &&
+                flags.output != "yaml") {
                 problem = "--output must be table, json or yaml, not '" + flags.output + "'";
             }
         } else if (arg == "--numa-list") {
@@ -110,10 +117,13 @@ std::optional<std::string> parseFlags(const std::vector<std::string>& args, Prob
         } else {
             problem = "unknown argument '" + args[i] + "'";
         }
-        if (problem) return problem;
+        if (problem)
+            return problem;
     }
-    if (flags.slice.nodeName.empty()) flags.slice.nodeName = hostName();
-    if (auto status = slices::validateOptions(flags.slice); !status) return status.error().message;
+    if (flags.slice.nodeName.empty())
+        flags.slice.nodeName = hostName();
+    if (auto status = slices::validateOptions(flags.slice); !status)
+        return status.error().message;
     return std::nullopt;
 }
 
@@ -126,7 +136,8 @@ int runNumaProbe(const std::vector<std::string>& args, std::ostream& out, std::o
         err << "numa-probe: " << *problem << "\n\n" << kUsage;
         return 2;
     }
-    if (exitNow) return 0;
+    if (exitNow)
+        return 0;
 
     discovery::PciNameDatabase names;
     auto machine = discovery::discover({flags.sysfsRoot, &names, nullptr});
@@ -146,7 +157,8 @@ int runNumaProbe(const std::vector<std::string>& args, std::ostream& out, std::o
         out << api::toJsonList(built.value()).dump(2) << "\n";
     } else if (flags.output == "yaml") {
         std::vector<api::Json> documents;
-        for (const auto& slice : built.value()) documents.push_back(api::toJson(slice));
+        for (const auto& slice : built.value())
+            documents.push_back(api::toJson(slice));
         out << api::toYamlStream(documents);
     } else {
         out << renderTable(*machine, flags.slice, built.value());

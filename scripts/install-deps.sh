@@ -4,7 +4,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates bzip2 python3
-  libhwloc-dev hwloc-nox libpci-dev pci.ids
+  libhwloc-dev libpci-dev pci.ids
   nlohmann-json3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )

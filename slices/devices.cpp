@@ -17,7 +17,8 @@ constexpr std::int64_t kMegabit = 1'000'000;
 
 void addNumaNode(api::Device& device, const PublishContext& context, const PciFunction& f) {
     // No affinity (or unreadable): no attribute at all, never 0.
-    if (!topology::numaNodeAttributeForFunction(context.machine, f, topology::NumaForm::Scalar)) return;
+    if (!topology::numaNodeAttributeForFunction(context.machine, f, topology::NumaForm::Scalar))
+        return;
     const auto& value = context.numaValue(*f.numaNode);
     if (value.form == topology::NumaForm::Scalar) {
         device.attributes[topology::kNumaNodeAttribute] = std::int64_t{value.physical()};
@@ -49,12 +50,18 @@ api::Device pciDevice(const PciFunction& f, const PublishContext& context) {
     a["vendorID"] = "0x" + text::hex(f.vendorId, 4);
     a["deviceID"] = "0x" + text::hex(f.deviceId, 4);
     a["model"] = truncateValue(f.deviceName);
-    if (!f.kernelDriver.empty()) a["kernelDriver"] = truncateValue(f.kernelDriver);
-    if (f.iommuGroup) a["iommuGroup"] = std::int64_t{*f.iommuGroup};
-    if (f.maxLink.speedGTs) a["pcieMaxLinkSpeed"] = linkSpeedText(*f.maxLink.speedGTs);
-    if (f.maxLink.width) a["pcieMaxLinkWidth"] = std::int64_t{*f.maxLink.width};
-    if (auto busId = topology::pciBusIdAttribute(f.address)) a[topology::kPciBusIdAttribute] = busId.value();
-    if (auto root = topology::pcieRootAttribute(f)) a[topology::kPcieRootAttribute] = root.value();
+    if (!f.kernelDriver.empty())
+        a["kernelDriver"] = truncateValue(f.kernelDriver);
+    if (f.iommuGroup)
+        a["iommuGroup"] = std::int64_t{*f.iommuGroup};
+    if (f.maxLink.speedGTs)
+        a["pcieMaxLinkSpeed"] = linkSpeedText(*f.maxLink.speedGTs);
+    if (f.maxLink.width)
+        a["pcieMaxLinkWidth"] = std::int64_t{*f.maxLink.width};
+    if (auto busId = topology::pciBusIdAttribute(f.address))
+        a[topology::kPciBusIdAttribute] = busId.value();
+    if (auto root = topology::pcieRootAttribute(f))
+        a[topology::kPcieRootAttribute] = root.value();
     addNumaNode(device, context, f);
     return device;
 }
@@ -62,7 +69,8 @@ api::Device pciDevice(const PciFunction& f, const PublishContext& context) {
 std::optional<std::int64_t> linkSpeedBits(const PciFunction& f) {
     std::optional<std::int64_t> best;
     for (const auto& netdev : f.netdevs) {
-        if (netdev.speedMbps && (!best || *netdev.speedMbps * kMegabit > *best)) best = *netdev.speedMbps * kMegabit;
+        if (netdev.speedMbps && (!best || *netdev.speedMbps * kMegabit > *best))
+            best = *netdev.speedMbps * kMegabit;
     }
     return best;
 }
@@ -77,17 +85,21 @@ std::optional<api::Device> publishNic(const PciFunction& f, const PublishContext
     if (!f.netdevs.empty()) {
         a["ifName"] = truncateValue(f.netdevs.front().name);
         const auto type = f.netdevs.front().linkType;
-        if (type == 1) a["linkType"] = std::string("ethernet");
-        if (type == 32) a["linkType"] = std::string("infiniband");
+        if (type == 1)
+            a["linkType"] = std::string("ethernet");
+        if (type == 32)
+            a["linkType"] = std::string("infiniband");
     }
     a["rdma"] = !f.rdma.empty();
-    if (!f.rdma.empty()) a["rdmaDevice"] = truncateValue(f.rdma.front().name);
+    if (!f.rdma.empty())
+        a["rdmaDevice"] = truncateValue(f.rdma.front().name);
 
     const auto bandwidth = linkSpeedBits(f);
     if (f.sriovVf) {
         a["sriovRole"] = std::string("vf");
         a["pfPciBusID"] = f.sriovVf->pfAddress;
-        if (f.sriovVf->index >= 0) a["vfIndex"] = std::int64_t{f.sriovVf->index};
+        if (f.sriovVf->index >= 0)
+            a["vfIndex"] = std::int64_t{f.sriovVf->index};
         const auto* pf = context.machine.pciFunction(f.sriovVf->pfAddress);
         if (pf != nullptr && pf->sriovPf && pf->sriovPf->numVfs > 0) {
             api::DeviceCounterConsumption consumption;
@@ -101,7 +113,8 @@ std::optional<api::Device> publishNic(const PciFunction& f, const PublishContext
         }
         return device;
     }
-    if (bandwidth) device.capacity["bandwidth"] = api::DeviceCapacity{Quantity::decimal(*bandwidth), {}};
+    if (bandwidth)
+        device.capacity["bandwidth"] = api::DeviceCapacity{Quantity::decimal(*bandwidth), {}};
     if (f.sriovPf) {
         a["sriovRole"] = std::string("pf");
         a["sriovTotalVFs"] = std::int64_t{f.sriovPf->totalVfs};
@@ -110,8 +123,11 @@ std::optional<api::Device> publishNic(const PciFunction& f, const PublishContext
             // The PF as a whole uses everything its VFs share, so PF and VFs exclude each other.
             api::DeviceCounterConsumption consumption;
             consumption.counterSet = counterSetNameForPf(f.address);
-            consumption.counters["vfs"] = api::Counter{Quantity::decimal(f.sriovPf->numVfs), {}, {}};
-            if (bandwidth) consumption.counters["bandwidth"] = api::Counter{Quantity::decimal(*bandwidth), {}, {}};
+            consumption.counters["vfs"] =
+                api::Counter{Quantity::decimal(f.sriovPf->numVfs), {}, {}};
+            if (bandwidth)
+                consumption.counters["bandwidth"] =
+                    api::Counter{Quantity::decimal(*bandwidth), {}, {}};
             device.consumesCounters.push_back(std::move(consumption));
         }
     }
@@ -119,10 +135,14 @@ std::optional<api::Device> publishNic(const PciFunction& f, const PublishContext
 }
 
 api::CapacityRequestPolicy cpuPolicy() {
-    return {Quantity::decimal(1), {}, api::CapacityRange{Quantity::decimal(1), {}, Quantity::decimal(1)}};
+    return {Quantity::decimal(1),
+            {},
+            api::CapacityRange{Quantity::decimal(1), {}, Quantity::decimal(1)}};
 }
 api::CapacityRequestPolicy memoryPolicy() {
-    return {Quantity::decimal(0), {}, api::CapacityRange{Quantity::decimal(0), {}, Quantity::binary(1 << 20)}};
+    return {Quantity::decimal(0),
+            {},
+            api::CapacityRange{Quantity::decimal(0), {}, Quantity::binary(1 << 20)}};
 }
 
 std::vector<int> onlineCpusOf(const discovery::Machine& machine, const discovery::NumaNode& node) {
@@ -130,7 +150,8 @@ std::vector<int> onlineCpusOf(const discovery::Machine& machine, const discovery
     for (int c : node.cpus) {
         const auto* cpu = machine.cpu(c);
         // A cpulist can name CPUs that are not present (reduced or hot-unplugged trees).
-        if (cpu != nullptr && cpu->online) cpus.push_back(c);
+        if (cpu != nullptr && cpu->online)
+            cpus.push_back(c);
     }
     return cpus;
 }
@@ -139,7 +160,8 @@ std::vector<int> onlineCpusOf(const discovery::Machine& machine, const discovery
 std::vector<std::string> rootsOnNode(const discovery::Machine& machine, int node) {
     std::set<std::string> roots;
     for (const auto& f : machine.pci) {
-        if (f.numaNode == node && !f.pcieRoot.empty()) roots.insert(f.pcieRoot);
+        if (f.numaNode == node && !f.pcieRoot.empty())
+            roots.insert(f.pcieRoot);
     }
     return {roots.begin(), roots.end()};
 }
@@ -151,7 +173,8 @@ api::Device cpuDeviceBase(const PublishContext& context, int node, std::string n
     device.attributes["type"] = std::string("cpu");
     // CPUs are their node: always the scalar form (KEP-6072).
     device.attributes[topology::kNumaNodeAttribute] = std::int64_t{node};
-    if (auto socket = context.machine.socketOfNode(node)) device.attributes["socket"] = std::int64_t{*socket};
+    if (auto socket = context.machine.socketOfNode(node))
+        device.attributes["socket"] = std::int64_t{*socket};
     if (context.options.legacyNumaAttributes) {
         device.attributes["dra.net/numaNode"] = std::int64_t{node};
         device.attributes["dra.cpu/numaNodeID"] = std::int64_t{node};
@@ -159,17 +182,21 @@ api::Device cpuDeviceBase(const PublishContext& context, int node, std::string n
     return device;
 }
 
-void consumeNodeBudget(api::Device& device, const PublishContext& context, int node, bool hasMemory) {
+void consumeNodeBudget(api::Device& device, const PublishContext& context, int node,
+                       bool hasMemory) {
     api::DeviceCounterConsumption consumption;
     consumption.counterSet = counterSetNameForNode(node);
     consumption.counters["cpu"] = api::Counter{{}, {}, capacityKey(context.options, "cpu")};
-    if (hasMemory) consumption.counters["memory"] = api::Counter{{}, {}, capacityKey(context.options, "memory")};
+    if (hasMemory)
+        consumption.counters["memory"] =
+            api::Counter{{}, {}, capacityKey(context.options, "memory")};
     device.consumesCounters.push_back(std::move(consumption));
 }
 
 }  // namespace
 
-PublishContext::PublishContext(const discovery::Machine& m, const SliceOptions& o) : machine(m), options(o) {}
+PublishContext::PublishContext(const discovery::Machine& m, const SliceOptions& o)
+    : machine(m), options(o) {}
 
 const topology::NumaNodeValue& PublishContext::numaValue(int node) const {
     auto it = numaValues_.find(node);
@@ -195,29 +222,36 @@ std::vector<api::Device> cpuDevices(const PublishContext& context) {
     const auto& machine = context.machine;
     for (const auto& node : machine.nodes) {
         const auto cpus = onlineCpusOf(machine, node);
-        if (cpus.empty()) continue;  // memory-only nodes have no CPUs to hand out
+        if (cpus.empty())
+            continue;  // memory-only nodes have no CPUs to hand out
         api::Device device = cpuDeviceBase(context, node.id, "cpu-numa-" + std::to_string(node.id));
         const std::string cpuList = text::formatRangeList(cpus);
-        if (cpuList.size() <= SliceLimits::kStringValueLength) device.attributes["cpus"] = cpuList;
+        if (cpuList.size() <= SliceLimits::kStringValueLength)
+            device.attributes["cpus"] = cpuList;
         if (context.options.numaForm == topology::NumaForm::List) {
             // CPUs are adjacent to every root on their node (KEP-5491's motivating example).
             auto roots = rootsOnNode(machine, node.id);
-            if (!roots.empty() && roots.size() <= 16) device.attributes[topology::kPcieRootAttribute] = roots;
+            if (!roots.empty() && roots.size() <= 16)
+                device.attributes[topology::kPcieRootAttribute] = roots;
         }
         if (context.options.sharedConsumableCapacity) {
             consumeNodeBudget(device, context, node.id, node.memoryBytes.has_value());
         } else {
-            device.capacity["cpu"] = {Quantity::decimal(static_cast<std::int64_t>(cpus.size())), cpuPolicy()};
+            device.capacity["cpu"] = {Quantity::decimal(static_cast<std::int64_t>(cpus.size())),
+                                      cpuPolicy()};
             if (node.memoryBytes) {
-                device.capacity["memory"] = {Quantity::binary(static_cast<std::int64_t>(*node.memoryBytes)), memoryPolicy()};
+                device.capacity["memory"] = {
+                    Quantity::binary(static_cast<std::int64_t>(*node.memoryBytes)), memoryPolicy()};
             }
         }
         devices.push_back(std::move(device));
     }
-    if (!context.options.sharedConsumableCapacity) return devices;
+    if (!context.options.sharedConsumableCapacity)
+        return devices;
     // KEP-5941 story 2: one CPU device per PCIe root, drawing on its node's budget.
     for (const auto& node : machine.nodes) {
-        if (onlineCpusOf(machine, node).empty()) continue;
+        if (onlineCpusOf(machine, node).empty())
+            continue;
         for (const auto& root : rootsOnNode(machine, node.id)) {
             api::Device device = cpuDeviceBase(context, node.id, "cpu-" + root);
             std::replace(device.name.begin(), device.name.end(), ':', '-');
@@ -233,7 +267,8 @@ std::vector<api::CounterSet> counterSets(const PublishContext& context) {
     std::vector<api::CounterSet> sets;
     const bool shared = context.options.sharedConsumableCapacity;
     for (const auto& f : context.machine.pci) {
-        if (f.kind != discovery::kKindNic || !f.sriovPf || f.sriovPf->numVfs == 0) continue;
+        if (f.kind != discovery::kKindNic || !f.sriovPf || f.sriovPf->numVfs == 0)
+            continue;
         api::CounterSet set;
         set.name = counterSetNameForPf(f.address);
         set.counters["vfs"] = api::Counter{Quantity::decimal(f.sriovPf->numVfs), {}, {}};
@@ -241,24 +276,31 @@ std::vector<api::CounterSet> counterSets(const PublishContext& context) {
             api::Counter counter{Quantity::decimal(*bandwidth), {}, {}};
             if (shared) {
                 // Unrequested bandwidth defaults to an equal share of the link per VF.
-                const std::int64_t share = std::max<std::int64_t>(kMegabit, *bandwidth / f.sriovPf->numVfs / kMegabit * kMegabit);
+                const std::int64_t share = std::max<std::int64_t>(
+                    kMegabit, *bandwidth / f.sriovPf->numVfs / kMegabit * kMegabit);
                 counter.requestPolicy = api::CapacityRequestPolicy{
-                    Quantity::decimal(share), {},
-                    api::CapacityRange{Quantity::decimal(kMegabit), Quantity::decimal(*bandwidth), Quantity::decimal(kMegabit)}};
+                    Quantity::decimal(share),
+                    {},
+                    api::CapacityRange{Quantity::decimal(kMegabit), Quantity::decimal(*bandwidth),
+                                       Quantity::decimal(kMegabit)}};
             }
             set.counters["bandwidth"] = counter;
         }
         sets.push_back(std::move(set));
     }
-    if (!shared) return sets;
+    if (!shared)
+        return sets;
     for (const auto& node : context.machine.nodes) {
         const auto cpus = onlineCpusOf(context.machine, node);
-        if (cpus.empty()) continue;
+        if (cpus.empty())
+            continue;
         api::CounterSet set;
         set.name = counterSetNameForNode(node.id);
-        set.counters["cpu"] = api::Counter{Quantity::decimal(static_cast<std::int64_t>(cpus.size())), cpuPolicy(), {}};
+        set.counters["cpu"] = api::Counter{
+            Quantity::decimal(static_cast<std::int64_t>(cpus.size())), cpuPolicy(), {}};
         if (node.memoryBytes) {
-            set.counters["memory"] = api::Counter{Quantity::binary(static_cast<std::int64_t>(*node.memoryBytes)), memoryPolicy(), {}};
+            set.counters["memory"] = api::Counter{
+                Quantity::binary(static_cast<std::int64_t>(*node.memoryBytes)), memoryPolicy(), {}};
         }
         sets.push_back(std::move(set));
     }
@@ -272,15 +314,21 @@ std::string pciDeviceName(const std::string& kind, const std::string& address) {
     return name;
 }
 
-std::string counterSetNameForPf(const std::string& pfAddress) { return pciDeviceName("pf", pfAddress); }
+std::string counterSetNameForPf(const std::string& pfAddress) {
+    return pciDeviceName("pf", pfAddress);
+}
 
-std::string counterSetNameForNode(int node) { return "numa-" + std::to_string(node); }
+std::string counterSetNameForNode(int node) {
+    return "numa-" + std::to_string(node);
+}
 
 std::string truncateValue(const std::string& value) {
-    if (value.size() <= SliceLimits::kStringValueLength) return value;
+    if (value.size() <= SliceLimits::kStringValueLength)
+        return value;
     // Cut on a UTF-8 character boundary.
     size_t cut = SliceLimits::kStringValueLength;
-    while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80) --cut;
+    while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80)
+        --cut;
     return value.substr(0, cut);
 }
 

@@ -12,14 +12,14 @@
 namespace numadra::slices::detail {
 
 class PublishContext {
-public:
+  public:
     PublishContext(const discovery::Machine& machine, const SliceOptions& options);
     const discovery::Machine& machine;
     const SliceOptions& options;
     // numaNode value of a node in the configured form, computed once per node.
     const topology::NumaNodeValue& numaValue(int node) const;
 
-private:
+  private:
     mutable std::map<int, topology::NumaNodeValue> numaValues_;  // a memo, not state
 };
 

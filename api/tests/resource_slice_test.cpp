@@ -7,10 +7,12 @@ namespace {
 
 TEST(AttributeJson, ScalarsAndListsUseTheApiFieldNames) {
     EXPECT_EQ(toJson(AttributeValue{std::int64_t{5}}).dump(), R"({"int":5})");
-    EXPECT_EQ(toJson(AttributeValue{std::string("pci0000:00")}).dump(), R"({"string":"pci0000:00"})");
+    EXPECT_EQ(toJson(AttributeValue{std::string("pci0000:00")}).dump(),
+              R"({"string":"pci0000:00"})");
     EXPECT_EQ(toJson(AttributeValue{true}).dump(), R"({"bool":true})");
     EXPECT_EQ(toJson(AttributeValue{Version{"1.2.3"}}).dump(), R"({"version":"1.2.3"})");
-    EXPECT_EQ(toJson(AttributeValue{std::vector<std::int64_t>{5, 4, 6, 7}}).dump(), R"({"ints":[5,4,6,7]})");
+    EXPECT_EQ(toJson(AttributeValue{std::vector<std::int64_t>{5, 4, 6, 7}}).dump(),
+              R"({"ints":[5,4,6,7]})");
     EXPECT_EQ(toJson(AttributeValue{std::vector<std::string>{"a"}}).dump(), R"({"strings":["a"]})");
 }
 
@@ -32,8 +34,9 @@ TEST(Device, CounterConsumptionWithValueFromEncodesCapacityKey) {
     consumption.counters["bandwidth"] = Counter{{}, {}, std::string("example.com/bandwidth")};
     consumption.counters["vfs"] = Counter{Quantity::decimal(1), {}, {}};
     device.consumesCounters.push_back(consumption);
-    EXPECT_EQ(toJson(device).dump(),
-              R"({"name":"vf-0","consumesCounters":[{"counterSet":"pf-0","counters":{"bandwidth":{"valueFrom":{"capacityKey":"example.com/bandwidth"}},"vfs":{"value":"1"}}}]})");
+    EXPECT_EQ(
+        toJson(device).dump(),
+        R"({"name":"vf-0","consumesCounters":[{"counterSet":"pf-0","counters":{"bandwidth":{"valueFrom":{"capacityKey":"example.com/bandwidth"}},"vfs":{"value":"1"}}}]})");
 }
 
 TEST(ResourceSlice, CounterSliceHasNoDevicesField) {
@@ -42,7 +45,8 @@ TEST(ResourceSlice, CounterSliceHasNoDevicesField) {
     slice.driver = "d";
     slice.pool = {"n", 3, 2};
     slice.nodeName = "n";
-    slice.sharedCounters.push_back(CounterSet{"numa-0", {{"cpu", Counter{Quantity::decimal(8), {}, {}}}}});
+    slice.sharedCounters.push_back(
+        CounterSet{"numa-0", {{"cpu", Counter{Quantity::decimal(8), {}, {}}}}});
     Json json = toJson(slice);
     EXPECT_FALSE(json["spec"].contains("devices"));
     EXPECT_EQ(json["spec"]["pool"]["generation"], 3);

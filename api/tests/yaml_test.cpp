@@ -11,22 +11,27 @@ Json fromYaml(const YAML::Node& node) {
     switch (node.Type()) {
         case YAML::NodeType::Map: {
             Json out = Json::object();
-            for (const auto& entry : node) out[entry.first.as<std::string>()] = fromYaml(entry.second);
+            for (const auto& entry : node)
+                out[entry.first.as<std::string>()] = fromYaml(entry.second);
             return out;
         }
         case YAML::NodeType::Sequence: {
             Json out = Json::array();
-            for (const auto& item : node) out.push_back(fromYaml(item));
+            for (const auto& item : node)
+                out.push_back(fromYaml(item));
             return out;
         }
         case YAML::NodeType::Scalar: {
-            if (node.Tag() == "!") return node.as<std::string>();  // quoted: always a string
+            if (node.Tag() == "!")
+                return node.as<std::string>();  // quoted: always a string
             const auto text = node.as<std::string>();
-            if (text == "true" || text == "false") return text == "true";
+            if (text == "true" || text == "false")
+                return text == "true";
             try {
                 size_t used = 0;
                 long long v = std::stoll(text, &used);
-                if (used == text.size()) return v;
+                if (used == text.size())
+                    return v;
             } catch (...) {
             }
             return text;
@@ -53,7 +58,8 @@ TEST(Yaml, StreamSeparatesDocuments) {
 }
 
 TEST(Yaml, ReservedWordsAndOddKeysAreQuoted) {
-    const std::string yaml = toYaml(Json{{"on", 1}, {"resource.kubernetes.io/numaNode", 2}, {"a b", 3}});
+    const std::string yaml =
+        toYaml(Json{{"on", 1}, {"resource.kubernetes.io/numaNode", 2}, {"a b", 3}});
     EXPECT_NE(yaml.find("\"on\": 1"), std::string::npos) << yaml;
     EXPECT_NE(yaml.find("resource.kubernetes.io/numaNode: 2"), std::string::npos) << yaml;
     EXPECT_NE(yaml.find("\"a b\": 3"), std::string::npos) << yaml;

@@ -27,7 +27,8 @@ TEST(RangeList, RejectsMalformedRangesWithTheOffendingPart) {
     for (const char* bad : {"0-", "3-1", "a", "1,,2", "-4", "0-99999999"}) {
         auto parsed = parseRangeList(bad);
         ASSERT_FALSE(parsed.ok()) << bad;
-        EXPECT_NE(parsed.error().message.find("range"), std::string::npos) << parsed.error().message;
+        EXPECT_NE(parsed.error().message.find("range"), std::string::npos)
+            << parsed.error().message;
     }
 }
 

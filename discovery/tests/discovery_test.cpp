@@ -18,8 +18,9 @@ using numadra::testing::machineRoot;
 using numadra::testing::TempTree;
 
 bool hasDiagnosticFor(const Machine& machine, const std::string& pathPart) {
-    return std::any_of(machine.diagnostics.begin(), machine.diagnostics.end(),
-                       [&](const Diagnostic& d) { return d.path.find(pathPart) != std::string::npos; });
+    return std::any_of(
+        machine.diagnostics.begin(), machine.diagnostics.end(),
+        [&](const Diagnostic& d) { return d.path.find(pathPart) != std::string::npos; });
 }
 
 TEST(Discovery, RejectsARootThatIsNotSysfs) {
@@ -90,11 +91,12 @@ TEST(Discovery, NicHasNetdevSpeedAndRdma) {
 TEST(Discovery, SixRootComplexesOnDualXeon) {
     auto machine = loadMachine("xeon-6320r-2s");
     std::vector<std::string> roots;
-    for (const auto& f : machine.pci) roots.push_back(f.pcieRoot);
+    for (const auto& f : machine.pci)
+        roots.push_back(f.pcieRoot);
     std::sort(roots.begin(), roots.end());
     roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
-    EXPECT_EQ(roots, (std::vector<std::string>{"pci0000:00", "pci0000:17", "pci0000:3a", "pci0000:85",
-                                               "pci0000:ae", "pci0000:d7"}));
+    EXPECT_EQ(roots, (std::vector<std::string>{"pci0000:00", "pci0000:17", "pci0000:3a",
+                                               "pci0000:85", "pci0000:ae", "pci0000:d7"}));
     ASSERT_EQ(machine.nodes.size(), 2u);
     EXPECT_EQ(machine.nodes[0].cpus.front(), 0);
     EXPECT_EQ(machine.nodes[0].cpus[1], 2);
@@ -106,7 +108,9 @@ TEST(Discovery, OldAndNewLinkSpeedFormatsBothParse) {
     bool sawOldFormat = false;
     for (const auto& f : machine.pci) {
         auto raw = Sysfs(machine.sysfsRoot).read(f.devicePath + "/max_link_speed");
-        if (!raw || raw.value().find("PCIe") != std::string::npos || raw.value().find("Unknown") != std::string::npos) continue;
+        if (!raw || raw.value().find("PCIe") != std::string::npos ||
+            raw.value().find("Unknown") != std::string::npos)
+            continue;
         sawOldFormat = true;
         EXPECT_TRUE(f.maxLink.speedGTs.has_value()) << f.address;
     }
@@ -117,7 +121,8 @@ TEST(Discovery, DowntrainedLinkIsVisible) {
     auto machine = loadMachine("gpu4-nic");
     int degraded = 0;
     for (const auto* gpu : functionsOfKind(machine, "gpu")) {
-        if (gpu->currentLink == gpu->maxLink) continue;
+        if (gpu->currentLink == gpu->maxLink)
+            continue;
         ++degraded;
         EXPECT_EQ(gpu->currentLink.width, 8);
         EXPECT_EQ(gpu->maxLink.width, 16);
@@ -141,7 +146,8 @@ TEST(Discovery, SriovPfListsVfsInIndexOrder) {
     auto machine = loadMachine("sriov-nic");
     const PciFunction* pf = nullptr;
     for (const auto& f : machine.pci) {
-        if (f.sriovPf && f.sriovPf->numVfs > 0) pf = &f;
+        if (f.sriovPf && f.sriovPf->numVfs > 0)
+            pf = &f;
     }
     ASSERT_NE(pf, nullptr);
     EXPECT_EQ(pf->sriovPf->totalVfs, 64);
@@ -175,7 +181,8 @@ TEST(Discovery, SixtyFourVfsKeepNumericOrder) {
     auto machine = loadMachine("big-2s-8n");
     size_t pfs = 0;
     for (const auto& f : machine.pci) {
-        if (!f.sriovPf || f.sriovPf->numVfs == 0) continue;
+        if (!f.sriovPf || f.sriovPf->numVfs == 0)
+            continue;
         ++pfs;
         ASSERT_EQ(f.sriovPf->vfAddresses.size(), 64u);
         for (size_t k = 0; k < 64; ++k) {
@@ -205,7 +212,8 @@ TEST(Discovery, VmHasOneNodeAndAffinityFreeDevices) {
     ASSERT_EQ(machine.nodes.size(), 1u);
     EXPECT_EQ(machine.cpus.size(), 2u);
     EXPECT_TRUE(machine.cpu(0)->online);
-    for (const auto& f : machine.pci) EXPECT_EQ(f.numaNode, -1) << f.address;
+    for (const auto& f : machine.pci)
+        EXPECT_EQ(f.numaNode, -1) << f.address;
 }
 
 TEST(Discovery, IntegratedGpuHasDrmNodesAndWifiIsANic) {
@@ -256,7 +264,8 @@ TEST(Discovery, MalformedFilesBecomeDiagnosticsNotCrashes) {
     // node1/meminfo is cut off after its MemTotal line: the total is still there.
     EXPECT_EQ(machine.node(1)->memoryBytes, std::uint64_t{32} << 30);
     for (const auto& d : machine.diagnostics) {
-        EXPECT_EQ(d.path.rfind(machineRoot("bad-files"), 0), 0u) << "diagnostic without full path: " << d.path;
+        EXPECT_EQ(d.path.rfind(machineRoot("bad-files"), 0), 0u)
+            << "diagnostic without full path: " << d.path;
         EXPECT_FALSE(d.message.empty());
     }
 }
@@ -328,7 +337,8 @@ TEST(Discovery, UnknownIdsFallBackToHex) {
 
 TEST(Discovery, CustomKindRuleAddsAClassWithoutTouchingTheCore) {
     DeviceKindRules rules = DeviceKindRules::defaults();
-    rules.add({"nvme", "NVM Express controller", [](const PciFunction& f) { return (f.classCode >> 8) == 0x0108; }});
+    rules.add({"nvme", "NVM Express controller",
+               [](const PciFunction& f) { return (f.classCode >> 8) == 0x0108; }});
     auto machine = discover({machineRoot("laptop"), nullptr, &rules});
     ASSERT_TRUE(machine.ok());
     EXPECT_EQ(functionsOfKind(*machine, "nvme").size(), 1u);

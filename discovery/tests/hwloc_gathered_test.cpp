@@ -92,6 +92,7 @@ class TemporaryDirectory {
 // Runs a program without a shell (no quoting of file names); true on exit status 0.
 bool run(const std::vector<std::string>& arguments) {
     std::vector<char*> argv;
+    argv.reserve(arguments.size() + 1);
     for (const auto& argument : arguments)
         argv.push_back(const_cast<char*>(argument.c_str()));
     argv.push_back(nullptr);
@@ -378,6 +379,7 @@ bool hwlocForcesPciLocality(const std::string& testFile) {
 
 std::vector<std::string> keys(const std::map<std::string, std::vector<int>>& map) {
     std::vector<std::string> out;
+    out.reserve(map.size());
     for (const auto& [key, value] : map)
         out.push_back(key);
     return out;

@@ -33,7 +33,8 @@ TEST(Sysfs, ReadErrorNamesTheFullPath) {
     Sysfs sysfs(tree.root());
     auto content = sysfs.read("devices/system/node/online");
     ASSERT_FALSE(content.ok());
-    EXPECT_NE(content.error().message.find(tree.root() + "/devices/system/node/online"), std::string::npos);
+    EXPECT_NE(content.error().message.find(tree.root() + "/devices/system/node/online"),
+              std::string::npos);
 }
 
 TEST(Sysfs, ListIsSortedAndEmptyForMissingFolder) {

@@ -17,13 +17,15 @@ struct Run {
     std::string err;
 };
 
-Run probe(std::vector<std::string> args) {
+Run probe(const std::vector<std::string>& args) {
     std::ostringstream out, err;
     int code = runNumaProbe(args, out, err);
     return {code, out.str(), err.str()};
 }
 
-std::string epyc() { return numadra::testing::machineRoot("epyc-2s-nps4"); }
+std::string epyc() {
+    return numadra::testing::machineRoot("epyc-2s-nps4");
+}
 
 TEST(NumaProbe, HelpAndVersionExitZero) {
     auto help = probe({"--help"});
@@ -65,14 +67,16 @@ TEST(NumaProbe, RootThatIsNotSysfsExitsTwo) {
 TEST(NumaProbe, TableShowsSocketsNodesDevicesAndLists) {
     auto run = probe({"--sysfs-root", epyc(), "--node-name", "n"});
     ASSERT_EQ(run.code, 0) << run.err;
-    for (const char* expected : {"Socket 0", "Socket 1", "NUMA node 5", "list [5,4,6,7]", "list [6,4,5,7]",
-                                 "ens5f0np0", "ResourceSlices", "n-numa.dra.dev-00000"}) {
+    for (const char* expected :
+         {"Socket 0", "Socket 1", "NUMA node 5", "list [5,4,6,7]", "list [6,4,5,7]", "ens5f0np0",
+          "ResourceSlices", "n-numa.dra.dev-00000"}) {
         EXPECT_NE(run.out.find(expected), std::string::npos) << expected << "\n" << run.out;
     }
 }
 
 TEST(NumaProbe, JsonIsAListOfResourceSlices) {
-    auto run = probe({"--sysfs-root", epyc(), "--node-name", "n", "--numa-list", "--output", "json"});
+    auto run =
+        probe({"--sysfs-root", epyc(), "--node-name", "n", "--numa-list", "--output", "json"});
     ASSERT_EQ(run.code, 0) << run.err;
     auto json = nlohmann::json::parse(run.out);
     EXPECT_EQ(json["kind"], "List");
@@ -92,20 +96,24 @@ TEST(NumaProbe, YamlHoldsTheSameSlicesAsJson) {
     auto documents = YAML::LoadAll(yaml.out);
     ASSERT_EQ(documents.size(), json["items"].size());
     for (size_t i = 0; i < documents.size(); ++i) {
-        EXPECT_EQ(documents[i]["metadata"]["name"].as<std::string>(), json["items"][i]["metadata"]["name"]);
-        EXPECT_EQ(documents[i]["spec"]["devices"].size(), json["items"][i]["spec"]["devices"].size());
+        EXPECT_EQ(documents[i]["metadata"]["name"].as<std::string>(),
+                  json["items"][i]["metadata"]["name"]);
+        EXPECT_EQ(documents[i]["spec"]["devices"].size(),
+                  json["items"][i]["spec"]["devices"].size());
     }
 }
 
 TEST(NumaProbe, MalformedFilesWarnOnStderrButStillSucceed) {
-    auto run = probe({"--sysfs-root", numadra::testing::machineRoot("bad-files"), "--node-name", "n"});
+    auto run =
+        probe({"--sysfs-root", numadra::testing::machineRoot("bad-files"), "--node-name", "n"});
     EXPECT_EQ(run.code, 0);
     EXPECT_NE(run.err.find("warning: path="), std::string::npos);
     EXPECT_NE(run.err.find("numa_node"), std::string::npos);
 }
 
 TEST(NumaProbe, SameInputGivesByteIdenticalOutput) {
-    std::vector<std::string> args{"--sysfs-root", epyc(), "--node-name", "n", "--output", "yaml", "--numa-list"};
+    std::vector<std::string> args{"--sysfs-root", epyc(), "--node-name", "n",
+                                  "--output",     "yaml", "--numa-list"};
     EXPECT_EQ(probe(args).out, probe(args).out);
 }
 

@@ -17,7 +17,8 @@ SliceOptions optionsFor(const std::string& node) {
     return options;
 }
 
-std::vector<api::ResourceSlice> build(const discovery::Machine& machine, const SliceOptions& options) {
+std::vector<api::ResourceSlice> build(const discovery::Machine& machine,
+                                      const SliceOptions& options) {
     auto slices = buildResourceSlices(machine, options);
     EXPECT_TRUE(slices.ok()) << slices.error().message;
     return slices.ok() ? slices.value() : std::vector<api::ResourceSlice>{};
@@ -26,7 +27,8 @@ std::vector<api::ResourceSlice> build(const discovery::Machine& machine, const S
 std::vector<const api::Device*> allDevices(const std::vector<api::ResourceSlice>& slices) {
     std::vector<const api::Device*> out;
     for (const auto& slice : slices) {
-        for (const auto& device : slice.devices) out.push_back(&device);
+        for (const auto& device : slice.devices)
+            out.push_back(&device);
     }
     return out;
 }
@@ -34,9 +36,11 @@ std::vector<const api::Device*> allDevices(const std::vector<api::ResourceSlice>
 // Pointers into a temporary would dangle: callers must keep the slices alive.
 std::vector<const api::Device*> allDevices(std::vector<api::ResourceSlice>&&) = delete;
 
-const api::Device* deviceNamed(const std::vector<api::ResourceSlice>& slices, const std::string& name) {
+const api::Device* deviceNamed(const std::vector<api::ResourceSlice>& slices,
+                               const std::string& name) {
     for (const auto* device : allDevices(slices)) {
-        if (device->name == name) return device;
+        if (device->name == name)
+            return device;
     }
     return nullptr;
 }
@@ -72,7 +76,8 @@ TEST(Slices, SliceNamesSortInPreferenceOrder) {
     auto machine = loadMachine("big-2s-8n");
     auto slices = build(machine, optionsFor("big"));
     ASSERT_GT(slices.size(), 2u);
-    for (size_t i = 1; i < slices.size(); ++i) EXPECT_LT(slices[i - 1].name, slices[i].name);
+    for (size_t i = 1; i < slices.size(); ++i)
+        EXPECT_LT(slices[i - 1].name, slices[i].name);
     EXPECT_EQ(slices[0].name, "big-numa.dra.dev-00000");
     EXPECT_FALSE(slices[0].sharedCounters.empty());  // counter sets come first
 }
@@ -92,9 +97,12 @@ TEST(Slices, VirtualFunctionsComeBeforeTheirPhysicalFunctions) {
     int lastVf = -1, firstPf = -1;
     for (size_t i = 0; i < devices.size(); ++i) {
         const auto* role = attribute(*devices[i], "sriovRole");
-        if (role == nullptr) continue;
-        if (std::get<std::string>(*role) == "vf") lastVf = static_cast<int>(i);
-        if (std::get<std::string>(*role) == "pf" && firstPf < 0) firstPf = static_cast<int>(i);
+        if (role == nullptr)
+            continue;
+        if (std::get<std::string>(*role) == "vf")
+            lastVf = static_cast<int>(i);
+        if (std::get<std::string>(*role) == "pf" && firstPf < 0)
+            firstPf = static_cast<int>(i);
     }
     ASSERT_GE(lastVf, 0);
     ASSERT_GE(firstPf, 0);
@@ -106,9 +114,11 @@ TEST(Slices, DeviceNamesDeriveFromThePciAddress) {
     auto slices = build(machine, optionsFor("n"));
     for (const auto* device : allDevices(slices)) {
         const auto* busId = attribute(*device, topology::kPciBusIdAttribute);
-        if (busId == nullptr) continue;
+        if (busId == nullptr)
+            continue;
         std::string expected = std::get<std::string>(*busId);
-        for (char& c : expected) c = (c == ':' || c == '.') ? '-' : c;
+        for (char& c : expected)
+            c = (c == ':' || c == '.') ? '-' : c;
         EXPECT_NE(device->name.find(expected), std::string::npos) << device->name;
     }
 }
@@ -139,9 +149,11 @@ TEST(Slices, ListModePublishesTheSlitList) {
             EXPECT_TRUE(std::holds_alternative<std::int64_t>(*numa)) << device->name;
             continue;
         }
-        if (std::get<std::string>(*type) == "gpu" && std::get<std::string>(*attribute(*device, "vendorID")) == "0x1002") {
+        if (std::get<std::string>(*type) == "gpu" &&
+            std::get<std::string>(*attribute(*device, "vendorID")) == "0x1002") {
             sawGpu = true;
-            EXPECT_EQ(std::get<std::vector<std::int64_t>>(*numa), (std::vector<std::int64_t>{5, 4, 6, 7}));
+            EXPECT_EQ(std::get<std::vector<std::int64_t>>(*numa),
+                      (std::vector<std::int64_t>{5, 4, 6, 7}));
         }
     }
     EXPECT_TRUE(sawGpu);
@@ -163,7 +175,8 @@ TEST(Slices, NoAffinityDevicesHaveNoNumaNode) {
     auto slices = build(machine, optionsFor("vm"));
     size_t pciDevices = 0;
     for (const auto* device : allDevices(slices)) {
-        if (std::get<std::string>(*attribute(*device, "type")) == "cpu") continue;
+        if (std::get<std::string>(*attribute(*device, "type")) == "cpu")
+            continue;
         ++pciDevices;
         EXPECT_EQ(attribute(*device, topology::kNumaNodeAttribute), nullptr) << device->name;
         EXPECT_EQ(attribute(*device, "socket"), nullptr) << device->name;
@@ -196,14 +209,16 @@ TEST(Slices, SriovPfCounterSetIsSharedByPfAndVfs) {
     auto machine = loadMachine("sriov-nic");
     auto slices = build(machine, optionsFor("n"));
     std::vector<api::CounterSet> sets;
-    for (const auto& slice : slices) sets.insert(sets.end(), slice.sharedCounters.begin(), slice.sharedCounters.end());
+    for (const auto& slice : slices)
+        sets.insert(sets.end(), slice.sharedCounters.begin(), slice.sharedCounters.end());
     ASSERT_EQ(sets.size(), 1u);
     EXPECT_EQ(sets[0].counters.at("vfs").value->value(), 8);
     EXPECT_EQ(sets[0].counters.at("bandwidth").value->text(), "100G");
     size_t vfs = 0;
     for (const auto* device : allDevices(slices)) {
         const auto* role = attribute(*device, "sriovRole");
-        if (role == nullptr) continue;
+        if (role == nullptr)
+            continue;
         if (std::get<std::string>(*role) == "vf") {
             ++vfs;
             ASSERT_EQ(device->consumesCounters.size(), 1u);
@@ -223,13 +238,15 @@ TEST(Slices, SharedConsumableCapacityMakesVfBandwidthRequestDriven) {
     auto slices = build(machine, options);
     std::map<std::string, api::CounterSet> sets;
     for (const auto& slice : slices) {
-        for (const auto& set : slice.sharedCounters) sets[set.name] = set;
+        for (const auto& set : slice.sharedCounters)
+            sets[set.name] = set;
     }
     ASSERT_TRUE(sets.count("numa-0"));
     EXPECT_TRUE(sets["numa-0"].counters.at("cpu").requestPolicy.has_value());
     const api::CounterSet* pfSet = nullptr;
     for (const auto& [name, set] : sets) {
-        if (name.rfind("pf-", 0) == 0) pfSet = &set;
+        if (name.rfind("pf-", 0) == 0)
+            pfSet = &set;
     }
     ASSERT_NE(pfSet, nullptr);
     const auto& bandwidth = pfSet->counters.at("bandwidth");
@@ -237,8 +254,10 @@ TEST(Slices, SharedConsumableCapacityMakesVfBandwidthRequestDriven) {
     EXPECT_EQ(bandwidth.requestPolicy->validRange->max->text(), "100G");
     for (const auto* device : allDevices(slices)) {
         const auto* role = attribute(*device, "sriovRole");
-        if (role == nullptr || std::get<std::string>(*role) != "vf") continue;
-        EXPECT_EQ(device->consumesCounters[0].counters.at("bandwidth").valueFromCapacityKey, "numa.dra.dev/bandwidth");
+        if (role == nullptr || std::get<std::string>(*role) != "vf")
+            continue;
+        EXPECT_EQ(device->consumesCounters[0].counters.at("bandwidth").valueFromCapacityKey,
+                  "numa.dra.dev/bandwidth");
     }
 }
 
@@ -251,7 +270,8 @@ TEST(Slices, SharedConsumableCapacityAddsPerRootCpuDevices) {
     ASSERT_NE(root, nullptr);
     EXPECT_EQ(std::get<std::string>(*attribute(*root, topology::kPcieRootAttribute)), "pci0000:17");
     EXPECT_EQ(root->consumesCounters.at(0).counterSet, "numa-0");
-    EXPECT_EQ(root->consumesCounters.at(0).counters.at("cpu").valueFromCapacityKey, "numa.dra.dev/cpu");
+    EXPECT_EQ(root->consumesCounters.at(0).counters.at("cpu").valueFromCapacityKey,
+              "numa.dra.dev/cpu");
     const auto* perNode = deviceNamed(slices, "cpu-numa-1");
     ASSERT_NE(perNode, nullptr);
     EXPECT_TRUE(perNode->capacity.empty());  // the node budget lives in the counter set
@@ -265,7 +285,8 @@ TEST(Slices, CounterSetsAreSplitEightPerSlice) {
     auto slices = build(machine, options);
     size_t counterSlices = 0, sets = 0;
     for (const auto& slice : slices) {
-        if (slice.sharedCounters.empty()) continue;
+        if (slice.sharedCounters.empty())
+            continue;
         ++counterSlices;
         sets += slice.sharedCounters.size();
     }
@@ -330,14 +351,16 @@ TEST(Slices, AnAdvancedDeviceLowersItsSliceTo64) {
     for (int i = 0; i < 100; ++i) {
         api::Device device;
         device.name = "d-" + std::to_string(i);
-        if (i == 70) device.taints.push_back({"k", "v", "NoSchedule"});
+        if (i == 70)
+            device.taints.push_back({"k", "v", "NoSchedule"});
         content.devices.push_back(device);
     }
     auto slices = splitIntoSlices(content, optionsFor("n"));
     ASSERT_TRUE(slices.ok());
     for (const auto& slice : *slices) {
         bool advanced = false;
-        for (const auto& d : slice.devices) advanced = advanced || d.usesAdvancedFeatures();
+        for (const auto& d : slice.devices)
+            advanced = advanced || d.usesAdvancedFeatures();
         EXPECT_LE(slice.devices.size(), advanced ? 64u : 128u);
     }
 }
@@ -357,7 +380,8 @@ TEST(Validation, RejectsBadDriverAndNodeNames) {
 TEST(Validation, DeviceLimitsAreEnforced) {
     api::Device device;
     device.name = "d";
-    for (int i = 0; i < 33; ++i) device.attributes["a" + std::to_string(i)] = std::int64_t{i};
+    for (int i = 0; i < 33; ++i)
+        device.attributes["a" + std::to_string(i)] = std::int64_t{i};
     EXPECT_FALSE(validateDevice(device).ok());
     device.attributes.clear();
     device.attributes["model"] = std::string(65, 'x');
@@ -372,7 +396,8 @@ TEST(Validation, DeviceLimitsAreEnforced) {
 
 TEST(SliceName, StaysWithinTheNameLimit) {
     std::string longNode = std::string(60, 'a');
-    for (int i = 0; i < 3; ++i) longNode += "." + std::string(60, 'b');  // 243 characters
+    for (int i = 0; i < 3; ++i)
+        longNode += "." + std::string(60, 'b');  // 243 characters
     const std::string name = sliceName(longNode, "numa.dra.dev", 3);
     EXPECT_LE(name.size(), 253u);
     EXPECT_TRUE(isDnsSubdomain(name));

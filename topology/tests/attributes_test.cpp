@@ -14,7 +14,8 @@ using Nodes = std::vector<int>;
 
 Nodes listFor(const discovery::Machine& machine, const discovery::PciFunction* function) {
     EXPECT_NE(function, nullptr);
-    if (function == nullptr) return {};
+    if (function == nullptr)
+        return {};
     auto value = numaNodeAttributeForPciBusId(machine, function->address, NumaForm::List);
     EXPECT_TRUE(value.ok()) << value.error().message;
     return value.ok() ? value->nodes : Nodes{};
@@ -102,7 +103,8 @@ TEST(NumaNodeAttribute, NoAffinityMeansNoAttribute) {
     ASSERT_FALSE(gpus.empty());
     auto value = numaNodeAttributeForPciBusId(machine, gpus.front()->address, NumaForm::Scalar);
     ASSERT_FALSE(value.ok());
-    EXPECT_NE(value.error().message.find("no NUMA affinity"), std::string::npos) << value.error().message;
+    EXPECT_NE(value.error().message.find("no NUMA affinity"), std::string::npos)
+        << value.error().message;
 }
 
 TEST(NumaNodeAttribute, RejectsNegativeAndTooLargeNodes) {
@@ -137,7 +139,8 @@ TEST(PcieRoot, DeviceBehindSwitchReportsTheRootComplex) {
         auto root = pcieRootAttribute(machine, gpu->address);
         ASSERT_TRUE(root.ok()) << root.error().message;
         EXPECT_EQ("devices/" + root.value(), gpu->devicePath.substr(0, 8 + root->size()));
-        EXPECT_GT(std::count(gpu->devicePath.begin(), gpu->devicePath.end(), '/'), 3) << gpu->devicePath;
+        EXPECT_GT(std::count(gpu->devicePath.begin(), gpu->devicePath.end(), '/'), 3)
+            << gpu->devicePath;
     }
 }
 
@@ -145,11 +148,13 @@ TEST(PcieRoot, VirtualFunctionsShareThePfRoot) {
     auto machine = loadMachine("sriov-nic");
     int vfs = 0;
     for (const auto& f : machine.pci) {
-        if (!f.sriovVf) continue;
+        if (!f.sriovVf)
+            continue;
         ++vfs;
         const auto* pf = machine.pciFunction(f.sriovVf->pfAddress);
         ASSERT_NE(pf, nullptr);
-        EXPECT_EQ(pcieRootAttribute(machine, f.address).value(), pcieRootAttribute(machine, pf->address).value());
+        EXPECT_EQ(pcieRootAttribute(machine, f.address).value(),
+                  pcieRootAttribute(machine, pf->address).value());
         EXPECT_EQ(f.numaNode, pf->numaNode);
     }
     EXPECT_EQ(vfs, 8);

@@ -11,7 +11,7 @@
 namespace numadra::api {
 
 class Quantity {
-public:
+  public:
     Quantity() = default;
     // 100'000'000'000 -> "100G" (largest exact decimal suffix).
     static Quantity decimal(std::int64_t value);
@@ -26,7 +26,7 @@ public:
     bool operator==(const Quantity& other) const { return value_ == other.value_; }
     auto operator<=>(const Quantity& other) const { return value_ <=> other.value_; }
 
-private:
+  private:
     Quantity(std::int64_t value, std::string text) : value_(value), text_(std::move(text)) {}
     std::int64_t value_ = 0;
     std::string text_ = "0";

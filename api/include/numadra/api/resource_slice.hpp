@@ -4,12 +4,11 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "numadra/api/quantity.hpp"
 
@@ -25,9 +24,9 @@ struct Version {
 };
 
 // One of: bool, int, string, version, and (DRAListTypeAttributes) their list forms.
-using AttributeValue = std::variant<bool, std::int64_t, std::string, Version, std::vector<bool>,
-                                    std::vector<std::int64_t>, std::vector<std::string>,
-                                    std::vector<Version>>;
+using AttributeValue =
+    std::variant<bool, std::int64_t, std::string, Version, std::vector<bool>,
+                 std::vector<std::int64_t>, std::vector<std::string>, std::vector<Version>>;
 
 bool isListAttribute(const AttributeValue& value);
 // Scalars count 1, lists their length (the API's 48-values-per-device limit).

@@ -16,9 +16,9 @@ struct Error {
 
 template <class T>
 class Result {
-public:
-    Result(T value) : state_(std::move(value)) {}            // NOLINT(google-explicit-constructor)
-    Result(Error error) : state_(std::move(error)) {}        // NOLINT(google-explicit-constructor)
+  public:
+    Result(T value) : state_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
+    Result(Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
     [[nodiscard]] bool ok() const { return std::holds_alternative<T>(state_); }
     explicit operator bool() const { return ok(); }
@@ -38,21 +38,22 @@ public:
         return ok() ? value() : static_cast<T>(std::forward<U>(fallback));
     }
 
-private:
+  private:
     std::variant<T, Error> state_;
 };
 
 // Result<void> counterpart.
 class Status {
-public:
+  public:
     Status() = default;
-    Status(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
+    Status(Error error)
+        : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
     static Status Ok() { return {}; }
     [[nodiscard]] bool ok() const { return ok_; }
     explicit operator bool() const { return ok_; }
     const Error& error() const { return error_; }
 
-private:
+  private:
     Error error_;
     bool ok_ = true;
 };

@@ -17,7 +17,7 @@ struct DeviceKindRule {
 };
 
 class DeviceKindRules {
-public:
+  public:
     // GPUs (display/3D controllers except BMC VGA, GPU-vendor processing accelerators),
     // other processing accelerators, NICs (Ethernet/InfiniBand class, or any function
     // with a netdev or RDMA device).
@@ -28,7 +28,7 @@ public:
     DeviceKind classify(const PciFunction& function) const;
     const std::vector<DeviceKindRule>& rules() const { return rules_; }
 
-private:
+  private:
     std::vector<DeviceKindRule> rules_;
 };
 

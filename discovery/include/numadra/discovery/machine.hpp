@@ -17,7 +17,7 @@ struct Diagnostic {
 
 struct NumaNode {
     int id = 0;
-    std::vector<int> cpus;                   // from nodeN/cpulist; empty for CPU-less nodes
+    std::vector<int> cpus;                     // from nodeN/cpulist; empty for CPU-less nodes
     std::optional<std::uint64_t> memoryBytes;  // MemTotal from nodeN/meminfo
     // nodeN/distance as read: one entry per ONLINE node, in ascending node-id order.
     std::vector<int> distanceRow;
@@ -76,9 +76,9 @@ inline constexpr const char* kKindAccelerator = "accelerator";
 inline constexpr const char* kKindNic = "nic";
 
 struct PciFunction {
-    std::string address;     // DDDD:BB:DD.F, lowercase
-    std::string devicePath;  // resolved, relative to the sysfs root: devices/pci0000:00/...
-    std::string pcieRoot;    // pciDDDD:BB of the root complex; empty if not found
+    std::string address;          // DDDD:BB:DD.F, lowercase
+    std::string devicePath;       // resolved, relative to the sysfs root: devices/pci0000:00/...
+    std::string pcieRoot;         // pciDDDD:BB of the root complex; empty if not found
     std::uint32_t classCode = 0;  // 24 bit 0xCCSSPP
     std::uint16_t vendorId = 0;
     std::uint16_t deviceId = 0;
@@ -106,8 +106,8 @@ struct Machine {
     std::string sysfsRoot;
     bool hasNumaInfo = false;  // devices/system/node present (kernel with CONFIG_NUMA)
     std::vector<int> onlineNodes;
-    std::vector<NumaNode> nodes;  // sorted by id
-    std::vector<Cpu> cpus;        // present CPUs, sorted by id
+    std::vector<NumaNode> nodes;   // sorted by id
+    std::vector<Cpu> cpus;         // present CPUs, sorted by id
     std::vector<PciFunction> pci;  // sorted by address
     std::vector<Diagnostic> diagnostics;
 
@@ -118,7 +118,7 @@ struct Machine {
     // the sorted list of online nodes (the kernel prints one entry per online node).
     std::optional<int> distance(int from, int to) const;
     // Socket of a NUMA node: the package of its first CPU with a known package.
-    std::optional<int> socketOfNode(int node) const;
+    std::optional<int> socketOfNode(int id) const;
     // Distinct known packages of online CPUs, ascending.
     std::vector<int> sockets() const;
 };

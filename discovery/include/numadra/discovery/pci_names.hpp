@@ -9,7 +9,7 @@
 namespace numadra::discovery {
 
 class PciNameDatabase {
-public:
+  public:
     // Uses libpci's default database location unless `idsFile` is given.
     explicit PciNameDatabase(std::string idsFile = {});
     ~PciNameDatabase();
@@ -20,7 +20,7 @@ public:
     std::string vendorName(std::uint16_t vendor) const;
     std::string deviceName(std::uint16_t vendor, std::uint16_t device) const;
 
-private:
+  private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
     mutable std::mutex mutex_;  // libpci's lookup cache is not thread-safe

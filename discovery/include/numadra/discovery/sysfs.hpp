@@ -13,7 +13,7 @@
 namespace numadra::discovery {
 
 class Sysfs {
-public:
+  public:
     // Opens the root once; every later access is relative to that descriptor, which spares the
     // kernel a walk of the root's own path on each of the thousands of reads of a scan.
     explicit Sysfs(std::string root);
@@ -34,7 +34,7 @@ public:
     bool exists(std::string_view relative) const;
     bool isDirectory(std::string_view relative) const;
 
-private:
+  private:
     std::string root_;
     std::shared_ptr<const int> rootFd_;  // closes on last copy; -1 when the root cannot be opened
     int fd() const { return *rootFd_; }

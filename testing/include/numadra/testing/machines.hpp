@@ -27,16 +27,18 @@ inline std::vector<const discovery::PciFunction*> functionsOfKind(const discover
                                                                   const std::string& kind) {
     std::vector<const discovery::PciFunction*> out;
     for (const auto& f : machine.pci) {
-        if (f.kind == kind) out.push_back(&f);
+        if (f.kind == kind)
+            out.push_back(&f);
     }
     return out;
 }
 
 // The first function of `kind` on NUMA node `node`, or nullptr.
-inline const discovery::PciFunction* functionOn(const discovery::Machine& machine, const std::string& kind,
-                                                int node) {
+inline const discovery::PciFunction* functionOn(const discovery::Machine& machine,
+                                                const std::string& kind, int node) {
     for (const auto& f : machine.pci) {
-        if (f.kind == kind && f.numaNode == node && !f.sriovVf) return &f;
+        if (f.kind == kind && f.numaNode == node && !f.sriovVf)
+            return &f;
     }
     return nullptr;
 }

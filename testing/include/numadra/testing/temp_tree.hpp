@@ -11,10 +11,12 @@
 namespace numadra::testing {
 
 class TempTree {
-public:
+  public:
     TempTree() {
-        std::string pattern = (std::filesystem::temp_directory_path() / "numadra-test-XXXXXX").string();
-        if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+        std::string pattern =
+            (std::filesystem::temp_directory_path() / "numadra-test-XXXXXX").string();
+        if (::mkdtemp(pattern.data()) == nullptr)
+            throw std::runtime_error("mkdtemp failed");
         root_ = pattern;
     }
     ~TempTree() {
@@ -31,7 +33,9 @@ public:
         std::filesystem::create_directories(std::filesystem::path(path(relative)).parent_path());
         std::ofstream(path(relative), std::ios::binary) << content;
     }
-    void dir(const std::string& relative) const { std::filesystem::create_directories(path(relative)); }
+    void dir(const std::string& relative) const {
+        std::filesystem::create_directories(path(relative));
+    }
     void link(const std::string& relative, const std::string& target) const {
         std::filesystem::create_directories(std::filesystem::path(path(relative)).parent_path());
         std::filesystem::create_symlink(target, path(relative));
@@ -45,7 +49,7 @@ public:
                                   std::filesystem::copy_options::overwrite_existing);
     }
 
-private:
+  private:
     std::string root_;
 };
 

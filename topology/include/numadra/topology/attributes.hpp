@@ -40,13 +40,15 @@ Result<NumaNodeValue> numaNodeAttribute(const discovery::Machine& machine, int n
 Result<NumaNodeValue> numaNodeAttributeForPciBusId(const discovery::Machine& machine,
                                                    const std::string& pciBusId, NumaForm form);
 Result<NumaNodeValue> numaNodeAttributeForFunction(const discovery::Machine& machine,
-                                                   const discovery::PciFunction& function, NumaForm form);
+                                                   const discovery::PciFunction& function,
+                                                   NumaForm form);
 Result<int> numaNodeForCpu(const discovery::Machine& machine, int cpu);
 
 // Validates the DDDD:BB:DD.F form Kubernetes accepts (lowercase, 4-digit domain).
 Result<std::string> pciBusIdAttribute(const std::string& pciBusId);
 // "pciDDDD:BB" of the root complex the function sits under.
-Result<std::string> pcieRootAttribute(const discovery::Machine& machine, const std::string& pciBusId);
+Result<std::string> pcieRootAttribute(const discovery::Machine& machine,
+                                      const std::string& pciBusId);
 Result<std::string> pcieRootAttribute(const discovery::PciFunction& function);
 
 }  // namespace numadra::topology
