@@ -11,3 +11,12 @@ endif()
 if(NUMADRA_BUILD_BENCH)
   find_package(benchmark REQUIRED)
 endif()
+
+# The daemon: gRPC towards the kubelet, libcurl towards the API server.
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
+find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
+pkg_check_modules(LIBCURL REQUIRED IMPORTED_TARGET libcurl)
+find_package(Threads REQUIRED)
+# cpp-httplib (header only) is used by the tests' fake API server only.
+find_path(HTTPLIB_INCLUDE_DIR httplib.h REQUIRED)

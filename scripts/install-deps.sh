@@ -7,6 +7,8 @@ PACKAGES=(
   libhwloc-dev libpci-dev pci.ids
   nlohmann-json3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  libcurl4-openssl-dev libcpp-httplib-dev libssl-dev
 )
 
 missing=()

@@ -1,0 +1,91 @@
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "numadra/metrics/http_server.hpp"
+#include "numadra/metrics/registry.hpp"
+
+namespace numadra::metrics {
+namespace {
+
+std::string get(int port, const std::string& request) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+        ::close(fd);
+        return {};
+    }
+    ::send(fd, request.data(), request.size(), 0);
+    std::string response;
+    char buffer[4096];
+    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) response.append(buffer, static_cast<size_t>(n));
+    ::close(fd);
+    return response;
+}
+
+TEST(Registry, RendersCountersWithLabels) {
+    Registry registry;
+    registry.declareCounter("numadra_prepare_total", "Prepare calls.", {"result"});
+    registry.counterAdd("numadra_prepare_total", {"ok"});
+    registry.counterAdd("numadra_prepare_total", {"ok"});
+    registry.counterAdd("numadra_prepare_total", {"error"});
+    const std::string text = registry.render();
+    EXPECT_NE(text.find("# TYPE numadra_prepare_total counter"), std::string::npos);
+    EXPECT_NE(text.find("numadra_prepare_total{result=\"ok\"} 2"), std::string::npos) << text;
+    EXPECT_NE(text.find("numadra_prepare_total{result=\"error\"} 1"), std::string::npos);
+}
+
+TEST(Registry, HistogramBucketsAreCumulative) {
+    Registry registry;
+    registry.declareHistogram("lat_seconds", "Latency.", {}, {0.1, 1});
+    registry.histogramObserve("lat_seconds", {}, 0.05);
+    registry.histogramObserve("lat_seconds", {}, 0.5);
+    registry.histogramObserve("lat_seconds", {}, 5);
+    const std::string text = registry.render();
+    EXPECT_NE(text.find("lat_seconds_bucket{le=\"0.10000000000000001\"} 1"), std::string::npos) << text;
+    EXPECT_NE(text.find("lat_seconds_bucket{le=\"1\"} 2"), std::string::npos);
+    EXPECT_NE(text.find("lat_seconds_bucket{le=\"+Inf\"} 3"), std::string::npos);
+    EXPECT_NE(text.find("lat_seconds_count 3"), std::string::npos);
+}
+
+TEST(Registry, LabelValuesAreEscaped) {
+    Registry registry;
+    registry.declareGauge("g", "G.", {"msg"});
+    registry.gaugeSet("g", {"a\"b\\c\nd"}, 1);
+    EXPECT_NE(registry.render().find("g{msg=\"a\\\"b\\\\c\\nd\"} 1"), std::string::npos) << registry.render();
+}
+
+TEST(Registry, UndeclaredMetricIsAProgrammingError) {
+    Registry registry;
+    EXPECT_THROW(registry.counterAdd("nope"), std::logic_error);
+}
+
+TEST(HttpServer, ServesPathsAndRejectsOthers) {
+    HttpServer server;
+    ASSERT_TRUE(server.start("127.0.0.1:0", [](const std::string& path) {
+        if (path == "/healthz") return HttpResponse{200, "text/plain", "ok\n"};
+        return HttpResponse{404, "text/plain", "not found\n"};
+    }).ok());
+    ASSERT_GT(server.port(), 0);
+    auto ok = get(server.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK", 0), 0u) << ok;
+    EXPECT_NE(ok.find("\r\n\r\nok\n"), std::string::npos);
+    EXPECT_EQ(get(server.port(), "GET /x HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404", 0), 0u);
+    EXPECT_EQ(get(server.port(), "POST /healthz HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
+    server.stop();
+}
+
+TEST(HttpServer, BadAddressIsAClearError) {
+    HttpServer server;
+    auto status = server.start("not-an-address", [](const std::string&) { return HttpResponse{}; });
+    ASSERT_FALSE(status.ok());
+    EXPECT_NE(status.error().message.find("not-an-address"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace numadra::metrics

@@ -1,0 +1,71 @@
+#pragma once
+// Keeps this node's ResourceSlices in the cluster equal to what the driver wants published,
+// following upstream's resourceslice controller rules: Node owner reference, deterministic
+// names, the pool generation bumped when more than one slice changes or slices are added,
+// obsolete slices deleted first, then updates, then creates. Fields the API server silently
+// dropped (a feature gate off) are a fatal configuration error, never a silent downgrade.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "numadra/api/resource_slice.hpp"
+#include "numadra/common/result.hpp"
+
+namespace numadra::slices {
+
+// What the publisher needs from the API server, already scoped to this node and driver
+// (list = field selector spec.nodeName=<node>,spec.driver=<driver>). Error.code carries the
+// HTTP status (409 conflict, 404, ...).
+class SliceApi {
+public:
+    virtual ~SliceApi() = default;
+    virtual Result<std::vector<api::Json>> list() = 0;
+    virtual Result<api::Json> create(const api::Json& slice) = 0;
+    virtual Result<api::Json> update(const api::Json& slice) = 0;  // metadata.resourceVersion set
+    virtual Status remove(const std::string& name, const std::string& resourceVersion) = 0;
+};
+
+struct NodeOwner {
+    std::string name;
+    std::string uid;
+};
+
+struct PublishStats {
+    size_t created = 0;
+    size_t updated = 0;
+    size_t deleted = 0;
+    std::int64_t generation = 0;
+    bool changed() const { return created + updated + deleted > 0; }
+};
+
+// Error code for "the API server dropped fields we sent" (not an HTTP status).
+inline constexpr int kDroppedFieldsError = -100;
+
+class Publisher {
+public:
+    Publisher(SliceApi& api, std::string driverName, std::string poolName, std::optional<NodeOwner> owner);
+
+    // Makes the cluster hold exactly `desired` (names, devices, counters; pool generation and
+    // resourceSliceCount are the publisher's). Retries conflicts a few times by re-listing.
+    Result<PublishStats> reconcile(std::vector<api::ResourceSlice> desired);
+    // Deletes every slice of this driver on this node (clean shutdown).
+    Result<size_t> removeAll();
+
+private:
+    Result<PublishStats> reconcileOnce(const std::vector<api::ResourceSlice>& desired);
+    api::Json encode(const api::ResourceSlice& slice, std::int64_t generation, std::int64_t count) const;
+
+    SliceApi& api_;
+    std::string driverName_;
+    std::string poolName_;
+    std::optional<NodeOwner> owner_;
+};
+
+// True when every field of `sent` is in `stored` with an equal value (quantities compared by
+// value, so "1000M" equals "1G"); fields the server added are ignored. `dropped` receives the
+// paths of sent fields missing from `stored`.
+bool sentFieldsPreserved(const api::Json& sent, const api::Json& stored, std::vector<std::string>* dropped = nullptr);
+
+}  // namespace numadra::slices

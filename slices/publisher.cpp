@@ -1,0 +1,213 @@
+#include "numadra/slices/publisher.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "numadra/api/quantity.hpp"
+
+namespace numadra::slices {
+
+namespace {
+
+constexpr int kConflictRetries = 5;
+constexpr int kHttpConflict = 409;
+
+std::string nameOf(const api::Json& object) {
+    return object.value("/metadata/name"_json_pointer, std::string());
+}
+
+std::string resourceVersionOf(const api::Json& object) {
+    return object.value("/metadata/resourceVersion"_json_pointer, std::string());
+}
+
+std::int64_t generationOf(const api::Json& object) {
+    const auto pointer = "/spec/pool/generation"_json_pointer;
+    return object.contains(pointer) && object[pointer].is_number_integer() ? object[pointer].get<std::int64_t>() : 0;
+}
+
+bool equalScalars(const api::Json& a, const api::Json& b) {
+    if (a == b) return true;
+    if (a.is_string() && b.is_string()) {
+        auto qa = api::Quantity::parse(a.get<std::string>());
+        auto qb = api::Quantity::parse(b.get<std::string>());
+        return qa && qb && *qa == *qb;
+    }
+    // The server may return 5 as 5.0 only for floats; integers compare exactly.
+    return false;
+}
+
+void compare(const api::Json& sent, const api::Json& stored, const std::string& path, bool& equal,
+             std::vector<std::string>* dropped) {
+    if (sent.is_object()) {
+        if (!stored.is_object()) {
+            equal = false;
+            return;
+        }
+        for (auto it = sent.begin(); it != sent.end(); ++it) {
+            const std::string child = path + "." + it.key();
+            if (!stored.contains(it.key())) {
+                equal = false;
+                if (dropped) dropped->push_back(child);
+                continue;
+            }
+            compare(it.value(), stored[it.key()], child, equal, dropped);
+        }
+        return;
+    }
+    if (sent.is_array()) {
+        if (!stored.is_array() || stored.size() != sent.size()) {
+            equal = false;
+            return;
+        }
+        for (size_t i = 0; i < sent.size(); ++i) {
+            compare(sent[i], stored[i], path + "[" + std::to_string(i) + "]", equal, dropped);
+        }
+        return;
+    }
+    if (!equalScalars(sent, stored)) equal = false;
+}
+
+// Content equality of two slices, ignoring the pool generation (the publisher's to decide).
+bool sameContent(const api::Json& desired, const api::Json& existing) {
+    api::Json a = desired["spec"];
+    api::Json b = existing.contains("spec") ? existing["spec"] : api::Json::object();
+    if (a.contains("pool")) a["pool"].erase("generation");
+    if (b.contains("pool") && b["pool"].is_object()) b["pool"].erase("generation");
+    bool equal = true;
+    compare(a, b, "spec", equal, nullptr);
+    // Owner references are part of what we publish.
+    if (desired["metadata"].contains("ownerReferences")) {
+        if (!existing["metadata"].contains("ownerReferences")) return false;
+        compare(desired["metadata"]["ownerReferences"], existing["metadata"]["ownerReferences"], "ownerReferences",
+                equal, nullptr);
+    }
+    return equal;
+}
+
+Error droppedFieldsError(const std::string& name, const std::vector<std::string>& dropped) {
+    std::string fields;
+    for (const auto& f : dropped) fields += (fields.empty() ? "" : ", ") + f;
+    return Error{"the API server dropped fields of ResourceSlice " + name + " (" + fields +
+                     "): a feature gate the driver's flags rely on is off in this cluster (e.g. "
+                     "DRAListTypeAttributes for --numa-list, DRASharedConsumableCapacity for "
+                     "--shared-consumable-capacity); fix the flags or the cluster",
+                 kDroppedFieldsError};
+}
+
+}  // namespace
+
+bool sentFieldsPreserved(const api::Json& sent, const api::Json& stored, std::vector<std::string>* dropped) {
+    bool equal = true;
+    compare(sent, stored, "", equal, dropped);
+    return equal;
+}
+
+Publisher::Publisher(SliceApi& api, std::string driverName, std::string poolName, std::optional<NodeOwner> owner)
+    : api_(api), driverName_(std::move(driverName)), poolName_(std::move(poolName)), owner_(std::move(owner)) {}
+
+api::Json Publisher::encode(const api::ResourceSlice& slice, std::int64_t generation, std::int64_t count) const {
+    api::ResourceSlice copy = slice;
+    copy.pool.generation = generation;
+    copy.pool.resourceSliceCount = count;
+    if (owner_) copy.ownerReferences = {{"v1", "Node", owner_->name, owner_->uid, true}};
+    return api::toJson(copy);
+}
+
+Result<PublishStats> Publisher::reconcile(std::vector<api::ResourceSlice> desired) {
+    for (int attempt = 0;; ++attempt) {
+        auto result = reconcileOnce(desired);
+        if (result || result.error().code != kHttpConflict || attempt + 1 >= kConflictRetries) return result;
+        // Someone changed a slice under us (a previous instance, the kubelet): look again.
+    }
+}
+
+Result<PublishStats> Publisher::reconcileOnce(const std::vector<api::ResourceSlice>& desired) {
+    auto listed = api_.list();
+    if (!listed) return listed.error();
+
+    std::map<std::string, api::Json> existing;
+    std::vector<api::Json> obsolete;
+    std::int64_t highestGeneration = 0;
+    for (auto& object : listed.value()) {
+        const bool ours = object.value("/spec/driver"_json_pointer, std::string()) == driverName_ &&
+                          object.value("/spec/pool/name"_json_pointer, std::string()) == poolName_;
+        if (!ours) {
+            obsolete.push_back(std::move(object));  // another pool of ours on this node: stale
+            continue;
+        }
+        highestGeneration = std::max(highestGeneration, generationOf(object));
+        existing.emplace(nameOf(object), std::move(object));
+    }
+
+    const auto count = static_cast<std::int64_t>(desired.size());
+    std::vector<const api::ResourceSlice*> toCreate, toUpdate;
+    std::map<std::string, bool> wanted;
+    for (const auto& slice : desired) {
+        wanted[slice.name] = true;
+        auto it = existing.find(slice.name);
+        if (it == existing.end()) {
+            toCreate.push_back(&slice);
+        } else if (!sameContent(encode(slice, 0, count), it->second) ||
+                   generationOf(it->second) != highestGeneration) {
+            toUpdate.push_back(&slice);
+        }
+    }
+    for (auto& [name, object] : existing) {
+        if (!wanted.count(name)) obsolete.push_back(object);
+    }
+
+    // Upstream's rule: keep the generation when at most one slice changes in place and none is
+    // added; otherwise bump it, which means every slice carries the new generation.
+    std::int64_t generation = std::max<std::int64_t>(highestGeneration, 1);
+    if (highestGeneration == 0) {
+        generation = 1;
+    } else if (!toCreate.empty() || toUpdate.size() > 1 || !obsolete.empty()) {
+        generation = highestGeneration + 1;
+        toUpdate.clear();
+        for (const auto& slice : desired) {
+            if (existing.count(slice.name)) toUpdate.push_back(&slice);
+        }
+    }
+
+    PublishStats stats;
+    stats.generation = generation;
+    for (const auto& object : obsolete) {
+        if (auto status = api_.remove(nameOf(object), resourceVersionOf(object)); !status) return status.error();
+        ++stats.deleted;
+    }
+    auto checkStored = [&](const api::Json& sent, const Result<api::Json>& stored) -> Status {
+        if (!stored) return stored.error();
+        std::vector<std::string> dropped;
+        if (!sentFieldsPreserved(sent["spec"], stored.value().value("spec", api::Json::object()), &dropped) &&
+            !dropped.empty()) {
+            return droppedFieldsError(nameOf(sent), dropped);
+        }
+        return Status::Ok();
+    };
+    for (const auto* slice : toUpdate) {
+        api::Json sent = encode(*slice, generation, count);
+        sent["metadata"]["resourceVersion"] = resourceVersionOf(existing[slice->name]);
+        if (auto status = checkStored(sent, api_.update(sent)); !status) return status.error();
+        ++stats.updated;
+    }
+    for (const auto* slice : toCreate) {
+        api::Json sent = encode(*slice, generation, count);
+        if (auto status = checkStored(sent, api_.create(sent)); !status) return status.error();
+        ++stats.created;
+    }
+    return stats;
+}
+
+Result<size_t> Publisher::removeAll() {
+    auto listed = api_.list();
+    if (!listed) return listed.error();
+    size_t removed = 0;
+    for (const auto& object : listed.value()) {
+        if (object.value("/spec/driver"_json_pointer, std::string()) != driverName_) continue;
+        if (auto status = api_.remove(nameOf(object), resourceVersionOf(object)); !status) return status.error();
+        ++removed;
+    }
+    return removed;
+}
+
+}  // namespace numadra::slices

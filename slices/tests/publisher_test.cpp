@@ -1,0 +1,190 @@
+#include "numadra/slices/publisher.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace numadra::slices {
+namespace {
+
+// An in-memory API server for the publisher's logic; the HTTP path is covered by the daemon's
+// tests against the fake API server.
+class MemoryApi : public SliceApi {
+public:
+    std::map<std::string, api::Json> objects;
+    std::vector<std::string> calls;
+    int version = 1;
+    bool dropListAttributes = false;
+    int conflictsToInject = 0;
+
+    Result<std::vector<api::Json>> list() override {
+        calls.push_back("list");
+        std::vector<api::Json> out;
+        for (auto& [name, object] : objects) out.push_back(object);
+        return out;
+    }
+    Result<api::Json> create(const api::Json& slice) override {
+        const std::string name = slice["metadata"]["name"];
+        calls.push_back("create " + name);
+        if (objects.count(name)) return Error{"exists", 409};
+        return store(slice);
+    }
+    Result<api::Json> update(const api::Json& slice) override {
+        const std::string name = slice["metadata"]["name"];
+        calls.push_back("update " + name);
+        if (conflictsToInject > 0) {
+            --conflictsToInject;
+            return Error{"conflict", 409};
+        }
+        auto it = objects.find(name);
+        if (it == objects.end()) return Error{"not found", 404};
+        if (it->second["metadata"]["resourceVersion"] != slice["metadata"]["resourceVersion"]) {
+            return Error{"conflict", 409};
+        }
+        return store(slice);
+    }
+    Status remove(const std::string& name, const std::string&) override {
+        calls.push_back("delete " + name);
+        objects.erase(name);
+        return Status::Ok();
+    }
+
+private:
+    Result<api::Json> store(api::Json slice) {
+        slice["metadata"]["resourceVersion"] = std::to_string(++version);
+        if (dropListAttributes && slice["spec"].contains("devices")) {
+            for (auto& device : slice["spec"]["devices"]) {
+                if (!device.contains("attributes")) continue;
+                for (auto& [key, value] : device["attributes"].items()) value.erase("ints");
+            }
+        }
+        objects[slice["metadata"]["name"]] = slice;
+        return slice;
+    }
+};
+
+api::ResourceSlice slice(const std::string& name, std::vector<std::string> devices) {
+    api::ResourceSlice s;
+    s.name = name;
+    s.driver = "numa.dra.dev";
+    s.nodeName = "node-a";
+    s.pool.name = "node-a";
+    for (const auto& d : devices) {
+        api::Device device;
+        device.name = d;
+        device.attributes["type"] = std::string("gpu");
+        s.devices.push_back(device);
+    }
+    return s;
+}
+
+std::int64_t generationOf(const api::Json& object) { return object["spec"]["pool"]["generation"]; }
+
+struct PublisherTest : ::testing::Test {
+    MemoryApi api;
+    Publisher publisher{api, "numa.dra.dev", "node-a", NodeOwner{"node-a", "uid-1"}};
+};
+
+TEST_F(PublisherTest, CreatesEverythingOnAnEmptyCluster) {
+    auto stats = publisher.reconcile({slice("s0", {"gpu-0"}), slice("s1", {"gpu-1"})});
+    ASSERT_TRUE(stats.ok()) << stats.error().message;
+    EXPECT_EQ(stats->created, 2u);
+    EXPECT_EQ(stats->generation, 1);
+    ASSERT_EQ(api.objects.size(), 2u);
+    EXPECT_EQ(api.objects["s0"]["spec"]["pool"]["resourceSliceCount"], 2);
+    EXPECT_EQ(api.objects["s0"]["metadata"]["ownerReferences"][0]["kind"], "Node");
+    EXPECT_EQ(api.objects["s0"]["metadata"]["ownerReferences"][0]["uid"], "uid-1");
+}
+
+TEST_F(PublisherTest, NothingChangedMeansNoWrites) {
+    ASSERT_TRUE(publisher.reconcile({slice("s0", {"gpu-0"})}).ok());
+    api.calls.clear();
+    auto stats = publisher.reconcile({slice("s0", {"gpu-0"})});
+    ASSERT_TRUE(stats.ok());
+    EXPECT_FALSE(stats->changed());
+    EXPECT_EQ(api.calls, (std::vector<std::string>{"list"}));
+}
+
+TEST_F(PublisherTest, OneChangedSliceKeepsTheGeneration) {
+    ASSERT_TRUE(publisher.reconcile({slice("s0", {"gpu-0"}), slice("s1", {"gpu-1"})}).ok());
+    auto stats = publisher.reconcile({slice("s0", {"gpu-0"}), slice("s1", {"gpu-9"})});
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->updated, 1u);
+    EXPECT_EQ(stats->generation, 1);
+    EXPECT_EQ(api.objects["s1"]["spec"]["devices"][0]["name"], "gpu-9");
+}
+
+TEST_F(PublisherTest, AddingASliceBumpsTheGenerationEverywhere) {
+    ASSERT_TRUE(publisher.reconcile({slice("s0", {"gpu-0"})}).ok());
+    auto stats = publisher.reconcile({slice("s0", {"gpu-0"}), slice("s1", {"gpu-1"})});
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->generation, 2);
+    EXPECT_EQ(generationOf(api.objects["s0"]), 2);
+    EXPECT_EQ(generationOf(api.objects["s1"]), 2);
+    EXPECT_EQ(api.objects["s0"]["spec"]["pool"]["resourceSliceCount"], 2);
+}
+
+TEST_F(PublisherTest, ObsoleteSlicesAreDeletedFirst) {
+    ASSERT_TRUE(publisher.reconcile({slice("s0", {"gpu-0"}), slice("s1", {"gpu-1"})}).ok());
+    api.calls.clear();
+    auto stats = publisher.reconcile({slice("s0", {"gpu-0", "gpu-1"})});
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->deleted, 1u);
+    ASSERT_GE(api.calls.size(), 3u);
+    EXPECT_EQ(api.calls[1], "delete s1");
+    EXPECT_EQ(api.calls[2], "update s0");
+    EXPECT_EQ(api.objects.size(), 1u);
+    EXPECT_EQ(generationOf(api.objects["s0"]), 2);
+}
+
+TEST_F(PublisherTest, ExternallyDeletedSliceIsRecreated) {
+    ASSERT_TRUE(publisher.reconcile({slice("s0", {"gpu-0"}), slice("s1", {"gpu-1"})}).ok());
+    api.objects.erase("s1");  // as the kubelet does after 30 s without the driver
+    auto stats = publisher.reconcile({slice("s0", {"gpu-0"}), slice("s1", {"gpu-1"})});
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->created, 1u);
+    EXPECT_EQ(api.objects.size(), 2u);
+    EXPECT_EQ(generationOf(api.objects["s1"]), generationOf(api.objects["s0"]));
+}
+
+TEST_F(PublisherTest, ConflictsAreRetriedWithAFreshList) {
+    ASSERT_TRUE(publisher.reconcile({slice("s0", {"gpu-0"})}).ok());
+    api.conflictsToInject = 2;
+    auto stats = publisher.reconcile({slice("s0", {"gpu-1"})});
+    ASSERT_TRUE(stats.ok()) << stats.error().message;
+    EXPECT_EQ(api.objects["s0"]["spec"]["devices"][0]["name"], "gpu-1");
+}
+
+TEST_F(PublisherTest, DroppedListAttributesAreAFatalConfigurationError) {
+    api.dropListAttributes = true;
+    auto s = slice("s0", {"gpu-0"});
+    s.devices[0].attributes["resource.kubernetes.io/numaNode"] = std::vector<std::int64_t>{5, 4, 6, 7};
+    auto stats = publisher.reconcile({s});
+    ASSERT_FALSE(stats.ok());
+    EXPECT_EQ(stats.error().code, kDroppedFieldsError);
+    EXPECT_NE(stats.error().message.find("resource.kubernetes.io/numaNode"), std::string::npos) << stats.error().message;
+    EXPECT_NE(stats.error().message.find("DRAListTypeAttributes"), std::string::npos);
+}
+
+TEST_F(PublisherTest, RemoveAllDeletesOnlyThisDriversSlices) {
+    ASSERT_TRUE(publisher.reconcile({slice("s0", {"gpu-0"})}).ok());
+    api::Json other = api::toJson(slice("other", {"x"}));
+    other["spec"]["driver"] = "other.example.com";
+    api.objects["other"] = other;
+    auto removed = publisher.removeAll();
+    ASSERT_TRUE(removed.ok());
+    EXPECT_EQ(*removed, 1u);
+    EXPECT_EQ(api.objects.count("other"), 1u);
+}
+
+TEST(SentFields, QuantitiesCompareByValue) {
+    api::Json sent = {{"value", "1000M"}, {"n", 1}};
+    api::Json stored = {{"value", "1G"}, {"n", 1}, {"added", true}};
+    EXPECT_TRUE(sentFieldsPreserved(sent, stored));
+    std::vector<std::string> dropped;
+    EXPECT_FALSE(sentFieldsPreserved({{"x", 1}}, api::Json::object(), &dropped));
+    EXPECT_EQ(dropped, (std::vector<std::string>{".x"}));
+}
+
+}  // namespace
+}  // namespace numadra::slices
