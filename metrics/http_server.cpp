@@ -19,11 +19,16 @@ constexpr int kReadMillis = 2000;  // a client gets this long to send its reques
 
 const char* reasonPhrase(int status) {
     switch (status) {
-        case 200: return "OK";
-        case 404: return "Not Found";
-        case 405: return "Method Not Allowed";
-        case 503: return "Service Unavailable";
-        default: return "Error";
+        case 200:
+            return "OK";
+        case 404:
+            return "Not Found";
+        case 405:
+            return "Method Not Allowed";
+        case 503:
+            return "Service Unavailable";
+        default:
+            return "Error";
     }
 }
 
@@ -32,7 +37,8 @@ void writeAll(int fd, const std::string& data) {
     while (sent < data.size()) {
         ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
         if (n <= 0) {
-            if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && errno == EINTR)
+                continue;
             return;
         }
         sent += static_cast<size_t>(n);
@@ -41,32 +47,39 @@ void writeAll(int fd, const std::string& data) {
 
 }  // namespace
 
-HttpServer::~HttpServer() { stop(); }
+HttpServer::~HttpServer() {
+    stop();
+}
 
 Status HttpServer::start(const std::string& address, HttpHandler handler) {
     auto colon = address.rfind(':');
-    if (colon == std::string::npos) return Error{"metrics address '" + address + "' is not host:port"};
+    if (colon == std::string::npos)
+        return Error{"metrics address '" + address + "' is not host:port"};
     std::string host = address.substr(0, colon);
     const std::string port = address.substr(colon + 1);
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+        host = host.substr(1, host.size() - 2);
 
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
     addrinfo* found = nullptr;
-    if (int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found); rc != 0) {
+    if (int rc = ::getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found);
+        rc != 0) {
         return Error{"metrics address '" + address + "': " + ::gai_strerror(rc)};
     }
     std::unique_ptr<addrinfo, void (*)(addrinfo*)> addresses(found, ::freeaddrinfo);
     int fd = ::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
-    if (fd < 0) return Error{"metrics socket: " + std::generic_category().message(errno), errno};
+    if (fd < 0)
+        return Error{"metrics socket: " + std::generic_category().message(errno), errno};
     int one = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0 || ::listen(fd, 64) != 0) {
         const int error = errno;
         ::close(fd);
-        return Error{"metrics address '" + address + "': " + std::generic_category().message(error), error};
+        return Error{"metrics address '" + address + "': " + std::generic_category().message(error),
+                     error};
     }
     sockaddr_storage bound{};
     socklen_t length = sizeof bound;
@@ -75,7 +88,7 @@ Status HttpServer::start(const std::string& address, HttpHandler handler) {
                                               : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
     listenFd_ = fd;
     handler_ = std::move(handler);
-    thread_ = std::jthread([this](std::stop_token stop) { serve(stop); });
+    thread_ = std::jthread([this](const std::stop_token& stop) { serve(stop); });
     return Status::Ok();
 }
 
@@ -90,12 +103,14 @@ void HttpServer::stop() {
     }
 }
 
-void HttpServer::serve(std::stop_token stop) {
+void HttpServer::serve(const std::stop_token& stop) {
     while (!stop.stop_requested()) {
         pollfd p{listenFd_, POLLIN, 0};
-        if (::poll(&p, 1, kPollMillis) <= 0) continue;
+        if (::poll(&p, 1, kPollMillis) <= 0)
+            continue;
         int client = ::accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC);
-        if (client < 0) continue;
+        if (client < 0)
+            continue;
         answer(client);
         ::close(client);
     }
@@ -106,28 +121,34 @@ void HttpServer::answer(int client) const {
     char buffer[2048];
     while (request.find("\r\n\r\n") == std::string::npos && request.size() < 8192) {
         pollfd p{client, POLLIN, 0};
-        if (::poll(&p, 1, kReadMillis) <= 0) return;
+        if (::poll(&p, 1, kReadMillis) <= 0)
+            return;
         ssize_t n = ::recv(client, buffer, sizeof buffer, 0);
-        if (n <= 0) return;
+        if (n <= 0)
+            return;
         request.append(buffer, static_cast<size_t>(n));
     }
     HttpResponse response;
     const auto firstSpace = request.find(' ');
     const auto secondSpace = request.find(' ', firstSpace + 1);
-    if (firstSpace == std::string::npos || secondSpace == std::string::npos) return;
+    if (firstSpace == std::string::npos || secondSpace == std::string::npos)
+        return;
     const std::string method = request.substr(0, firstSpace);
     std::string path = request.substr(firstSpace + 1, secondSpace - firstSpace - 1);
-    if (auto query = path.find('?'); query != std::string::npos) path.resize(query);
+    if (auto query = path.find('?'); query != std::string::npos)
+        path.resize(query);
     if (method != "GET" && method != "HEAD") {
         response = {405, "text/plain; charset=utf-8", "only GET\n"};
     } else {
         response = handler_(path);
     }
-    std::string head = "HTTP/1.1 " + std::to_string(response.status) + " " + reasonPhrase(response.status) +
-                       "\r\nContent-Type: " + response.contentType +
-                       "\r\nContent-Length: " + std::to_string(response.body.size()) + "\r\nConnection: close\r\n\r\n";
+    std::string head = "HTTP/1.1 " + std::to_string(response.status) + " " +
+                       reasonPhrase(response.status) + "\r\nContent-Type: " + response.contentType +
+                       "\r\nContent-Length: " + std::to_string(response.body.size()) +
+                       "\r\nConnection: close\r\n\r\n";
     writeAll(client, head);
-    if (method != "HEAD") writeAll(client, response.body);
+    if (method != "HEAD")
+        writeAll(client, response.body);
 }
 
 }  // namespace numadra::metrics

@@ -22,11 +22,14 @@ std::string resourceVersionOf(const api::Json& object) {
 
 std::int64_t generationOf(const api::Json& object) {
     const auto pointer = "/spec/pool/generation"_json_pointer;
-    return object.contains(pointer) && object[pointer].is_number_integer() ? object[pointer].get<std::int64_t>() : 0;
+    return object.contains(pointer) && object[pointer].is_number_integer()
+               ? object[pointer].get<std::int64_t>()
+               : 0;
 }
 
 bool equalScalars(const api::Json& a, const api::Json& b) {
-    if (a == b) return true;
+    if (a == b)
+        return true;
     if (a.is_string() && b.is_string()) {
         auto qa = api::Quantity::parse(a.get<std::string>());
         auto qb = api::Quantity::parse(b.get<std::string>());
@@ -47,7 +50,8 @@ void compare(const api::Json& sent, const api::Json& stored, const std::string& 
             const std::string child = path + "." + it.key();
             if (!stored.contains(it.key())) {
                 equal = false;
-                if (dropped) dropped->push_back(child);
+                if (dropped)
+                    dropped->push_back(child);
                 continue;
             }
             compare(it.value(), stored[it.key()], child, equal, dropped);
@@ -64,29 +68,37 @@ void compare(const api::Json& sent, const api::Json& stored, const std::string& 
         }
         return;
     }
-    if (!equalScalars(sent, stored)) equal = false;
+    if (!equalScalars(sent, stored))
+        equal = false;
 }
 
 // Content equality of two slices, ignoring the pool generation (the publisher's to decide).
 bool sameContent(const api::Json& desired, const api::Json& existing) {
     api::Json a = desired["spec"];
     api::Json b = existing.contains("spec") ? existing["spec"] : api::Json::object();
-    if (a.contains("pool")) a["pool"].erase("generation");
-    if (b.contains("pool") && b["pool"].is_object()) b["pool"].erase("generation");
+    if (a.contains("pool"))
+        a["pool"].erase("generation");
+    if (b.contains("pool") && b["pool"].is_object())
+        b["pool"].erase("generation");
     bool equal = true;
     compare(a, b, "spec", equal, nullptr);
     // Owner references are part of what we publish.
     if (desired["metadata"].contains("ownerReferences")) {
-        if (!existing["metadata"].contains("ownerReferences")) return false;
-        compare(desired["metadata"]["ownerReferences"], existing["metadata"]["ownerReferences"], "ownerReferences",
-                equal, nullptr);
+        if (!existing["metadata"].contains("ownerReferences"))
+            return false;
+        compare(desired["metadata"]["ownerReferences"], existing["metadata"]["ownerReferences"],
+                "ownerReferences", equal, nullptr);
     }
     return equal;
 }
 
 Error droppedFieldsError(const std::string& name, const std::vector<std::string>& dropped) {
+    constexpr size_t kShown = 4;
     std::string fields;
-    for (const auto& f : dropped) fields += (fields.empty() ? "" : ", ") + f;
+    for (size_t i = 0; i < dropped.size() && i < kShown; ++i)
+        fields += (fields.empty() ? "" : ", ") + dropped[i];
+    if (dropped.size() > kShown)
+        fields += " and " + std::to_string(dropped.size() - kShown) + " more";
     return Error{"the API server dropped fields of ResourceSlice " + name + " (" + fields +
                      "): a feature gate the driver's flags rely on is off in this cluster (e.g. "
                      "DRAListTypeAttributes for --numa-list, DRASharedConsumableCapacity for "
@@ -96,34 +108,43 @@ Error droppedFieldsError(const std::string& name, const std::vector<std::string>
 
 }  // namespace
 
-bool sentFieldsPreserved(const api::Json& sent, const api::Json& stored, std::vector<std::string>* dropped) {
+bool sentFieldsPreserved(const api::Json& sent, const api::Json& stored,
+                         std::vector<std::string>* dropped) {
     bool equal = true;
     compare(sent, stored, "", equal, dropped);
     return equal;
 }
 
-Publisher::Publisher(SliceApi& api, std::string driverName, std::string poolName, std::optional<NodeOwner> owner)
-    : api_(api), driverName_(std::move(driverName)), poolName_(std::move(poolName)), owner_(std::move(owner)) {}
+Publisher::Publisher(SliceApi& api, std::string driverName, std::string poolName,
+                     std::optional<NodeOwner> owner)
+    : api_(api),
+      driverName_(std::move(driverName)),
+      poolName_(std::move(poolName)),
+      owner_(std::move(owner)) {}
 
-api::Json Publisher::encode(const api::ResourceSlice& slice, std::int64_t generation, std::int64_t count) const {
+api::Json Publisher::encode(const api::ResourceSlice& slice, std::int64_t generation,
+                            std::int64_t count) const {
     api::ResourceSlice copy = slice;
     copy.pool.generation = generation;
     copy.pool.resourceSliceCount = count;
-    if (owner_) copy.ownerReferences = {{"v1", "Node", owner_->name, owner_->uid, true}};
+    if (owner_)
+        copy.ownerReferences = {{"v1", "Node", owner_->name, owner_->uid, true}};
     return api::toJson(copy);
 }
 
-Result<PublishStats> Publisher::reconcile(std::vector<api::ResourceSlice> desired) {
+Result<PublishStats> Publisher::reconcile(const std::vector<api::ResourceSlice>& desired) {
     for (int attempt = 0;; ++attempt) {
         auto result = reconcileOnce(desired);
-        if (result || result.error().code != kHttpConflict || attempt + 1 >= kConflictRetries) return result;
+        if (result || result.error().code != kHttpConflict || attempt + 1 >= kConflictRetries)
+            return result;
         // Someone changed a slice under us (a previous instance, the kubelet): look again.
     }
 }
 
 Result<PublishStats> Publisher::reconcileOnce(const std::vector<api::ResourceSlice>& desired) {
     auto listed = api_.list();
-    if (!listed) return listed.error();
+    if (!listed)
+        return listed.error();
 
     std::map<std::string, api::Json> existing;
     std::vector<api::Json> obsolete;
@@ -153,7 +174,8 @@ Result<PublishStats> Publisher::reconcileOnce(const std::vector<api::ResourceSli
         }
     }
     for (auto& [name, object] : existing) {
-        if (!wanted.count(name)) obsolete.push_back(object);
+        if (!wanted.count(name))
+            obsolete.push_back(object);
     }
 
     // Upstream's rule: keep the generation when at most one slice changes in place and none is
@@ -165,20 +187,24 @@ Result<PublishStats> Publisher::reconcileOnce(const std::vector<api::ResourceSli
         generation = highestGeneration + 1;
         toUpdate.clear();
         for (const auto& slice : desired) {
-            if (existing.count(slice.name)) toUpdate.push_back(&slice);
+            if (existing.count(slice.name))
+                toUpdate.push_back(&slice);
         }
     }
 
     PublishStats stats;
     stats.generation = generation;
     for (const auto& object : obsolete) {
-        if (auto status = api_.remove(nameOf(object), resourceVersionOf(object)); !status) return status.error();
+        if (auto status = api_.remove(nameOf(object), resourceVersionOf(object)); !status)
+            return status.error();
         ++stats.deleted;
     }
     auto checkStored = [&](const api::Json& sent, const Result<api::Json>& stored) -> Status {
-        if (!stored) return stored.error();
+        if (!stored)
+            return stored.error();
         std::vector<std::string> dropped;
-        if (!sentFieldsPreserved(sent["spec"], stored.value().value("spec", api::Json::object()), &dropped) &&
+        if (!sentFieldsPreserved(sent["spec"], stored.value().value("spec", api::Json::object()),
+                                 &dropped) &&
             !dropped.empty()) {
             return droppedFieldsError(nameOf(sent), dropped);
         }
@@ -187,12 +213,14 @@ Result<PublishStats> Publisher::reconcileOnce(const std::vector<api::ResourceSli
     for (const auto* slice : toUpdate) {
         api::Json sent = encode(*slice, generation, count);
         sent["metadata"]["resourceVersion"] = resourceVersionOf(existing[slice->name]);
-        if (auto status = checkStored(sent, api_.update(sent)); !status) return status.error();
+        if (auto status = checkStored(sent, api_.update(sent)); !status)
+            return status.error();
         ++stats.updated;
     }
     for (const auto* slice : toCreate) {
         api::Json sent = encode(*slice, generation, count);
-        if (auto status = checkStored(sent, api_.create(sent)); !status) return status.error();
+        if (auto status = checkStored(sent, api_.create(sent)); !status)
+            return status.error();
         ++stats.created;
     }
     return stats;
@@ -200,11 +228,14 @@ Result<PublishStats> Publisher::reconcileOnce(const std::vector<api::ResourceSli
 
 Result<size_t> Publisher::removeAll() {
     auto listed = api_.list();
-    if (!listed) return listed.error();
+    if (!listed)
+        return listed.error();
     size_t removed = 0;
     for (const auto& object : listed.value()) {
-        if (object.value("/spec/driver"_json_pointer, std::string()) != driverName_) continue;
-        if (auto status = api_.remove(nameOf(object), resourceVersionOf(object)); !status) return status.error();
+        if (object.value("/spec/driver"_json_pointer, std::string()) != driverName_)
+            continue;
+        if (auto status = api_.remove(nameOf(object), resourceVersionOf(object)); !status)
+            return status.error();
         ++removed;
     }
     return removed;

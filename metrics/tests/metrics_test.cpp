@@ -23,7 +23,8 @@ std::string get(int port, const std::string& request) {
     ::send(fd, request.data(), request.size(), 0);
     std::string response;
     char buffer[4096];
-    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) response.append(buffer, static_cast<size_t>(n));
+    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;)
+        response.append(buffer, static_cast<size_t>(n));
     ::close(fd);
     return response;
 }
@@ -47,7 +48,8 @@ TEST(Registry, HistogramBucketsAreCumulative) {
     registry.histogramObserve("lat_seconds", {}, 0.5);
     registry.histogramObserve("lat_seconds", {}, 5);
     const std::string text = registry.render();
-    EXPECT_NE(text.find("lat_seconds_bucket{le=\"0.10000000000000001\"} 1"), std::string::npos) << text;
+    EXPECT_NE(text.find("lat_seconds_bucket{le=\"0.10000000000000001\"} 1"), std::string::npos)
+        << text;
     EXPECT_NE(text.find("lat_seconds_bucket{le=\"1\"} 2"), std::string::npos);
     EXPECT_NE(text.find("lat_seconds_bucket{le=\"+Inf\"} 3"), std::string::npos);
     EXPECT_NE(text.find("lat_seconds_count 3"), std::string::npos);
@@ -57,7 +59,8 @@ TEST(Registry, LabelValuesAreEscaped) {
     Registry registry;
     registry.declareGauge("g", "G.", {"msg"});
     registry.gaugeSet("g", {"a\"b\\c\nd"}, 1);
-    EXPECT_NE(registry.render().find("g{msg=\"a\\\"b\\\\c\\nd\"} 1"), std::string::npos) << registry.render();
+    EXPECT_NE(registry.render().find("g{msg=\"a\\\"b\\\\c\\nd\"} 1"), std::string::npos)
+        << registry.render();
 }
 
 TEST(Registry, UndeclaredMetricIsAProgrammingError) {
@@ -67,10 +70,14 @@ TEST(Registry, UndeclaredMetricIsAProgrammingError) {
 
 TEST(HttpServer, ServesPathsAndRejectsOthers) {
     HttpServer server;
-    ASSERT_TRUE(server.start("127.0.0.1:0", [](const std::string& path) {
-        if (path == "/healthz") return HttpResponse{200, "text/plain", "ok\n"};
-        return HttpResponse{404, "text/plain", "not found\n"};
-    }).ok());
+    ASSERT_TRUE(server
+                    .start("127.0.0.1:0",
+                           [](const std::string& path) {
+                               if (path == "/healthz")
+                                   return HttpResponse{200, "text/plain", "ok\n"};
+                               return HttpResponse{404, "text/plain", "not found\n"};
+                           })
+                    .ok());
     ASSERT_GT(server.port(), 0);
     auto ok = get(server.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
     EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK", 0), 0u) << ok;

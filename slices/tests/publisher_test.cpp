@@ -10,7 +10,7 @@ namespace {
 // An in-memory API server for the publisher's logic; the HTTP path is covered by the daemon's
 // tests against the fake API server.
 class MemoryApi : public SliceApi {
-public:
+  public:
     std::map<std::string, api::Json> objects;
     std::vector<std::string> calls;
     int version = 1;
@@ -18,15 +18,18 @@ public:
     int conflictsToInject = 0;
 
     Result<std::vector<api::Json>> list() override {
-        calls.push_back("list");
+        calls.emplace_back("list");
         std::vector<api::Json> out;
-        for (auto& [name, object] : objects) out.push_back(object);
+        out.reserve(objects.size());
+        for (auto& [name, object] : objects)
+            out.push_back(object);
         return out;
     }
     Result<api::Json> create(const api::Json& slice) override {
         const std::string name = slice["metadata"]["name"];
         calls.push_back("create " + name);
-        if (objects.count(name)) return Error{"exists", 409};
+        if (objects.count(name))
+            return Error{"exists", 409};
         return store(slice);
     }
     Result<api::Json> update(const api::Json& slice) override {
@@ -37,7 +40,8 @@ public:
             return Error{"conflict", 409};
         }
         auto it = objects.find(name);
-        if (it == objects.end()) return Error{"not found", 404};
+        if (it == objects.end())
+            return Error{"not found", 404};
         if (it->second["metadata"]["resourceVersion"] != slice["metadata"]["resourceVersion"]) {
             return Error{"conflict", 409};
         }
@@ -49,13 +53,15 @@ public:
         return Status::Ok();
     }
 
-private:
+  private:
     Result<api::Json> store(api::Json slice) {
         slice["metadata"]["resourceVersion"] = std::to_string(++version);
         if (dropListAttributes && slice["spec"].contains("devices")) {
             for (auto& device : slice["spec"]["devices"]) {
-                if (!device.contains("attributes")) continue;
-                for (auto& [key, value] : device["attributes"].items()) value.erase("ints");
+                if (!device.contains("attributes"))
+                    continue;
+                for (auto& [key, value] : device["attributes"].items())
+                    value.erase("ints");
             }
         }
         objects[slice["metadata"]["name"]] = slice;
@@ -63,7 +69,7 @@ private:
     }
 };
 
-api::ResourceSlice slice(const std::string& name, std::vector<std::string> devices) {
+api::ResourceSlice slice(const std::string& name, const std::vector<std::string>& devices) {
     api::ResourceSlice s;
     s.name = name;
     s.driver = "numa.dra.dev";
@@ -78,7 +84,9 @@ api::ResourceSlice slice(const std::string& name, std::vector<std::string> devic
     return s;
 }
 
-std::int64_t generationOf(const api::Json& object) { return object["spec"]["pool"]["generation"]; }
+std::int64_t generationOf(const api::Json& object) {
+    return object["spec"]["pool"]["generation"];
+}
 
 struct PublisherTest : ::testing::Test {
     MemoryApi api;
@@ -158,11 +166,13 @@ TEST_F(PublisherTest, ConflictsAreRetriedWithAFreshList) {
 TEST_F(PublisherTest, DroppedListAttributesAreAFatalConfigurationError) {
     api.dropListAttributes = true;
     auto s = slice("s0", {"gpu-0"});
-    s.devices[0].attributes["resource.kubernetes.io/numaNode"] = std::vector<std::int64_t>{5, 4, 6, 7};
+    s.devices[0].attributes["resource.kubernetes.io/numaNode"] =
+        std::vector<std::int64_t>{5, 4, 6, 7};
     auto stats = publisher.reconcile({s});
     ASSERT_FALSE(stats.ok());
     EXPECT_EQ(stats.error().code, kDroppedFieldsError);
-    EXPECT_NE(stats.error().message.find("resource.kubernetes.io/numaNode"), std::string::npos) << stats.error().message;
+    EXPECT_NE(stats.error().message.find("resource.kubernetes.io/numaNode"), std::string::npos)
+        << stats.error().message;
     EXPECT_NE(stats.error().message.find("DRAListTypeAttributes"), std::string::npos);
 }
 

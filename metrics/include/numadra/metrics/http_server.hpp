@@ -20,7 +20,7 @@ struct HttpResponse {
 using HttpHandler = std::function<HttpResponse(const std::string& path)>;
 
 class HttpServer {
-public:
+  public:
     HttpServer() = default;
     ~HttpServer();
     HttpServer(const HttpServer&) = delete;
@@ -31,8 +31,8 @@ public:
     void stop();
     int port() const { return port_; }
 
-private:
-    void serve(std::stop_token stop);
+  private:
+    void serve(const std::stop_token& stop);
     void answer(int client) const;
 
     int listenFd_ = -1;

@@ -15,23 +15,26 @@ namespace numadra::metrics {
 using Labels = std::vector<std::string>;  // values, in the order of the family's label names
 
 class Registry {
-public:
+  public:
     void counterAdd(const std::string& name, const Labels& labels = {}, double value = 1);
     void gaugeSet(const std::string& name, const Labels& labels, double value);
     void histogramObserve(const std::string& name, const Labels& labels, double value);
 
     // Families must be declared before use (name, help, label names; buckets for histograms).
-    void declareCounter(const std::string& name, const std::string& help, std::vector<std::string> labelNames = {});
-    void declareGauge(const std::string& name, const std::string& help, std::vector<std::string> labelNames = {});
-    void declareHistogram(const std::string& name, const std::string& help, std::vector<std::string> labelNames,
-                          std::vector<double> buckets);
+    void declareCounter(const std::string& name, const std::string& help,
+                        std::vector<std::string> labelNames = {});
+    void declareGauge(const std::string& name, const std::string& help,
+                      std::vector<std::string> labelNames = {});
+    void declareHistogram(const std::string& name, const std::string& help,
+                          std::vector<std::string> labelNames, std::vector<double> buckets);
     // Drops every series of a gauge family (before re-setting the current ones).
     void gaugeClear(const std::string& name);
 
     std::string render() const;
-    double value(const std::string& name, const Labels& labels = {}) const;  // counters and gauges, for tests
+    double value(const std::string& name,
+                 const Labels& labels = {}) const;  // counters and gauges, for tests
 
-private:
+  private:
     enum class Kind { Counter, Gauge, Histogram };
     struct Series {
         double value = 0;

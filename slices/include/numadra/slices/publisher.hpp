@@ -19,7 +19,7 @@ namespace numadra::slices {
 // (list = field selector spec.nodeName=<node>,spec.driver=<driver>). Error.code carries the
 // HTTP status (409 conflict, 404, ...).
 class SliceApi {
-public:
+  public:
     virtual ~SliceApi() = default;
     virtual Result<std::vector<api::Json>> list() = 0;
     virtual Result<api::Json> create(const api::Json& slice) = 0;
@@ -44,18 +44,20 @@ struct PublishStats {
 inline constexpr int kDroppedFieldsError = -100;
 
 class Publisher {
-public:
-    Publisher(SliceApi& api, std::string driverName, std::string poolName, std::optional<NodeOwner> owner);
+  public:
+    Publisher(SliceApi& api, std::string driverName, std::string poolName,
+              std::optional<NodeOwner> owner);
 
     // Makes the cluster hold exactly `desired` (names, devices, counters; pool generation and
     // resourceSliceCount are the publisher's). Retries conflicts a few times by re-listing.
-    Result<PublishStats> reconcile(std::vector<api::ResourceSlice> desired);
+    Result<PublishStats> reconcile(const std::vector<api::ResourceSlice>& desired);
     // Deletes every slice of this driver on this node (clean shutdown).
     Result<size_t> removeAll();
 
-private:
+  private:
     Result<PublishStats> reconcileOnce(const std::vector<api::ResourceSlice>& desired);
-    api::Json encode(const api::ResourceSlice& slice, std::int64_t generation, std::int64_t count) const;
+    api::Json encode(const api::ResourceSlice& slice, std::int64_t generation,
+                     std::int64_t count) const;
 
     SliceApi& api_;
     std::string driverName_;
@@ -66,6 +68,7 @@ private:
 // True when every field of `sent` is in `stored` with an equal value (quantities compared by
 // value, so "1000M" equals "1G"); fields the server added are ignored. `dropped` receives the
 // paths of sent fields missing from `stored`.
-bool sentFieldsPreserved(const api::Json& sent, const api::Json& stored, std::vector<std::string>* dropped = nullptr);
+bool sentFieldsPreserved(const api::Json& sent, const api::Json& stored,
+                         std::vector<std::string>* dropped = nullptr);
 
 }  // namespace numadra::slices

@@ -1,0 +1,260 @@
+#include "numadra/daemon/config.hpp"
+
+#include <algorithm>
+#include <functional>
+
+#include "numadra/common/text.hpp"
+
+namespace numadra::daemon {
+
+namespace {
+
+enum class FlagKind { String, Bool, Duration, Unsigned };
+
+struct Flag {
+    std::string name;  // without leading dashes
+    FlagKind kind;
+    std::string help;
+    std::function<Status(DaemonConfig&, const std::string&)> apply;
+};
+
+std::string environmentName(const std::string& flag) {
+    std::string name = flag;
+    std::transform(name.begin(), name.end(), name.begin(), [](char c) {
+        return c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    });
+    return name;
+}
+
+Status parseBool(const std::string& text, bool& target) {
+    if (text == "true" || text == "1" || text == "yes") {
+        target = true;
+    } else if (text == "false" || text == "0" || text == "no") {
+        target = false;
+    } else {
+        return Error{"'" + text + "' is not true or false"};
+    }
+    return Status::Ok();
+}
+
+Flag stringFlag(const std::string& name, std::string help, std::string DaemonConfig::*member) {
+    return {name, FlagKind::String, std::move(help),
+            [member](DaemonConfig& c, const std::string& v) {
+                c.*member = v;
+                return Status::Ok();
+            }};
+}
+
+Flag boolFlag(const std::string& name, std::string help,
+              const std::function<bool&(DaemonConfig&)>& member) {
+    return {name, FlagKind::Bool, std::move(help),
+            [member](DaemonConfig& c, const std::string& v) { return parseBool(v, member(c)); }};
+}
+
+const std::vector<Flag>& flags() {
+    static const std::vector<Flag> all = {
+        {"driver-name", FlagKind::String, "DRA driver name (default numa.dra.dev)",
+         [](DaemonConfig& c, const std::string& v) {
+             c.slices.driverName = v;
+             return Status::Ok();
+         }},
+        {"node-name", FlagKind::String,
+         "this node's name (default: the host name; set NODE_NAME from the downward API)",
+         [](DaemonConfig& c, const std::string& v) {
+             c.slices.nodeName = v;
+             return Status::Ok();
+         }},
+        stringFlag("sysfs-root", "the folder that plays /sys", &DaemonConfig::sysfsRoot),
+        stringFlag("kubelet-registry-dir", "kubelet plugin registry folder",
+                   &DaemonConfig::kubeletRegistryDir),
+        stringFlag("kubelet-plugins-dir",
+                   "kubelet plugins folder (the DRA socket goes to <dir>/<driver>)",
+                   &DaemonConfig::kubeletPluginsDir),
+        stringFlag("kubeconfig", "kubeconfig file (default: in-cluster configuration)",
+                   &DaemonConfig::kubeconfig),
+        stringFlag("cdi-dir", "where CDI specs are written", &DaemonConfig::cdiDir),
+        stringFlag("metadata-dir", "where device metadata files are written",
+                   &DaemonConfig::metadataDir),
+        stringFlag("state-dir", "where the checkpoint lives", &DaemonConfig::stateDir),
+        stringFlag("dev-root", "the folder that plays /dev", &DaemonConfig::devRoot),
+        {"numa-list", FlagKind::Bool,
+         "publish resource.kubernetes.io/numaNode as a list (DRAListTypeAttributes)",
+         [](DaemonConfig& c, const std::string& v) -> Status {
+             bool list = false;
+             if (auto status = parseBool(v, list); !status)
+                 return status;
+             c.slices.numaForm = list ? topology::NumaForm::List : topology::NumaForm::Scalar;
+             return Status::Ok();
+         }},
+        boolFlag("shared-consumable-capacity",
+                 "request-driven counters (DRASharedConsumableCapacity)",
+                 [](DaemonConfig& c) -> bool& { return c.slices.sharedConsumableCapacity; }),
+        boolFlag("legacy-numa-attributes", "also publish dra.net/numaNode and dra.cpu/numaNodeID",
+                 [](DaemonConfig& c) -> bool& { return c.slices.legacyNumaAttributes; }),
+        {"resync-interval", FlagKind::Duration, "how often to rediscover and republish (e.g. 60s)",
+         [](DaemonConfig& c, const std::string& v) -> Status {
+             auto d = parseDuration(v);
+             if (!d)
+                 return d.error();
+             if (d->count() < 100)
+                 return Error{"must be at least 100ms"};
+             c.resyncInterval = *d;
+             return Status::Ok();
+         }},
+        {"log-level", FlagKind::String, "trace, debug, info, warn, error",
+         [](DaemonConfig& c, const std::string& v) -> Status {
+             static const std::vector<std::string> levels{"trace", "debug", "info", "warn",
+                                                          "error"};
+             if (std::find(levels.begin(), levels.end(), v) == levels.end())
+                 return Error{"'" + v + "' is not a log level"};
+             c.logLevel = v;
+             return Status::Ok();
+         }},
+        {"log-format", FlagKind::String, "text or json",
+         [](DaemonConfig& c, const std::string& v) -> Status {
+             if (v != "text" && v != "json")
+                 return Error{"'" + v + "' is not text or json"};
+             c.logFormat = v;
+             return Status::Ok();
+         }},
+        stringFlag("metrics-addr", "host:port for /metrics, /healthz, /readyz (empty: off)",
+                   &DaemonConfig::metricsAddr),
+        stringFlag("pod-uid",
+                   "this driver pod's UID (downward API): per-pod socket names for rolling updates",
+                   &DaemonConfig::podUid),
+        {"socket-group", FlagKind::Unsigned,
+         "numeric group for the sockets (mode 0660); default 0600",
+         [](DaemonConfig& c, const std::string& v) -> Status {
+             auto g = text::parseInt(v);
+             if (!g || *g < 0 || *g > 0x7fffffff)
+                 return Error{"'" + v + "' is not a numeric group id"};
+             c.socketGroup = static_cast<unsigned>(*g);
+             return Status::Ok();
+         }},
+        boolFlag("keep-slices-on-exit",
+                 "leave the ResourceSlices in place on SIGTERM (default: delete them)",
+                 [](DaemonConfig& c) -> bool& { return c.keepSlicesOnExit; }),
+        boolFlag("dry-run",
+                 "run without an API server: print slices, read claims from --claims-dir",
+                 [](DaemonConfig& c) -> bool& { return c.dryRun; }),
+        stringFlag("claims-dir",
+                   "dry-run: folder of ResourceClaims named <namespace>_<name>.json|yaml",
+                   &DaemonConfig::claimsDir),
+    };
+    return all;
+}
+
+const Flag* findFlag(const std::string& name) {
+    for (const auto& flag : flags()) {
+        if (flag.name == name)
+            return &flag;
+    }
+    return nullptr;
+}
+
+Status finish(DaemonConfig& config) {
+    if (auto status = slices::validateOptions(config.slices); !status)
+        return status;
+    if (config.metadataDir.empty())
+        config.metadataDir = config.pluginDir() + "/dra-device-metadata";
+    if (config.stateDir.empty())
+        config.stateDir = config.pluginDir();
+    for (const auto* path : {&config.kubeletRegistryDir, &config.kubeletPluginsDir, &config.cdiDir,
+                             &config.metadataDir, &config.stateDir}) {
+        // The kubelet dials the endpoint path as given: it must be absolute.
+        if (path->empty() || path->front() != '/')
+            return Error{"folder '" + *path + "' must be an absolute path"};
+    }
+    if (!config.claimsDir.empty() && !config.dryRun)
+        return Error{"--claims-dir needs --dry-run"};
+    return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::chrono::milliseconds> parseDuration(const std::string& text) {
+    using namespace std::chrono;
+    static const std::vector<std::pair<std::string, milliseconds>> units{
+        {"ms", milliseconds(1)}, {"s", seconds(1)}, {"m", minutes(1)}, {"h", hours(1)}};
+    for (const auto& [suffix, unit] : units) {
+        if (text.size() > suffix.size() &&
+            text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0) {
+            auto number =
+                text::parseInt(std::string_view(text).substr(0, text.size() - suffix.size()));
+            if (number && *number >= 0)
+                return milliseconds(*number * unit.count());
+        }
+    }
+    if (auto seconds = text::parseInt(text); seconds && *seconds >= 0)
+        return milliseconds(*seconds * 1000);
+    return Error{"'" + text + "' is not a duration (e.g. 30s, 5m, 250ms)"};
+}
+
+std::string daemonUsage() {
+    std::string out =
+        "Usage: numa-dra-plugin [OPTIONS]\n\nThe DRA kubelet plugin for NUMA/PCIe "
+        "devices.\n\nOptions "
+        "(each also as an environment variable, e.g. NODE_NAME):\n";
+    for (const auto& flag : flags()) {
+        std::string left = "  --" + flag.name + (flag.kind == FlagKind::Bool ? "" : " VALUE");
+        left.resize(std::max<size_t>(left.size() + 1, 36), ' ');
+        out += left + flag.help + "\n";
+    }
+    out +=
+        "  --help                            show this help\n  --version                         "
+        "show the version\n";
+    return out;
+}
+
+Result<ParsedFlags> parseDaemonFlags(const std::vector<std::string>& args,
+                                     const std::map<std::string, std::string>& environment,
+                                     const std::string& defaultNodeName) {
+    ParsedFlags parsed;
+    parsed.config.slices.nodeName = defaultNodeName;
+    for (const auto& flag : flags()) {
+        auto it = environment.find(environmentName(flag.name));
+        if (it == environment.end())
+            continue;
+        if (auto status = flag.apply(parsed.config, it->second); !status) {
+            return Error{"environment variable " + it->first + ": " + status.error().message};
+        }
+    }
+    for (size_t i = 0; i < args.size(); ++i) {
+        std::string arg = args[i];
+        if (arg == "--help" || arg == "-h") {
+            parsed.helpRequested = true;
+            return parsed;
+        }
+        if (arg == "--version") {
+            parsed.versionRequested = true;
+            return parsed;
+        }
+        if (arg.rfind("--", 0) != 0)
+            return Error{"unexpected argument '" + arg + "'"};
+        std::optional<std::string> value;
+        if (auto eq = arg.find('='); eq != std::string::npos) {
+            value = arg.substr(eq + 1);
+            arg = arg.substr(0, eq);
+        }
+        const Flag* flag = findFlag(arg.substr(2));
+        if (flag == nullptr)
+            return Error{"unknown flag '" + arg + "'"};
+        if (!value) {
+            if (flag->kind == FlagKind::Bool) {
+                value = "true";
+            } else if (i + 1 < args.size()) {
+                value = args[++i];
+            } else {
+                return Error{"flag " + arg + " needs a value"};
+            }
+        }
+        if (auto status = flag->apply(parsed.config, *value); !status) {
+            return Error{"flag " + arg + ": " + status.error().message};
+        }
+    }
+    if (auto status = finish(parsed.config); !status)
+        return status.error();
+    return parsed;
+}
+
+}  // namespace numadra::daemon

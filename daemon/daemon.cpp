@@ -1,0 +1,499 @@
+#include "numadra/daemon/daemon.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "numadra/daemon/claims.hpp"
+#include "numadra/daemon/inventory.hpp"
+#include "numadra/discovery/discovery.hpp"
+#include "numadra/discovery/uevents.hpp"
+#include "numadra/kube/client.hpp"
+#include "numadra/kube/config.hpp"
+#include "numadra/metrics/http_server.hpp"
+#include "numadra/metrics/registry.hpp"
+#include "numadra/plugin/server.hpp"
+#include "numadra/slices/publisher.hpp"
+
+#ifndef NUMADRA_VERSION
+#define NUMADRA_VERSION "0.0.0"
+#endif
+
+namespace numadra::daemon {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr auto kClaimFetchTimeout = std::chrono::seconds(10);
+constexpr auto kPublishRetryMin = std::chrono::milliseconds(500);
+constexpr auto kPublishRetryMax = std::chrono::seconds(30);
+constexpr auto kWatchRetry = std::chrono::seconds(2);
+// Bursts of device events (512 VFs appearing) are one rescan.
+constexpr auto kRescanDebounce = std::chrono::milliseconds(200);
+constexpr auto kStopCheck = std::chrono::milliseconds(250);
+
+std::string fieldSelector(const DaemonConfig& config) {
+    return "spec.nodeName=" + config.slices.nodeName + ",spec.driver=" + config.slices.driverName;
+}
+
+void declareMetrics(metrics::Registry& registry) {
+    registry.declareGauge("numadra_build_info", "Build information.", {"version"});
+    registry.gaugeSet("numadra_build_info", {NUMADRA_VERSION}, 1);
+    registry.declareCounter("numadra_prepare_claims_total", "Claims prepared, by result.",
+                            {"result"});
+    registry.declareCounter("numadra_unprepare_claims_total", "Claims unprepared, by result.",
+                            {"result"});
+    registry.declareHistogram("numadra_prepare_duration_seconds", "Time to prepare one claim.", {},
+                              metrics::latencyBuckets());
+    registry.declareHistogram("numadra_unprepare_duration_seconds", "Time to unprepare one claim.",
+                              {}, metrics::latencyBuckets());
+    registry.declareCounter("numadra_publish_total",
+                            "ResourceSlice reconciliations that wrote something.");
+    registry.declareCounter("numadra_publish_errors_total",
+                            "ResourceSlice reconciliations that failed.");
+    registry.declareGauge("numadra_devices", "Published devices by type and health.",
+                          {"type", "health"});
+    registry.declareGauge("numadra_startup_seconds",
+                          "From process start to registered and published.");
+    registry.declareHistogram("numadra_discovery_duration_seconds",
+                              "Time of one sysfs scan and slice build.", {},
+                              metrics::latencyBuckets());
+}
+
+void recordDevices(metrics::Registry& registry, const InventorySnapshot& snapshot) {
+    std::map<std::string, double> byType;
+    for (const auto& slice : snapshot.slices) {
+        for (const auto& device : slice.devices) {
+            auto it = device.attributes.find("type");
+            const auto* type =
+                it == device.attributes.end() ? nullptr : std::get_if<std::string>(&it->second);
+            byType[type ? *type : "unknown"] += 1;
+        }
+    }
+    registry.gaugeClear("numadra_devices");
+    for (const auto& [type, count] : byType)
+        registry.gaugeSet("numadra_devices", {type, "unknown"}, count);
+}
+
+// The API server as the publisher sees it.
+class KubeSliceApi : public slices::SliceApi {
+  public:
+    KubeSliceApi(kube::KubeClient& client, std::string selector)
+        : client_(client), selector_(std::move(selector)) {}
+    Result<std::vector<api::Json>> list() override {
+        auto listed = client_.listResourceSlices(selector_);
+        if (!listed)
+            return listed.error();
+        return std::move(listed->items);
+    }
+    Result<api::Json> create(const api::Json& slice) override {
+        return client_.createResourceSlice(slice);
+    }
+    Result<api::Json> update(const api::Json& slice) override {
+        return client_.updateResourceSlice(slice);
+    }
+    Status remove(const std::string& name, const std::string& resourceVersion) override {
+        return client_.deleteResourceSlice(name, resourceVersion);
+    }
+
+  private:
+    kube::KubeClient& client_;
+    std::string selector_;
+};
+
+// --dry-run: the slices go to stdout as a v1 List whenever they change.
+class StdoutSliceApi : public slices::SliceApi {
+  public:
+    Result<std::vector<api::Json>> list() override {
+        std::lock_guard lock(mutex_);
+        std::vector<api::Json> out;
+        for (const auto& [name, object] : objects_)
+            out.push_back(object);
+        return out;
+    }
+    Result<api::Json> create(const api::Json& slice) override { return store(slice); }
+    Result<api::Json> update(const api::Json& slice) override { return store(slice); }
+    Status remove(const std::string& name, const std::string&) override {
+        std::lock_guard lock(mutex_);
+        objects_.erase(name);
+        dirty_ = true;
+        return Status::Ok();
+    }
+    void flush() {
+        std::lock_guard lock(mutex_);
+        if (!dirty_)
+            return;
+        dirty_ = false;
+        api::Json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", api::Json::array()}};
+        for (const auto& [name, object] : objects_)
+            list["items"].push_back(object);
+        std::cout << list.dump(2) << std::endl;
+    }
+
+  private:
+    Result<api::Json> store(api::Json slice) {
+        std::lock_guard lock(mutex_);
+        slice["metadata"]["resourceVersion"] = std::to_string(++version_);
+        objects_[slice["metadata"]["name"].get<std::string>()] = slice;
+        dirty_ = true;
+        return slice;
+    }
+    std::mutex mutex_;
+    std::map<std::string, api::Json> objects_;
+    int version_ = 0;
+    bool dirty_ = false;
+};
+
+class ApiClaimSource : public ClaimSource {
+  public:
+    explicit ApiClaimSource(kube::KubeClient& client) : client_(client) {}
+    Result<api::Json> getClaim(const std::string& ns, const std::string& name,
+                               Deadline deadline) override {
+        return client_.getResourceClaim(ns, name,
+                                        std::min(deadline, Clock::now() + kClaimFetchTimeout));
+    }
+
+  private:
+    kube::KubeClient& client_;
+};
+
+// A one-shot "something may have changed" flag threads can wait on.
+class Trigger {
+  public:
+    void fire() {
+        {
+            std::lock_guard lock(mutex_);
+            fired_ = true;
+        }
+        condition_.notify_all();
+    }
+    // True when fired (and resets), false on timeout or stop.
+    bool wait(std::stop_token stop, Clock::duration timeout) {
+        std::unique_lock lock(mutex_);
+        condition_.wait_for(lock, stop, timeout, [&] { return fired_; });
+        const bool fired = fired_;
+        fired_ = false;
+        return fired;
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable_any condition_;
+    bool fired_ = false;
+};
+
+class Daemon {
+  public:
+    Daemon(const DaemonConfig& config, Clock::time_point started)
+        : config_(config), started_(started) {
+        declareMetrics(metrics_);
+    }
+
+    int run(std::stop_token stop);
+
+  private:
+    Result<std::vector<api::ResourceSlice>> scan();
+    bool rescan();
+    Status connectApi();
+    void publishLoop(std::stop_token stop);
+    void watchLoop(std::stop_token stop);
+    void rescanLoop(std::stop_token stop);
+    metrics::HttpResponse serveHttp(const std::string& path);
+    void shutdown();
+
+    const DaemonConfig& config_;
+    Clock::time_point started_;
+    metrics::Registry metrics_;
+    metrics::HttpServer http_;
+    discovery::PciNameDatabase names_;
+    Inventory inventory_;
+    std::unique_ptr<kube::KubeClient> client_;
+    std::unique_ptr<slices::SliceApi> sliceApi_;
+    StdoutSliceApi* dryRunApi_ = nullptr;
+    std::unique_ptr<slices::Publisher> publisher_;
+    std::unique_ptr<ClaimSource> claimSource_;
+    std::unique_ptr<ClaimPreparer> preparer_;
+    std::unique_ptr<plugin::PluginServer> server_;
+    Trigger publishTrigger_;
+    std::atomic<bool> published_{false};
+    std::atomic<bool> startupReported_{false};
+    std::atomic<int> fatalExit_{-1};
+    std::stop_source fatal_;
+};
+
+Result<std::vector<api::ResourceSlice>> Daemon::scan() {
+    const auto begin = Clock::now();
+    auto machine = discovery::discover({config_.sysfsRoot, &names_, nullptr});
+    if (!machine)
+        return machine.error();
+    for (const auto& d : machine->diagnostics) {
+        spdlog::warn("sysfs file unreadable path={} problem=\"{}\"", d.path, d.message);
+    }
+    auto built = slices::buildResourceSlices(*machine, config_.slices);
+    if (!built)
+        return built.error();
+    metrics_.histogramObserve("numadra_discovery_duration_seconds", {},
+                              std::chrono::duration<double>(Clock::now() - begin).count());
+    if (inventory_.update(std::move(machine).value(), built.value()))
+        recordDevices(metrics_, *inventory_.current());
+    return built;
+}
+
+// True when the published content changed.
+bool Daemon::rescan() {
+    const std::string before = inventory_.current()->signature;
+    auto slices = scan();
+    if (!slices) {
+        spdlog::error("rescan failed error=\"{}\"", slices.error().message);
+        return false;
+    }
+    return inventory_.current()->signature != before;
+}
+
+Status Daemon::connectApi() {
+    if (config_.dryRun) {
+        auto api = std::make_unique<StdoutSliceApi>();
+        dryRunApi_ = api.get();
+        sliceApi_ = std::move(api);
+        publisher_ = std::make_unique<slices::Publisher>(*sliceApi_, config_.slices.driverName,
+                                                         config_.slices.nodeName, std::nullopt);
+        claimSource_ = makeFileClaimSource(config_.claimsDir.empty() ? "." : config_.claimsDir);
+        return Status::Ok();
+    }
+    std::map<std::string, std::string> environment;
+    for (const char* name : {"KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT"}) {
+        if (const char* value = std::getenv(name))
+            environment[name] = value;
+    }
+    auto cluster = config_.kubeconfig.empty() ? kube::loadInClusterConfig(environment)
+                                              : kube::loadKubeconfig(config_.kubeconfig);
+    if (!cluster)
+        return cluster.error();
+    client_ = std::make_unique<kube::KubeClient>(std::move(cluster).value());
+    sliceApi_ = std::make_unique<KubeSliceApi>(*client_, fieldSelector(config_));
+    // The Node owns the slices, so they go when the node goes. Without its UID (RBAC, a node
+    // object not there yet) the slices are published unowned and fixed on a later pass.
+    std::optional<slices::NodeOwner> owner;
+    if (auto node = client_->getNode(config_.slices.nodeName)) {
+        owner = slices::NodeOwner{config_.slices.nodeName,
+                                  node->value("/metadata/uid"_json_pointer, std::string())};
+    } else {
+        spdlog::warn("node lookup failed node={} error=\"{}\"; publishing without owner reference",
+                     config_.slices.nodeName, node.error().message);
+    }
+    publisher_ = std::make_unique<slices::Publisher>(*sliceApi_, config_.slices.driverName,
+                                                     config_.slices.nodeName, owner);
+    claimSource_ = std::make_unique<ApiClaimSource>(*client_);
+    return Status::Ok();
+}
+
+void Daemon::publishLoop(std::stop_token stop) {
+    auto retry = kPublishRetryMin;
+    while (!stop.stop_requested()) {
+        auto stats = publisher_->reconcile(inventory_.current()->slices);
+        if (!stats) {
+            metrics_.counterAdd("numadra_publish_errors_total");
+            if (stats.error().code == slices::kDroppedFieldsError) {
+                spdlog::critical("publishing refused error=\"{}\"", stats.error().message);
+                fatalExit_ = kExitFatal;
+                fatal_.request_stop();
+                return;
+            }
+            spdlog::error("publishing failed retry_in_ms={} error=\"{}\"", retry.count(),
+                          stats.error().message);
+            publishTrigger_.wait(stop, retry);
+            retry = std::min<std::chrono::milliseconds>(retry * 2, kPublishRetryMax);
+            continue;
+        }
+        retry = kPublishRetryMin;
+        if (dryRunApi_)
+            dryRunApi_->flush();
+        if (stats->changed()) {
+            metrics_.counterAdd("numadra_publish_total");
+            spdlog::info("slices published created={} updated={} deleted={} generation={}",
+                         stats->created, stats->updated, stats->deleted, stats->generation);
+        }
+        if (!published_.exchange(true) && server_ && !startupReported_.exchange(true)) {
+            const double seconds = std::chrono::duration<double>(Clock::now() - started_).count();
+            metrics_.gaugeSet("numadra_startup_seconds", {}, seconds);
+            spdlog::info("ready startup_ms={:.1f}", seconds * 1000);
+        }
+        // Until a change, a repair request from the watch, or the periodic resync.
+        publishTrigger_.wait(stop, config_.resyncInterval);
+    }
+}
+
+void Daemon::watchLoop(std::stop_token stop) {
+    // Any change to this node's slices made by someone else (the kubelet wiping them, an admin)
+    // triggers a reconcile; our own writes trigger one too, which then finds nothing to do.
+    std::string resourceVersion;
+    while (!stop.stop_requested()) {
+        if (resourceVersion.empty()) {
+            auto listed = client_->listResourceSlices(fieldSelector(config_));
+            if (!listed) {
+                spdlog::warn("slice list for watch failed error=\"{}\"", listed.error().message);
+                Trigger sleep;
+                sleep.wait(stop, kWatchRetry);
+                continue;
+            }
+            resourceVersion = listed->resourceVersion;
+        }
+        auto status = client_->watchResourceSlices(
+            fieldSelector(config_), resourceVersion,
+            [&](const kube::KubeClient::WatchEvent& event) {
+                if (auto rv =
+                        event.object.value("/metadata/resourceVersion"_json_pointer, std::string());
+                    !rv.empty()) {
+                    resourceVersion = rv;
+                }
+                if (event.type == "DELETED" || event.type == "MODIFIED" || event.type == "ADDED")
+                    publishTrigger_.fire();
+            },
+            stop);
+        if (!status) {
+            if (status.error().code == 410) {
+                resourceVersion.clear();  // too old: list again
+            } else {
+                spdlog::warn("slice watch ended error=\"{}\"", status.error().message);
+                std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            }
+        }
+    }
+}
+
+void Daemon::rescanLoop(std::stop_token stop) {
+    auto listener = discovery::UeventListener::open();
+    if (!listener) {
+        spdlog::info("kernel device events unavailable, polling only interval_ms={} reason=\"{}\"",
+                     config_.resyncInterval.count(), listener.error().message);
+    }
+    static const std::vector<std::string> kSubsystems{"pci", "net", "infiniband",
+                                                      "drm", "cpu", "node"};
+    auto nextScan = Clock::now() + config_.resyncInterval;
+    while (!stop.stop_requested()) {
+        bool changed = false;
+        const auto timeout =
+            std::chrono::duration_cast<std::chrono::milliseconds>(nextScan - Clock::now());
+        if (listener) {
+            // Short waits, so a stop request is seen quickly.
+            const auto slice = std::clamp(timeout, std::chrono::milliseconds(0), kStopCheck);
+            auto events = listener->wait(slice, kSubsystems);
+            if (!events.empty()) {
+                spdlog::info("device event action={} devpath={} subsystem={}",
+                             events.front().action, events.front().devpath,
+                             events.front().subsystem);
+                std::this_thread::sleep_for(kRescanDebounce);
+                listener->wait(std::chrono::milliseconds(0), kSubsystems);  // drain the burst
+                changed = rescan();
+            }
+        } else {
+            Trigger idle;
+            idle.wait(stop, std::max(timeout, std::chrono::milliseconds(0)));
+        }
+        if (Clock::now() >= nextScan) {
+            changed = rescan() || changed;
+            nextScan = Clock::now() + config_.resyncInterval;
+        }
+        if (changed) {
+            spdlog::info("devices changed; republishing");
+            publishTrigger_.fire();
+        }
+    }
+}
+
+metrics::HttpResponse Daemon::serveHttp(const std::string& path) {
+    if (path == "/metrics")
+        return {200, "text/plain; version=0.0.4; charset=utf-8", metrics_.render()};
+    if (path == "/healthz")
+        return {200, "text/plain; charset=utf-8", "ok\n"};
+    if (path == "/readyz") {
+        const bool serving = server_ != nullptr;
+        const bool ready = serving && published_;
+        return {ready ? 200 : 503, "text/plain; charset=utf-8",
+                std::string(serving ? "serving" : "not serving") + ", " +
+                    (published_ ? "published" : "not published") + "\n"};
+    }
+    return {404, "text/plain; charset=utf-8", "not found\n"};
+}
+
+int Daemon::run(std::stop_token stop) {
+    spdlog::info("starting version={} driver={} node={} sysfs_root={} dry_run={}", NUMADRA_VERSION,
+                 config_.slices.driverName, config_.slices.nodeName, config_.sysfsRoot,
+                 config_.dryRun);
+    if (!config_.metricsAddr.empty()) {
+        if (auto status = http_.start(config_.metricsAddr,
+                                      [this](const std::string& p) { return serveHttp(p); });
+            !status) {
+            spdlog::error("metrics endpoint failed error=\"{}\"", status.error().message);
+            return kExitBadConfig;
+        }
+    }
+    if (auto slices = scan(); !slices) {
+        spdlog::error("discovery failed error=\"{}\"", slices.error().message);
+        return kExitBadConfig;
+    }
+    if (auto status = connectApi(); !status) {
+        spdlog::error("API server configuration failed error=\"{}\"", status.error().message);
+        return kExitBadConfig;
+    }
+    preparer_ = std::make_unique<ClaimPreparer>(
+        *claimSource_, inventory_, config_.slices.driverName, config_.slices.nodeName, metrics_);
+    plugin::PluginServerOptions options;
+    options.driverName = config_.slices.driverName;
+    options.registryDir = config_.kubeletRegistryDir;
+    options.pluginDir = config_.pluginDir();
+    options.podUid = config_.podUid;
+    if (config_.socketGroup)
+        options.socketGroup = static_cast<gid_t>(*config_.socketGroup);
+    auto server = std::make_unique<plugin::PluginServer>(options, *preparer_, nullptr);
+    if (auto status = server->start(); !status) {
+        spdlog::error("kubelet plugin sockets failed error=\"{}\"", status.error().message);
+        return kExitBadConfig;
+    }
+    server_ = std::move(server);
+    spdlog::info("serving kubelet registration={} dra={}", server_->registrationSocketPath(),
+                 server_->draSocketPath());
+
+    {
+        std::stop_source workers;
+        std::stop_callback onStop(stop, [&] { workers.request_stop(); });
+        std::stop_callback onFatal(fatal_.get_token(), [&] { workers.request_stop(); });
+        std::jthread publish([this, token = workers.get_token()] { publishLoop(token); });
+        std::jthread rescanning([this, token = workers.get_token()] { rescanLoop(token); });
+        std::jthread watching;
+        if (client_)
+            watching = std::jthread([this, token = workers.get_token()] { watchLoop(token); });
+        Trigger idle;
+        while (!workers.stop_requested())
+            idle.wait(workers.get_token(), std::chrono::hours(1));
+    }  // workers joined
+    shutdown();
+    return fatalExit_ >= 0 ? fatalExit_.load() : kExitOk;
+}
+
+void Daemon::shutdown() {
+    spdlog::info("shutting down keep_slices={}", config_.keepSlicesOnExit);
+    if (server_)
+        server_->stop();  // the registration socket goes first: the kubelet deregisters
+    if (!config_.keepSlicesOnExit && publisher_ && fatalExit_ < 0) {
+        if (auto removed = publisher_->removeAll()) {
+            spdlog::info("slices deleted count={}", *removed);
+        } else {
+            spdlog::error("deleting slices failed error=\"{}\"", removed.error().message);
+        }
+    }
+    http_.stop();
+}
+
+}  // namespace
+
+int runDaemon(const DaemonConfig& config, std::stop_token stop, Clock::time_point started) {
+    Daemon daemon(config, started);
+    return daemon.run(stop);
+}
+
+}  // namespace numadra::daemon

@@ -1,0 +1,56 @@
+#pragma once
+// The daemon's configuration: every flag also comes from an environment variable (the flag's
+// name in upper case with '_' for '-', e.g. --node-name / NODE_NAME) so a DaemonSet can set it;
+// a flag on the command line wins.
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "numadra/common/result.hpp"
+#include "numadra/slices/builder.hpp"
+
+namespace numadra::daemon {
+
+struct DaemonConfig {
+    slices::SliceOptions slices;  // driver name, node name, numaNode form, counters, legacy names
+    std::string sysfsRoot = "/sys";
+    std::string kubeletRegistryDir = "/var/lib/kubelet/plugins_registry";
+    std::string kubeletPluginsDir = "/var/lib/kubelet/plugins";
+    std::string kubeconfig;  // empty: in-cluster configuration
+    std::string cdiDir = "/var/run/cdi";
+    std::string metadataDir;  // default <plugins dir>/<driver>/dra-device-metadata
+    std::string stateDir;     // default <plugins dir>/<driver>
+    std::string devRoot = "/dev";
+    std::chrono::milliseconds resyncInterval{std::chrono::seconds(60)};
+    std::string logLevel = "info";
+    std::string logFormat = "text";
+    std::string metricsAddr = ":9287";
+    std::string podUid;
+    std::optional<unsigned> socketGroup;
+    bool keepSlicesOnExit = false;
+    bool dryRun = false;    // no API server: slices printed, claims read from --claims-dir
+    std::string claimsDir;  // dry-run: <namespace>_<name>.json or .yaml ResourceClaims
+
+    std::string pluginDir() const { return kubeletPluginsDir + "/" + slices.driverName; }
+};
+
+struct ParsedFlags {
+    DaemonConfig config;
+    bool helpRequested = false;
+    bool versionRequested = false;
+};
+
+// Errors name the flag (or environment variable) and the bad value.
+Result<ParsedFlags> parseDaemonFlags(const std::vector<std::string>& args,
+                                     const std::map<std::string, std::string>& environment,
+                                     const std::string& defaultNodeName);
+
+std::string daemonUsage();
+
+// "30s", "5m", "1h", "250ms", or plain seconds.
+Result<std::chrono::milliseconds> parseDuration(const std::string& text);
+
+}  // namespace numadra::daemon

@@ -1,0 +1,34 @@
+#pragma once
+// The node's current devices: the latest scan and the slices built from it, swapped atomically
+// so Prepare calls read a consistent snapshot without waiting for a rescan.
+
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "numadra/api/resource_slice.hpp"
+#include "numadra/discovery/machine.hpp"
+
+namespace numadra::daemon {
+
+struct InventorySnapshot {
+    discovery::Machine machine;
+    std::vector<api::ResourceSlice> slices;
+    std::set<std::string> deviceNames;
+    std::string signature;  // the slices' JSON: equal signatures = nothing to republish
+};
+
+class Inventory {
+  public:
+    std::shared_ptr<const InventorySnapshot> current() const;
+    // Returns true when the published content changed.
+    bool update(discovery::Machine machine, std::vector<api::ResourceSlice> slices);
+
+  private:
+    mutable std::mutex mutex_;
+    std::shared_ptr<const InventorySnapshot> current_ = std::make_shared<InventorySnapshot>();
+};
+
+}  // namespace numadra::daemon

@@ -1,0 +1,82 @@
+#include "numadra/daemon/config.hpp"
+
+#include <gtest/gtest.h>
+
+namespace numadra::daemon {
+namespace {
+
+Result<ParsedFlags> parse(const std::vector<std::string>& args,
+                          const std::map<std::string, std::string>& env = {}) {
+    return parseDaemonFlags(args, env, "host-1");
+}
+
+TEST(DaemonFlags, DefaultsAreTheKubeletPaths) {
+    auto parsed = parse({});
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    const auto& c = parsed->config;
+    EXPECT_EQ(c.slices.nodeName, "host-1");
+    EXPECT_EQ(c.slices.driverName, "numa.dra.dev");
+    EXPECT_EQ(c.kubeletRegistryDir, "/var/lib/kubelet/plugins_registry");
+    EXPECT_EQ(c.pluginDir(), "/var/lib/kubelet/plugins/numa.dra.dev");
+    EXPECT_EQ(c.metadataDir, "/var/lib/kubelet/plugins/numa.dra.dev/dra-device-metadata");
+    EXPECT_EQ(c.cdiDir, "/var/run/cdi");
+    EXPECT_FALSE(c.keepSlicesOnExit);
+}
+
+TEST(DaemonFlags, EnvironmentSetsAndFlagsWin) {
+    auto parsed = parse(
+        {"--node-name", "from-flag", "--numa-list"},
+        {{"NODE_NAME", "from-env"}, {"DRIVER_NAME", "gpu.example.com"}, {"RESYNC_INTERVAL", "5m"}});
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    EXPECT_EQ(parsed->config.slices.nodeName, "from-flag");
+    EXPECT_EQ(parsed->config.slices.driverName, "gpu.example.com");
+    EXPECT_EQ(parsed->config.resyncInterval, std::chrono::minutes(5));
+    EXPECT_EQ(parsed->config.slices.numaForm, topology::NumaForm::List);
+}
+
+TEST(DaemonFlags, BadValuesNameTheFlag) {
+    auto bad = parse({"--log-format", "xml"});
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("--log-format"), std::string::npos) << bad.error().message;
+    auto badEnv = parse({}, {{"RESYNC_INTERVAL", "soon"}});
+    ASSERT_FALSE(badEnv.ok());
+    EXPECT_NE(badEnv.error().message.find("RESYNC_INTERVAL"), std::string::npos);
+    EXPECT_FALSE(parse({"--bogus"}).ok());
+    EXPECT_FALSE(parse({"--kubeconfig"}).ok());
+    EXPECT_FALSE(parse({"--cdi-dir", "relative/path"}).ok());
+    EXPECT_FALSE(parse({"--node-name", "Not_A_Node"}).ok());
+    EXPECT_FALSE(parse({"--numa-list=maybe"}).ok());
+}
+
+TEST(DaemonFlags, BooleanFlagsTakeOptionalValues) {
+    auto parsed = parse({"--dry-run", "--keep-slices-on-exit=false", "--claims-dir", "/tmp/c"});
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    EXPECT_TRUE(parsed->config.dryRun);
+    EXPECT_FALSE(parsed->config.keepSlicesOnExit);
+    EXPECT_FALSE(parse({"--claims-dir", "/tmp/c"}).ok());  // only meaningful in dry-run
+}
+
+TEST(DaemonFlags, HelpListsEveryFlag) {
+    auto parsed = parse({"--help"});
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_TRUE(parsed->helpRequested);
+    for (const char* flag :
+         {"--driver-name", "--node-name", "--sysfs-root", "--kubelet-registry-dir",
+          "--kubelet-plugins-dir", "--kubeconfig", "--cdi-dir", "--metadata-dir", "--state-dir",
+          "--dev-root", "--numa-list", "--shared-consumable-capacity", "--resync-interval",
+          "--log-level", "--log-format", "--metrics-addr", "--pod-uid"}) {
+        EXPECT_NE(daemonUsage().find(flag), std::string::npos) << flag;
+    }
+}
+
+TEST(Duration, ParsesUnits) {
+    EXPECT_EQ(parseDuration("250ms").value(), std::chrono::milliseconds(250));
+    EXPECT_EQ(parseDuration("30s").value(), std::chrono::seconds(30));
+    EXPECT_EQ(parseDuration("2h").value(), std::chrono::hours(2));
+    EXPECT_EQ(parseDuration("7").value(), std::chrono::seconds(7));
+    EXPECT_FALSE(parseDuration("-3s").ok());
+    EXPECT_FALSE(parseDuration("s").ok());
+}
+
+}  // namespace
+}  // namespace numadra::daemon

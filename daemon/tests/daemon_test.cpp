@@ -1,0 +1,388 @@
+// The daemon end to end, in-process: a fake API server over real HTTP, a test "kubelet" over
+// the real unix sockets with the generated gRPC stubs, a mocked sysfs tree.
+
+#include "numadra/daemon/daemon.hpp"
+
+#include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "numadra/kube/fake_apiserver.hpp"
+#include "numadra/testing/machines.hpp"
+#include "numadra/testing/temp_tree.hpp"
+#include "pkg/apis/dra/v1/api.grpc.pb.h"
+#include "pkg/apis/dra/v1beta1/api.grpc.pb.h"
+#include "pkg/apis/pluginregistration/v1/api.grpc.pb.h"
+
+namespace numadra::daemon {
+namespace {
+
+using namespace std::chrono_literals;
+using Json = kube::FakeApiServer::Json;
+namespace drav1 = k8s::io::kubelet::pkg::apis::dra::v1;
+namespace drav1beta1 = k8s::io::kubelet::pkg::apis::dra::v1beta1;
+
+template <class Predicate>
+bool eventually(Predicate predicate, std::chrono::milliseconds timeout = 10s) {
+    const auto end = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < end) {
+        if (predicate())
+            return true;
+        std::this_thread::sleep_for(20ms);
+    }
+    return predicate();
+}
+
+std::string httpGet(int port, const std::string& path) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    std::string response;
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
+        const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
+        ::send(fd, request.data(), request.size(), 0);
+        char buffer[4096];
+        for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;)
+            response.append(buffer, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return response;
+}
+
+int freePort() {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+        ::close(fd);
+        return 0;
+    }
+    socklen_t length = sizeof address;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+    ::close(fd);
+    return ntohs(address.sin_port);
+}
+
+class DaemonTest : public ::testing::Test {
+  protected:
+    kube::FakeApiServer api;
+    numadra::testing::TempTree dirs;
+    DaemonConfig config;
+    std::stop_source stop;
+    std::thread thread;
+    std::atomic<int> exitCode{-1};
+    int metricsPort = freePort();
+
+    void SetUp() override {
+        api.addNode("node-a", "node-uid-1");
+        std::ofstream(dirs.path("kubeconfig"))
+            << "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
+               "clusters:\n- name: fake\n  cluster:\n    server: "
+            << api.url()
+            << "\nusers:\n- name: u\n  user:\n    token: t0ken\n"
+               "contexts:\n- name: test\n  context:\n    cluster: fake\n    user: u\n";
+    }
+
+    void TearDown() override {
+        stop.request_stop();
+        if (thread.joinable())
+            thread.join();
+    }
+
+    void configure(std::vector<std::string> extra = {}) {
+        std::vector<std::string> args{"--kubeconfig",
+                                      dirs.path("kubeconfig"),
+                                      "--node-name",
+                                      "node-a",
+                                      "--sysfs-root",
+                                      numadra::testing::machineRoot("epyc-2s-nps4"),
+                                      "--kubelet-registry-dir",
+                                      dirs.path("registry"),
+                                      "--kubelet-plugins-dir",
+                                      dirs.path("plugins"),
+                                      "--cdi-dir",
+                                      dirs.path("cdi"),
+                                      "--metrics-addr",
+                                      "127.0.0.1:" + std::to_string(metricsPort),
+                                      "--resync-interval",
+                                      "1s",
+                                      "--log-level",
+                                      "warn"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto parsed = parseDaemonFlags(args, {}, "unused");
+        ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+        config = parsed->config;
+    }
+
+    void start(std::vector<std::string> extra = {}) {
+        configure(std::move(extra));
+        thread = std::thread([this] {
+            exitCode = runDaemon(config, stop.get_token(), std::chrono::steady_clock::now());
+        });
+    }
+
+    std::string registrationSocket() const {
+        return dirs.path("registry") + "/numa.dra.dev-reg.sock";
+    }
+    std::string draSocket() const { return dirs.path("plugins") + "/numa.dra.dev/dra.sock"; }
+
+    bool published() const { return !api.resourceSlices().empty(); }
+
+    // A device of the published slices whose name starts with `prefix`.
+    std::string publishedDevice(const std::string& prefix) const {
+        for (const auto& slice : api.resourceSlices()) {
+            for (const auto& device : slice["spec"].value("devices", Json::array())) {
+                std::string name = device["name"];
+                if (name.rfind(prefix, 0) == 0)
+                    return name;
+            }
+        }
+        return {};
+    }
+
+    void putAllocatedClaim(const std::string& name, const std::string& uid,
+                           const std::string& device) {
+        api.putResourceClaim(
+            Json{{"apiVersion", "resource.k8s.io/v1"},
+                 {"kind", "ResourceClaim"},
+                 {"metadata", {{"name", name}, {"namespace", "default"}, {"uid", uid}}},
+                 {"status",
+                  {{"allocation",
+                    {{"devices",
+                      {{"results", Json::array({{{"request", "gpu"},
+                                                 {"driver", "numa.dra.dev"},
+                                                 {"pool", "node-a"},
+                                                 {"device", device}}})}}}}}}}});
+    }
+
+    static std::shared_ptr<grpc::Channel> channel(const std::string& socket) {
+        return grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
+    }
+};
+
+TEST_F(DaemonTest, RegisterPublishPrepareUnprepareShutdown) {
+    start();
+    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(registrationSocket()); }));
+
+    // The kubelet's registration handshake.
+    auto registration = pluginregistration::Registration::NewStub(channel(registrationSocket()));
+    pluginregistration::PluginInfo info;
+    {
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + 1s);
+        ASSERT_TRUE(registration->GetInfo(&context, pluginregistration::InfoRequest(), &info).ok());
+    }
+    EXPECT_EQ(info.type(), "DRAPlugin");
+    EXPECT_EQ(info.name(), "numa.dra.dev");
+    EXPECT_EQ(info.endpoint(), draSocket());
+    ASSERT_GE(info.supported_versions_size(), 2);
+    EXPECT_EQ(info.supported_versions(0), "v1.DRAPlugin");
+    EXPECT_EQ(info.supported_versions(1), "v1beta1.DRAPlugin");
+    {
+        grpc::ClientContext context;
+        pluginregistration::RegistrationStatus status;
+        status.set_plugin_registered(true);
+        pluginregistration::RegistrationStatusResponse response;
+        ASSERT_TRUE(registration->NotifyRegistrationStatus(&context, status, &response).ok());
+    }
+
+    // Published, owned by the Node.
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    const auto slices = api.resourceSlices();
+    for (const auto& slice : slices) {
+        EXPECT_EQ(slice["spec"]["nodeName"], "node-a");
+        EXPECT_EQ(slice["spec"]["pool"]["resourceSliceCount"], static_cast<int>(slices.size()));
+        EXPECT_EQ(slice["metadata"]["ownerReferences"][0]["uid"], "node-uid-1");
+    }
+    EXPECT_TRUE(
+        eventually([&] { return httpGet(metricsPort, "/readyz").rfind("HTTP/1.1 200", 0) == 0; }));
+
+    // Prepare and unprepare a claim for the GPU.
+    const std::string gpu = publishedDevice("gpu-");
+    ASSERT_FALSE(gpu.empty());
+    putAllocatedClaim("train", "claim-uid-1", gpu);
+    auto dra = drav1::DRAPlugin::NewStub(channel(draSocket()));
+    drav1::NodePrepareResourcesRequest prepare;
+    auto* claim = prepare.add_claims();
+    claim->set_namespace_("default");
+    claim->set_name("train");
+    claim->set_uid("claim-uid-1");
+    drav1::NodePrepareResourcesResponse prepared;
+    {
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + 45s);
+        ASSERT_TRUE(dra->NodePrepareResources(&context, prepare, &prepared).ok());
+    }
+    ASSERT_EQ(prepared.claims().count("claim-uid-1"), 1u);
+    const auto& result = prepared.claims().at("claim-uid-1");
+    EXPECT_EQ(result.error(), "");
+    ASSERT_EQ(result.devices_size(), 1);
+    EXPECT_EQ(result.devices(0).device_name(), gpu);
+    EXPECT_EQ(result.devices(0).pool_name(), "node-a");
+    EXPECT_EQ(result.devices(0).request_names(0), "gpu");
+
+    drav1::NodeUnprepareResourcesRequest unprepare;
+    *unprepare.add_claims() = *claim;
+    drav1::NodeUnprepareResourcesResponse unprepared;
+    {
+        grpc::ClientContext context;
+        ASSERT_TRUE(dra->NodeUnprepareResources(&context, unprepare, &unprepared).ok());
+    }
+    EXPECT_EQ(unprepared.claims().at("claim-uid-1").error(), "");
+    EXPECT_NE(
+        httpGet(metricsPort, "/metrics").find("numadra_prepare_claims_total{result=\"ok\"} 1"),
+        std::string::npos);
+
+    // SIGTERM: sockets and slices gone.
+    stop.request_stop();
+    thread.join();
+    EXPECT_EQ(exitCode, kExitOk);
+    EXPECT_FALSE(std::filesystem::exists(registrationSocket()));
+    EXPECT_FALSE(std::filesystem::exists(draSocket()));
+    EXPECT_TRUE(api.resourceSlices().empty());
+}
+
+TEST_F(DaemonTest, V1beta1ServesTheSameClaims) {
+    start();
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    const std::string nic = publishedDevice("nic-");
+    putAllocatedClaim("net", "claim-uid-2", nic);
+    auto dra = drav1beta1::DRAPlugin::NewStub(channel(draSocket()));
+    drav1beta1::NodePrepareResourcesRequest prepare;
+    auto* claim = prepare.add_claims();
+    claim->set_namespace_("default");
+    claim->set_name("net");
+    claim->set_uid("claim-uid-2");
+    drav1beta1::NodePrepareResourcesResponse prepared;
+    grpc::ClientContext context;
+    ASSERT_TRUE(dra->NodePrepareResources(&context, prepare, &prepared).ok());
+    EXPECT_EQ(prepared.claims().at("claim-uid-2").devices(0).device_name(), nic);
+}
+
+TEST_F(DaemonTest, SlicesDeletedByOthersAreRepaired) {
+    start();
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    const auto before = api.resourceSlices();
+    const std::string name = before.front()["metadata"]["name"];
+    ASSERT_TRUE(api.deleteResourceSliceExternally(name));
+    EXPECT_TRUE(eventually([&] { return api.resourceSlice(name).has_value(); }, 5s));
+    EXPECT_EQ(api.resourceSlices().size(), before.size());
+}
+
+TEST_F(DaemonTest, PublishingRetriesThroughServerErrors) {
+    api.failNext(3, 500);
+    api.failNext(2, 429, 0);
+    start();
+    EXPECT_TRUE(eventually([&] { return published(); }, 15s));
+}
+
+TEST_F(DaemonTest, DroppedListAttributesAreFatal) {
+    api.setDropListAttributes(true);
+    start({"--numa-list"});
+    ASSERT_TRUE(eventually([&] { return exitCode != -1; }, 10s));
+    EXPECT_EQ(exitCode, kExitFatal);
+}
+
+TEST_F(DaemonTest, KeepSlicesOnExitLeavesThemInPlace) {
+    start({"--keep-slices-on-exit"});
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    stop.request_stop();
+    thread.join();
+    EXPECT_EQ(exitCode, kExitOk);
+    EXPECT_FALSE(api.resourceSlices().empty());
+}
+
+TEST_F(DaemonTest, UnusableSysfsRootIsAConfigurationError) {
+    configure({"--sysfs-root", dirs.path("nothing")});
+    EXPECT_EQ(runDaemon(config, stop.get_token(), std::chrono::steady_clock::now()),
+              kExitBadConfig);
+    EXPECT_FALSE(std::filesystem::exists(registrationSocket()));
+}
+
+TEST_F(DaemonTest, DryRunNeedsNoApiServer) {
+    numadra::testing::TempTree claims;
+    start({"--dry-run", "--claims-dir", claims.root()});
+    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(registrationSocket()); }));
+    EXPECT_TRUE(
+        eventually([&] { return httpGet(metricsPort, "/readyz").rfind("HTTP/1.1 200", 0) == 0; }));
+    EXPECT_EQ(api.requestCount("GET", "/apis"), 0);
+}
+
+}  // namespace
+}  // namespace numadra::daemon
+
+namespace numadra::daemon {
+namespace {
+
+// The binary as the DaemonSet runs it: a real process, stopped with SIGTERM.
+class DaemonProcessTest : public DaemonTest {
+  protected:
+    pid_t child = -1;
+
+    void TearDown() override {
+        if (child > 0) {
+            ::kill(child, SIGKILL);
+            ::waitpid(child, nullptr, 0);
+        }
+        DaemonTest::TearDown();
+    }
+
+    void spawn(std::vector<std::string> args) {
+        child = ::fork();
+        if (child == 0) {
+            std::vector<char*> argv;
+            static std::string binary = std::string(NUMADRA_BIN_DIR) + "/numa-dra-plugin";
+            argv.push_back(binary.data());
+            for (auto& a : args)
+                argv.push_back(a.data());
+            argv.push_back(nullptr);
+            ::execv(binary.c_str(), argv.data());
+            ::_exit(127);
+        }
+    }
+
+    int terminateAndWait() {
+        ::kill(child, SIGTERM);
+        int status = 0;
+        ::waitpid(child, &status, 0);
+        child = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+};
+
+TEST_F(DaemonProcessTest, SigtermRemovesSocketsAndSlices) {
+    spawn({"--kubeconfig", dirs.path("kubeconfig"), "--node-name", "node-a", "--sysfs-root",
+           numadra::testing::machineRoot("gpu4-nic"), "--kubelet-registry-dir",
+           dirs.path("registry"), "--kubelet-plugins-dir", dirs.path("plugins"), "--metrics-addr",
+           "", "--log-format", "json"});
+    ASSERT_TRUE(
+        eventually([&] { return std::filesystem::exists(registrationSocket()) && published(); }));
+    EXPECT_EQ(terminateAndWait(), 0);
+    EXPECT_FALSE(std::filesystem::exists(registrationSocket()));
+    EXPECT_FALSE(std::filesystem::exists(draSocket()));
+    EXPECT_TRUE(api.resourceSlices().empty());
+}
+
+TEST_F(DaemonProcessTest, BadFlagExitsTwo) {
+    spawn({"--no-such-flag"});
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    child = -1;
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), kExitBadConfig);
+}
+
+}  // namespace
+}  // namespace numadra::daemon

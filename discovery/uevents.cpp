@@ -1,0 +1,102 @@
+#include "numadra/discovery/uevents.hpp"
+
+#include <linux/netlink.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <system_error>
+
+namespace numadra::discovery {
+
+std::optional<Uevent> parseUevent(std::string_view message) {
+    Uevent event;
+    size_t start = 0;
+    bool header = true;
+    while (start < message.size()) {
+        size_t end = message.find('\0', start);
+        if (end == std::string_view::npos)
+            end = message.size();
+        const std::string_view field = message.substr(start, end - start);
+        start = end + 1;
+        if (header) {
+            header = false;
+            // udev's re-broadcasts start with "libudev"; the kernel's with "action@devpath".
+            if (field.find('@') != std::string_view::npos)
+                continue;
+        }
+        const auto eq = field.find('=');
+        if (eq == std::string_view::npos)
+            continue;
+        const auto key = field.substr(0, eq);
+        const auto value = std::string(field.substr(eq + 1));
+        if (key == "ACTION")
+            event.action = value;
+        if (key == "DEVPATH")
+            event.devpath = value;
+        if (key == "SUBSYSTEM")
+            event.subsystem = value;
+    }
+    if (event.action.empty() || event.devpath.empty())
+        return std::nullopt;
+    return event;
+}
+
+Result<UeventListener> UeventListener::open() {
+    int fd =
+        ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_KOBJECT_UEVENT);
+    if (fd < 0)
+        return Error{"netlink uevent socket: " + std::generic_category().message(errno), errno};
+    sockaddr_nl address{};
+    address.nl_family = AF_NETLINK;
+    address.nl_groups = 1;  // the kernel's broadcast group
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+        const int error = errno;
+        ::close(fd);
+        return Error{"netlink uevent bind: " + std::generic_category().message(error), error};
+    }
+    return UeventListener(fd);
+}
+
+UeventListener::UeventListener(UeventListener&& other) noexcept : fd_(other.fd_) {
+    other.fd_ = -1;
+}
+
+UeventListener& UeventListener::operator=(UeventListener&& other) noexcept {
+    if (this != &other) {
+        if (fd_ >= 0)
+            ::close(fd_);
+        fd_ = other.fd_;
+        other.fd_ = -1;
+    }
+    return *this;
+}
+
+UeventListener::~UeventListener() {
+    if (fd_ >= 0)
+        ::close(fd_);
+}
+
+std::vector<Uevent> UeventListener::wait(std::chrono::milliseconds timeout,
+                                         const std::vector<std::string>& subsystems) {
+    std::vector<Uevent> events;
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0)
+        return events;
+    char buffer[8192];
+    for (;;) {
+        ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+        if (n <= 0)
+            break;  // EAGAIN: drained
+        auto event = parseUevent(std::string_view(buffer, static_cast<size_t>(n)));
+        if (event &&
+            std::find(subsystems.begin(), subsystems.end(), event->subsystem) != subsystems.end()) {
+            events.push_back(std::move(*event));
+        }
+    }
+    return events;
+}
+
+}  // namespace numadra::discovery

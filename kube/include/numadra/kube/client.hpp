@@ -1,0 +1,98 @@
+#pragma once
+// A small kube-apiserver client over libcurl: the few requests the driver makes (ResourceSlices,
+// ResourceClaims, Nodes), with retries and backoff, and a ResourceSlice watch.
+//
+// Every call is thread-safe. Error.code is the HTTP status (404, 409, 410, 422, 429, 500...) or
+// 0 when no HTTP answer came (connection refused, TLS failure, timeout, malformed body); the
+// message has the method, the path, the status and the API's Status.message.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <stop_token>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "numadra/common/result.hpp"
+#include "numadra/kube/config.hpp"
+
+namespace numadra::kube {
+
+using Json = nlohmann::ordered_json;  // the same type as numadra::api::Json
+
+inline constexpr const char* kResourceSlicesPath = "/apis/resource.k8s.io/v1/resourceslices";
+
+struct ClientOptions {
+    std::chrono::milliseconds requestTimeout{10'000};  // one attempt
+    int maxAttempts = 6;                               // for retryable failures
+    // Capped exponential backoff with full jitter between attempts.
+    std::chrono::milliseconds initialBackoff{100}, maxBackoff{5'000};
+    std::string userAgent = "numa-dra-driver";
+    // All attempts of a call that takes no deadline must end within this.
+    std::chrono::milliseconds operationTimeout{30'000};
+    // The timeoutSeconds a watch asks for: the server ends the stream then, and the caller
+    // resumes from the last resourceVersion it saw.
+    std::chrono::seconds watchTimeout{300};
+};
+
+class KubeClient {
+  public:
+    explicit KubeClient(ClusterConfig config, ClientOptions options = {});
+    ~KubeClient();
+    KubeClient(KubeClient&&) noexcept;
+    KubeClient& operator=(KubeClient&&) noexcept;
+    KubeClient(const KubeClient&) = delete;
+    KubeClient& operator=(const KubeClient&) = delete;
+
+    const ClusterConfig& config() const;
+
+    // One API call. Retries 429 (honouring Retry-After), 500/502/503/504 and transport errors
+    // with backoff, never sleeping past `deadline`; other statuses (404, 409, 410, 422...) are
+    // returned at once. A POST is retried after a transport error only when the connection was
+    // never made, since a lost answer may hide a created object. `body` may be null.
+    Result<Json> request(std::string_view method, const std::string& pathAndQuery, const Json* body,
+                         std::chrono::steady_clock::time_point deadline);
+
+    Result<Json> getResourceClaim(const std::string& ns, const std::string& name,
+                                  std::chrono::steady_clock::time_point deadline);
+    Result<Json> getNode(const std::string& name);
+
+    struct SliceList {
+        std::vector<Json> items;
+        std::string resourceVersion;  // where a watch resumes
+    };
+    // fieldSelector e.g. "spec.nodeName=n1,spec.driver=numa.dra.dev"; empty = all.
+    Result<SliceList> listResourceSlices(const std::string& fieldSelector);
+    // 409 (AlreadyExists) comes back as an Error with code 409.
+    Result<Json> createResourceSlice(const Json& slice);
+    // metadata.name and metadata.resourceVersion must be set; 409 when it is stale.
+    Result<Json> updateResourceSlice(const Json& slice);
+    // With a resourceVersion the delete happens only if the object still has it (409 if not).
+    // An object already gone (404) counts as deleted.
+    Status deleteResourceSlice(const std::string& name, const std::string& resourceVersion = "");
+
+    struct WatchEvent {
+        std::string type;  // ADDED, MODIFIED, DELETED, BOOKMARK
+        Json object;
+    };
+    // Streams the changes after `resourceVersion` (empty: the current objects as ADDED first),
+    // calling onEvent for each, on this thread. Returns Ok when the server ends the stream
+    // (resume from the last resourceVersion seen) or when `stop` is requested (promptly, even on
+    // an idle stream); an Error with code 410 when `resourceVersion` is too old (relist), be it
+    // an HTTP 410 or an ERROR event. Exceptions from onEvent propagate after the stream closes.
+    Status watchResourceSlices(const std::string& fieldSelector, const std::string& resourceVersion,
+                               const std::function<void(const WatchEvent&)>& onEvent,
+                               std::stop_token stop);
+
+  private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// Percent-encodes everything but RFC 3986's unreserved characters, for query values and
+// path segments.
+std::string urlEncode(std::string_view text);
+
+}  // namespace numadra::kube

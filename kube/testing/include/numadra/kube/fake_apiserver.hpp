@@ -1,0 +1,79 @@
+#pragma once
+// An in-process kube-apiserver for tests: real HTTP(S) on 127.0.0.1, and the API semantics the
+// driver relies on (resourceVersions from one etcd-like counter, optimistic concurrency,
+// delete preconditions, field selectors, watches with bookmarks and 410 Gone), plus fault
+// injection and a record of the requests it received. Thread-safe.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace numadra::kube {
+
+struct FakeApiServerOptions {
+    int port = 0;  // 0: an ephemeral port
+    // Both set: HTTPS with this certificate. clientCaFile set too: client certificates are
+    // required and verified against it.
+    std::string tlsCertFile, tlsKeyFile, clientCaFile;
+    // How often an idle watch that asked for bookmarks gets one (it also tells the server that
+    // the client went away).
+    std::chrono::milliseconds bookmarkInterval{1000};
+    // Watch events remembered; a watch from before the oldest gets 410 Gone.
+    size_t historyLimit = 10'000;
+};
+
+class FakeApiServer {
+  public:
+    using Json = nlohmann::ordered_json;
+
+    // Listens before returning. Throws std::runtime_error if it cannot (port taken, bad cert).
+    explicit FakeApiServer(FakeApiServerOptions options = {});
+    ~FakeApiServer();  // stop()
+    FakeApiServer(const FakeApiServer&) = delete;
+    FakeApiServer& operator=(const FakeApiServer&) = delete;
+
+    std::string url() const;  // http(s)://127.0.0.1:<port>
+    int port() const;
+    // Ends every watch stream and stops listening. Idempotent.
+    void stop();
+
+    // Objects, as a controller or the kubelet would change them.
+    void putResourceClaim(Json claim);  // metadata.namespace and metadata.name must be set
+    bool removeResourceClaim(const std::string& ns, const std::string& name);
+    void addNode(const std::string& name, const std::string& uid);
+    Json addResourceSlice(Json slice);  // as a create would, but never fails or counts
+    bool deleteResourceSliceExternally(const std::string& name);  // a DELETED watch event
+    std::vector<Json> resourceSlices() const;                     // by name
+    std::optional<Json> resourceSlice(const std::string& name) const;
+    std::int64_t currentResourceVersion() const;
+    // Forgets every watch event so far, as an etcd compaction: a watch from an older
+    // resourceVersion then gets 410 Gone.
+    void compactHistory();
+
+    // The next `count` requests (of `methodFilter` only, when set) get `httpStatus` and a Status
+    // body, with Retry-After when given. Calls queue up: the second applies after the first.
+    void failNext(int count, int httpStatus, std::optional<int> retryAfterSeconds = {},
+                  std::string methodFilter = "");
+    // As an API server without the DRAListTypeAttributes feature gate: list-typed attribute
+    // values (ints, strings, bools, versions) are dropped from stored ResourceSlices.
+    void setDropListAttributes(bool drop);
+
+    struct RecordedRequest {
+        std::string method;
+        std::string path;   // without the query
+        std::string query;  // as sent, still encoded
+        std::string authorization;
+    };
+    std::vector<RecordedRequest> requests() const;
+    int requestCount(const std::string& method, const std::string& pathPrefix) const;
+
+  private:
+    class Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace numadra::kube

@@ -1,0 +1,173 @@
+// The fake API server's own behaviours that the client tests do not already pin down.
+
+#include "numadra/kube/fake_apiserver.hpp"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "kube_test_support.hpp"
+
+namespace numadra::kube {
+namespace {
+
+using namespace std::chrono_literals;
+using test::quickOptions;
+using test::resourceVersionOf;
+using test::sliceJson;
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+Json sliceWithAttributes() {
+    Json slice = sliceJson("s", "n1");
+    slice["spec"]["devices"] =
+        Json::array({Json{{"name", "gpu-0"},
+                          {"attributes",
+                           {{"resource.kubernetes.io/numaNode", {{"ints", {1, 0}}}},
+                            {"resource.kubernetes.io/pcieRoot", {{"string", "pci0000:00"}}},
+                            {"numa.dra.dev/names", {{"strings", {"a", "b"}}}},
+                            {"numa.dra.dev/rdma", {{"bool", true}}}}}}});
+    return slice;
+}
+
+TEST(FakeApiServer, DropListAttributesModeStripsListValuesOnly) {
+    FakeApiServer server;
+    server.setDropListAttributes(true);
+    KubeClient client(test::configFor(server), quickOptions());
+    auto created = client.createResourceSlice(sliceWithAttributes());
+    ASSERT_TRUE(created.ok()) << created.error().message;
+    const Json& attributes = (*created)["spec"]["devices"][0]["attributes"];
+    EXPECT_EQ(attributes["resource.kubernetes.io/numaNode"], Json::object());
+    EXPECT_EQ(attributes["numa.dra.dev/names"], Json::object());
+    EXPECT_EQ(attributes["resource.kubernetes.io/pcieRoot"], (Json{{"string", "pci0000:00"}}));
+    EXPECT_EQ(attributes["numa.dra.dev/rdma"], (Json{{"bool", true}}));
+    EXPECT_EQ(server.resourceSlice("s").value(), *created);
+}
+
+TEST(FakeApiServer, KeepsListValuesByDefault) {
+    FakeApiServer server;
+    KubeClient client(test::configFor(server), quickOptions());
+    auto created = client.createResourceSlice(sliceWithAttributes());
+    ASSERT_TRUE(created.ok());
+    EXPECT_EQ((*created)["spec"]["devices"][0]["attributes"]["resource.kubernetes.io/numaNode"],
+              (Json{{"ints", {1, 0}}}));
+}
+
+TEST(FakeApiServer, DropListAttributesAppliesToUpdatesToo) {
+    FakeApiServer server;
+    KubeClient client(test::configFor(server), quickOptions());
+    auto created = client.createResourceSlice(sliceWithAttributes());
+    ASSERT_TRUE(created.ok());
+    server.setDropListAttributes(true);
+    auto updated = client.updateResourceSlice(*created);
+    ASSERT_TRUE(updated.ok());
+    EXPECT_EQ((*updated)["spec"]["devices"][0]["attributes"]["resource.kubernetes.io/numaNode"],
+              Json::object());
+}
+
+TEST(FakeApiServer, OneResourceVersionCounterForAllKinds) {
+    FakeApiServer server;
+    KubeClient client(test::configFor(server), quickOptions());
+    auto first = client.createResourceSlice(sliceJson("a", "n1"));
+    server.addNode("n1", "uid");
+    auto second = client.createResourceSlice(sliceJson("b", "n1"));
+    ASSERT_TRUE(first.ok() && second.ok());
+    EXPECT_EQ(std::stoll(resourceVersionOf(*second)), std::stoll(resourceVersionOf(*first)) + 2);
+}
+
+TEST(FakeApiServer, UpdateBumpsGenerationOnlyWhenTheSpecChanges) {
+    FakeApiServer server;
+    KubeClient client(test::configFor(server), quickOptions());
+    auto created = client.createResourceSlice(sliceJson("a", "n1"));
+    ASSERT_TRUE(created.ok());
+    auto same = client.updateResourceSlice(*created);
+    ASSERT_TRUE(same.ok());
+    EXPECT_EQ((*same)["metadata"]["generation"], 1);
+    Json changed = *same;
+    changed["spec"]["nodeName"] = "n2";
+    auto updated = client.updateResourceSlice(changed);
+    ASSERT_TRUE(updated.ok());
+    EXPECT_EQ((*updated)["metadata"]["generation"], 2);
+}
+
+TEST(FakeApiServer, RejectsASliceWithoutAName) {
+    FakeApiServer server;
+    KubeClient client(test::configFor(server), quickOptions());
+    Json slice = sliceJson("", "n1");
+    slice["metadata"] = Json::object();
+    auto created = client.createResourceSlice(slice);
+    ASSERT_FALSE(created.ok());
+    EXPECT_EQ(created.error().code, 422);
+}
+
+TEST(FakeApiServer, RecordsEveryRequest) {
+    FakeApiServer server;
+    ClusterConfig config = test::configFor(server);
+    config.bearerToken = "t";
+    KubeClient client(config, quickOptions());
+    ASSERT_TRUE(client.listResourceSlices("spec.nodeName=n1").ok());
+    ASSERT_FALSE(client.getNode("n1").ok());
+    const auto requests = server.requests();
+    ASSERT_EQ(requests.size(), 2u);
+    EXPECT_EQ(requests[0].method, "GET");
+    EXPECT_EQ(requests[0].path, kResourceSlicesPath);
+    EXPECT_EQ(requests[0].query, "fieldSelector=spec.nodeName%3Dn1");
+    EXPECT_EQ(requests[1].path, "/api/v1/nodes/n1");
+    EXPECT_EQ(requests[1].authorization, "Bearer t");
+    EXPECT_EQ(server.requestCount("", "/api/"), 1);
+    EXPECT_EQ(server.requestCount("GET", "/apis/"), 1);
+}
+
+TEST(FakeApiServer, RemovedClaimsAreNotFound) {
+    FakeApiServer server;
+    KubeClient client(test::configFor(server), quickOptions());
+    server.putResourceClaim(Json{{"metadata", {{"namespace", "ns"}, {"name", "c"}}}});
+    ASSERT_TRUE(client.getResourceClaim("ns", "c", Clock::now() + 1s).ok());
+    EXPECT_TRUE(server.removeResourceClaim("ns", "c"));
+    auto gone = client.getResourceClaim("ns", "c", Clock::now() + 1s);
+    ASSERT_FALSE(gone.ok());
+    EXPECT_EQ(gone.error().code, 404);
+}
+
+TEST(FakeApiServer, AddResourceSliceStoresLikeACreate) {
+    FakeApiServer server;
+    const Json stored = server.addResourceSlice(sliceJson("seeded", "n1"));
+    EXPECT_FALSE(stored["metadata"]["uid"].get<std::string>().empty());
+    EXPECT_EQ(server.resourceSlices().size(), 1u);
+    EXPECT_EQ(server.requestCount("", ""), 0);
+    EXPECT_THROW(server.addResourceSlice(sliceJson("seeded", "n1")), std::invalid_argument);
+}
+
+TEST(FakeApiServer, StopsQuicklyAndOnlyOnce) {
+    auto server = std::make_unique<FakeApiServer>();
+    const auto start = Clock::now();
+    server->stop();
+    server->stop();
+    server.reset();
+    EXPECT_LT(Clock::now() - start, 2s);
+}
+
+TEST(FakeApiServer, SurvivesWatchersThatWentAway) {
+    FakeApiServerOptions options;
+    options.bookmarkInterval = 10ms;  // writes to the closed connections soon after
+    FakeApiServer server(options);
+    KubeClient client(test::configFor(server), quickOptions());
+    for (int i = 0; i < 3; ++i) {
+        test::BackgroundWatch watch(client, "", std::to_string(server.currentResourceVersion()));
+        ASSERT_TRUE(watch.waitForEventOfType("BOOKMARK"));
+        EXPECT_TRUE(watch.stop().ok());
+    }
+    std::this_thread::sleep_for(100ms);
+    EXPECT_TRUE(client.listResourceSlices("").ok());
+}
+
+TEST(FakeApiServer, UnknownPathsAreNotFoundStatuses) {
+    FakeApiServer server;
+    KubeClient client(test::configFor(server), quickOptions());
+    auto answer = client.request("GET", "/apis/apps/v1/deployments", nullptr, Clock::now() + 1s);
+    ASSERT_FALSE(answer.ok());
+    EXPECT_EQ(answer.error().code, 404);
+    EXPECT_THAT(answer.error().message, HasSubstr("NotFound"));
+}
+
+}  // namespace
+}  // namespace numadra::kube

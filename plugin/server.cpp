@@ -1,0 +1,256 @@
+#include "numadra/plugin/server.hpp"
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/server_posix.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <vector>
+
+#include "dra_service.hpp"
+#include "health_service.hpp"
+#include "registration_service.hpp"
+#include "unix_listener.hpp"
+#include "worker_pool.hpp"
+
+namespace numadra::plugin {
+namespace {
+
+std::vector<std::string> supportedVersions(bool serveHealth) {
+    // The 1.34-1.36 kubelet takes the first entry it knows, so v1 must come first. It skips
+    // the health entry; later kubelets open the health stream only when it is advertised.
+    std::vector<std::string> versions{"v1.DRAPlugin", "v1beta1.DRAPlugin"};
+    if (serveHealth)
+        versions.emplace_back("v1alpha1.DRAResourceHealth");
+    return versions;
+}
+
+// An existing directory is left as it is: it may be a hostPath the operator set up on purpose.
+Status ensureDirectory(const std::string& path, std::optional<gid_t> group) {
+    std::error_code error;
+    if (std::filesystem::is_directory(path, error))
+        return Status::Ok();
+    if (std::filesystem::exists(path, error))
+        return Error{path + " exists and is not a directory", ENOTDIR};
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), error);
+    if (error)
+        return Error{"cannot create " + path + ": " + error.message(), error.value()};
+    if (::mkdir(path.c_str(), 0750) != 0 && errno != EEXIST)
+        return Error{"cannot create " + path + ": " + std::strerror(errno), errno};
+    // Set the mode explicitly: mkdir's is filtered through the umask. With a socket group the
+    // group needs to traverse the directory to reach the socket.
+    if (group && ::chown(path.c_str(), static_cast<uid_t>(-1), *group) != 0)
+        return Error{"cannot give " + path + " to group " + std::to_string(*group) + ": " +
+                         std::strerror(errno),
+                     errno};
+    if (::chmod(path.c_str(), 0750) != 0)
+        return Error{"cannot chmod " + path + ": " + std::strerror(errno), errno};
+    return Status::Ok();
+}
+
+std::unique_ptr<grpc::Server> buildServer(const std::vector<grpc::Service*>& services) {
+    grpc::ServerBuilder builder;
+    for (auto* service : services)
+        builder.RegisterService(service);
+    // No listening port: connections arrive through our own UnixListener.
+    return builder.BuildAndStart();
+}
+
+Result<std::unique_ptr<UnixListener>> listenAndServe(const std::string& path,
+                                                     const SocketAccess& access,
+                                                     grpc::Server& server) {
+    auto listener = UnixListener::open(path, access);
+    if (!listener)
+        return listener.error();
+    auto accepting = listener.value()->startAccepting([&server](UniqueFd connection) {
+        grpc::AddInsecureChannelFromFd(&server, connection.release());
+    });
+    if (!accepting)
+        return accepting.error();
+    return std::move(listener).value();
+}
+
+}  // namespace
+
+class PluginServer::Impl {
+  public:
+    Impl(PluginServerOptions options, ClaimPreparer& preparer, HealthSource* health)
+        : options_(std::move(options)),
+          preparer_(preparer),
+          health_(health),
+          paths_(resolveSocketPaths(options_)),
+          registration_(options_.driverName, paths_ ? paths_->dra : std::string(),
+                        supportedVersions(options_.serveHealth)) {}
+
+    ~Impl() { stop(); }
+
+    Status start() {
+        std::lock_guard lock(lifecycle_);
+        if (started_)
+            return Error{"the plugin server was started already"};
+        started_ = true;
+        auto status = startServing();
+        if (!status) {
+            spdlog::error("plugin server failed to start driver={} error={}", options_.driverName,
+                          status.error().message);
+            stopServing();
+        }
+        return status;
+    }
+
+    void stop() {
+        std::lock_guard lock(lifecycle_);
+        stopServing();
+    }
+
+    std::string registrationSocketPath() const { return paths_ ? paths_->registration : ""; }
+    std::string draSocketPath() const { return paths_ ? paths_->dra : ""; }
+    std::optional<bool> registered() const { return registration_.registered(); }
+
+  private:
+    Status startServing() {
+        if (!paths_)
+            return paths_.error();
+        if (auto made = ensureDirectory(std::filesystem::path(paths_->registration).parent_path(),
+                                        std::nullopt);
+            !made)
+            return made;
+        if (auto made = ensureDirectory(std::filesystem::path(paths_->dra).parent_path(),
+                                        options_.socketGroup);
+            !made)
+            return made;
+
+        startDraServer();
+        if (!draServer_)
+            return Error{"cannot start the DRA gRPC server"};
+        SocketAccess access{options_.socketGroup};
+        auto dra = listenAndServe(paths_->dra, access, *draServer_);
+        if (!dra)
+            return dra.error();
+        draListener_ = std::move(dra).value();
+        if (options_.hooks.draServingBeforeRegistration)
+            options_.hooks.draServingBeforeRegistration();
+
+        // Only now may the kubelet find us: it calls the DRA socket right after registering.
+        registrationServer_ = buildServer({&registration_});
+        if (!registrationServer_)
+            return Error{"cannot start the registration gRPC server"};
+        auto registration = listenAndServe(paths_->registration, access, *registrationServer_);
+        if (!registration)
+            return registration.error();
+        registrationListener_ = std::move(registration).value();
+
+        spdlog::info("plugin server started driver={} registration={} endpoint={} health={}",
+                     options_.driverName, paths_->registration, paths_->dra,
+                     !options_.serveHealth ? "off"
+                     : health_             ? "on"
+                                           : "silent");
+        return Status::Ok();
+    }
+
+    void startDraServer() {
+        pool_ = std::make_unique<WorkerPool>(std::max<std::size_t>(1, options_.claimWorkerThreads));
+        ClaimRunnerSettings settings{options_.maxParallelClaimsPerCall, std::nullopt};
+        if (!options_.podUid.empty())
+            settings.serializeLockPath = paths_->serializeLock;
+        runner_ = std::make_unique<ClaimRunner>(preparer_, *pool_, std::move(settings));
+        services_.push_back(makeDraV1Service(*runner_));
+        services_.push_back(makeDraV1beta1Service(*runner_));
+        if (options_.serveHealth) {
+            services_.push_back(makeHealthV1alpha1Service(hub_));
+            services_.push_back(makeHealthV1Service(hub_));
+        }
+        std::vector<grpc::Service*> services;
+        for (auto& service : services_)
+            services.push_back(service.get());
+        draServer_ = buildServer(services);
+        if (draServer_ && options_.serveHealth && health_)
+            broadcaster_ =
+                std::make_unique<HealthBroadcaster>(*health_, hub_, options_.healthResendInterval);
+    }
+
+    // Safe on a partly started server, and idempotent.
+    void stopServing() {
+        bool wasServing = registrationListener_ || draListener_;
+        // 1. Deregister: the kubelet reacts to the registration socket disappearing.
+        if (registrationListener_) {
+            registrationListener_->stopAccepting();
+            registrationListener_->removeSocketFile();
+            registrationListener_.reset();
+            if (options_.hooks.registrationRemovedBeforeShutdown)
+                options_.hooks.registrationRemovedBeforeShutdown();
+        }
+        if (registrationServer_) {
+            registrationServer_->Shutdown(std::chrono::system_clock::now());
+            registrationServer_.reset();
+        }
+        // 2. No new connections; end the health streams; let in-flight calls finish (or cancel
+        //    them after the grace period). Shutdown returns once every call has ended.
+        if (draListener_)
+            draListener_->stopAccepting();
+        broadcaster_.reset();
+        hub_.closeAll();
+        if (draServer_) {
+            draServer_->Shutdown(std::chrono::system_clock::now() + options_.shutdownGrace);
+            draServer_.reset();
+        }
+        // 3. Preparer calls still running belong to cancelled calls: wait for them to return.
+        if (pool_)
+            pool_->stop();
+        // 4. Only now remove the DRA socket.
+        if (draListener_) {
+            draListener_->removeSocketFile();
+            draListener_.reset();
+        }
+        if (wasServing)
+            spdlog::info("plugin server stopped driver={}", options_.driverName);
+    }
+
+    const PluginServerOptions options_;
+    ClaimPreparer& preparer_;
+    HealthSource* const health_;
+    const Result<SocketPaths> paths_;
+    RegistrationService registration_;
+
+    std::mutex lifecycle_;
+    bool started_ = false;
+    // Declared in dependency order: everything a gRPC server calls into outlives it.
+    std::unique_ptr<WorkerPool> pool_;
+    std::unique_ptr<ClaimRunner> runner_;
+    HealthHub hub_;
+    std::vector<std::unique_ptr<grpc::Service>> services_;
+    std::unique_ptr<grpc::Server> draServer_;
+    std::unique_ptr<grpc::Server> registrationServer_;
+    std::unique_ptr<HealthBroadcaster> broadcaster_;
+    std::unique_ptr<UnixListener> draListener_;
+    std::unique_ptr<UnixListener> registrationListener_;
+};
+
+PluginServer::PluginServer(PluginServerOptions options, ClaimPreparer& preparer,
+                           HealthSource* health)
+    : impl_(std::make_unique<Impl>(std::move(options), preparer, health)) {}
+
+PluginServer::~PluginServer() = default;
+
+Status PluginServer::start() {
+    return impl_->start();
+}
+void PluginServer::stop() {
+    impl_->stop();
+}
+std::string PluginServer::registrationSocketPath() const {
+    return impl_->registrationSocketPath();
+}
+std::string PluginServer::draSocketPath() const {
+    return impl_->draSocketPath();
+}
+std::optional<bool> PluginServer::registered() const {
+    return impl_->registered();
+}
+
+}  // namespace numadra::plugin

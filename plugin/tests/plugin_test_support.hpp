@@ -1,0 +1,163 @@
+#pragma once
+// Shared by the plugin tests: a temp folder with short paths, a scriptable ClaimPreparer, and
+// gRPC clients playing the kubelet.
+
+#include <dirent.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "numadra/plugin/server.hpp"
+#include "numadra/testing/temp_tree.hpp"
+#include "pkg/apis/dra/v1/api.grpc.pb.h"
+#include "pkg/apis/dra/v1beta1/api.grpc.pb.h"
+#include "pkg/apis/pluginregistration/v1/api.grpc.pb.h"
+
+namespace numadra::plugin::testing {
+
+namespace drav1 = k8s::io::kubelet::pkg::apis::dra::v1;
+namespace drav1beta1 = k8s::io::kubelet::pkg::apis::dra::v1beta1;
+using namespace std::chrono_literals;
+
+// A preparer whose behaviour each test scripts; records every call.
+class ScriptedPreparer : public ClaimPreparer {
+  public:
+    std::function<ClaimPrepareResult(const ClaimRef&, Deadline)> onPrepare =
+        [](const ClaimRef&, Deadline) { return ClaimPrepareResult{}; };
+    std::function<std::string(const ClaimRef&, Deadline)> onUnprepare =
+        [](const ClaimRef&, Deadline) { return std::string(); };
+
+    ClaimPrepareResult prepare(const ClaimRef& claim, Deadline deadline) override {
+        record(claim, deadline);
+        return onPrepare(claim, deadline);
+    }
+    std::string unprepare(const ClaimRef& claim, Deadline deadline) override {
+        record(claim, deadline);
+        return onUnprepare(claim, deadline);
+    }
+
+    std::vector<ClaimRef> calls() const {
+        std::lock_guard lock(mutex_);
+        return calls_;
+    }
+    std::vector<Deadline> deadlines() const {
+        std::lock_guard lock(mutex_);
+        return deadlines_;
+    }
+
+  private:
+    void record(const ClaimRef& claim, Deadline deadline) {
+        std::lock_guard lock(mutex_);
+        calls_.push_back(claim);
+        deadlines_.push_back(deadline);
+    }
+    mutable std::mutex mutex_;
+    std::vector<ClaimRef> calls_;
+    std::vector<Deadline> deadlines_;
+};
+
+// Tracks how many calls run at the same time.
+class ConcurrencyGauge {
+  public:
+    void enter() {
+        auto now = ++current_;
+        auto seen = peak_.load();
+        while (now > seen && !peak_.compare_exchange_weak(seen, now)) {
+        }
+    }
+    void leave() { --current_; }
+    int peak() const { return peak_.load(); }
+
+  private:
+    std::atomic<int> current_{0};
+    std::atomic<int> peak_{0};
+};
+
+// Registry and plugin folders inside a fresh temp folder (short, so sockets fit in sun_path).
+struct PluginDirs {
+    numadra::testing::TempTree tree;
+    std::string registry = tree.path("registry");
+    std::string plugin = tree.path("plugin");
+
+    PluginServerOptions options(std::string driver = "numa.dra.dev") const {
+        PluginServerOptions options;
+        options.driverName = std::move(driver);
+        options.registryDir = registry;
+        options.pluginDir = plugin;
+        return options;
+    }
+};
+
+inline std::shared_ptr<grpc::Channel> connect(const std::string& socketPath) {
+    return grpc::CreateChannel("unix:" + socketPath, grpc::InsecureChannelCredentials());
+}
+
+inline std::chrono::system_clock::time_point in(std::chrono::milliseconds duration) {
+    return std::chrono::system_clock::now() + duration;
+}
+
+inline bool isSocket(const std::string& path) {
+    struct stat info {};
+    return ::lstat(path.c_str(), &info) == 0 && S_ISSOCK(info.st_mode);
+}
+
+inline bool exists(const std::string& path) {
+    struct stat info {};
+    return ::lstat(path.c_str(), &info) == 0;
+}
+
+inline int threadCount() {
+    int count = 0;
+    if (DIR* dir = ::opendir("/proc/self/task")) {
+        while (dirent* entry = ::readdir(dir)) {
+            if (entry->d_name[0] != '.')
+                ++count;
+        }
+        ::closedir(dir);
+    }
+    return count;
+}
+
+inline int openFileCount() {
+    int count = 0;
+    if (DIR* dir = ::opendir("/proc/self/fd")) {
+        while (dirent* entry = ::readdir(dir)) {
+            if (entry->d_name[0] != '.')
+                ++count;
+        }
+        ::closedir(dir);
+    }
+    return count;
+}
+
+// Polls `condition` until it holds or `timeout` passes.
+inline bool eventually(const std::function<bool()>& condition,
+                       std::chrono::milliseconds timeout = 5s) {
+    auto end = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < end) {
+        if (condition())
+            return true;
+        std::this_thread::sleep_for(5ms);
+    }
+    return condition();
+}
+
+template <class Request>
+void addClaim(Request& request, const std::string& ns, const std::string& name,
+              const std::string& uid) {
+    auto* claim = request.add_claims();
+    claim->set_namespace_(ns);
+    claim->set_name(name);
+    claim->set_uid(uid);
+}
+
+}  // namespace numadra::plugin::testing

@@ -1,0 +1,69 @@
+#pragma once
+// A listening unix socket that we bind ourselves (rather than letting gRPC do it), so the file
+// has its final mode and group before it becomes visible under its real name, and a thread
+// that hands each accepted connection to a callback (gRPC's AddInsecureChannelFromFd).
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "numadra/common/result.hpp"
+#include "unique_fd.hpp"
+
+namespace numadra::plugin {
+
+struct SocketAccess {
+    std::optional<gid_t> group;  // 0600 without a group, 0660 + chgrp with one
+};
+
+class UnixListener {
+  public:
+    // Binds in a private hidden directory next to `path` (the kubelet ignores names starting
+    // with '.'), sets the mode and group, listens, then renames onto `path`, which atomically
+    // replaces a stale socket. Refuses when `path` exists and is not a socket.
+    static Result<std::unique_ptr<UnixListener>> open(const std::string& path,
+                                                      const SocketAccess& access);
+
+    UnixListener(const UnixListener&) = delete;
+    UnixListener& operator=(const UnixListener&) = delete;
+    ~UnixListener();  // stops accepting and removes the socket file
+
+    const std::string& path() const { return path_; }
+
+    // Starts the accept thread; each connection (non-blocking, close-on-exec) goes to
+    // `onConnection`, which takes ownership.
+    Status startAccepting(std::function<void(UniqueFd)> onConnection);
+    // Stops accepting and closes the listening socket; the file stays. Idempotent.
+    void stopAccepting();
+    // Unlinks the socket file if it is still the one we created (a newer instance may have
+    // replaced it: that one is not ours to remove), then the private bind directory. Idempotent.
+    void removeSocketFile();
+
+  private:
+    class BindSite;
+
+    UnixListener(std::string path, std::string bindDirectory, UniqueFd socket, UniqueFd wake,
+                 dev_t device, ino_t inode);
+    void unlinkSocketIfOurs();
+    void removeBindDirectory();
+    void acceptLoop(const std::function<void(UniqueFd)>& onConnection);
+    // Accepts every queued connection; false when accept() failed for lack of resources.
+    bool acceptPending(const std::function<void(UniqueFd)>& onConnection);
+    bool stopRequestedWithin(std::chrono::milliseconds pause);
+
+    std::string path_;
+    std::string bindDirectory_;  // the private directory the socket was bound in, or ""
+    UniqueFd socket_;
+    UniqueFd wake_;  // eventfd: makes the accept thread's poll() return on stop
+    dev_t device_ = 0;
+    ino_t inode_ = 0;
+    bool fileRemoved_ = false;
+    std::thread acceptThread_;
+};
+
+}  // namespace numadra::plugin
