@@ -161,7 +161,10 @@ plugin::ClaimPrepareResult ClaimPreparer::prepare(const plugin::ClaimRef& ref,
 std::string ClaimPreparer::unprepare(const plugin::ClaimRef& ref, plugin::Deadline) {
     // Nothing is set up on the node for a claim yet (CDI specs, metadata and the checkpoint come
     // with device preparation), so undoing is always a success, as it must be for unknown claims.
+    const auto started = std::chrono::steady_clock::now();
     metrics_.counterAdd("numadra_unprepare_claims_total", {"ok"});
+    metrics_.histogramObserve("numadra_unprepare_duration_seconds", {},
+                              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     spdlog::info("claim unprepared claim={} uid={}", claimName(ref), ref.uid);
     return {};
 }

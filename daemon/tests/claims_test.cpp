@@ -42,6 +42,7 @@ struct ClaimsTest : ::testing::Test {
         registry.declareHistogram("numadra_prepare_duration_seconds", "", {}, {1});
         registry.declareCounter("numadra_prepare_claims_total", "", {"result"});
         registry.declareCounter("numadra_unprepare_claims_total", "", {"result"});
+        registry.declareHistogram("numadra_unprepare_duration_seconds", "", {}, {1});
         api::ResourceSlice slice;
         slice.name = "s";
         for (const char* name : {"gpu-0", "nic-0", "cpu-numa-0"}) {

@@ -281,6 +281,20 @@ TEST_F(DaemonTest, SlicesDeletedByOthersAreRepaired) {
     EXPECT_EQ(api.resourceSlices().size(), before.size());
 }
 
+TEST_F(DaemonTest, RescanRepublishesWhenADeviceGoesAway) {
+    numadra::testing::TempTree machine;
+    machine.copyFrom(numadra::testing::machineRoot("epyc-2s-nps4"));
+    start({"--sysfs-root", machine.root()});
+    ASSERT_TRUE(eventually([&] { return !publishedDevice("nic-").empty(); }));
+    // The NIC is hot-unplugged: its bus entry disappears.
+    for (const auto& entry : std::filesystem::directory_iterator(machine.path("bus/pci/devices"))) {
+        const std::string target = std::filesystem::read_symlink(entry.path()).string();
+        if (target.find("0000:c1:00.0") != std::string::npos) std::filesystem::remove(entry.path());
+    }
+    EXPECT_TRUE(eventually([&] { return publishedDevice("nic-").empty(); }, 5s));
+    EXPECT_FALSE(publishedDevice("gpu-").empty());
+}
+
 TEST_F(DaemonTest, PublishingRetriesThroughServerErrors) {
     api.failNext(3, 500);
     api.failNext(2, 429, 0);
