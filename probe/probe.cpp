@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "numadra/api/yaml.hpp"
+#include "numadra/common/host.hpp"
 #include "numadra/discovery/discovery.hpp"
 
 #ifndef NUMADRA_VERSION
@@ -43,16 +44,6 @@ struct ProbeFlags {
     std::string output = "table";
     slices::SliceOptions slice;
 };
-
-std::string hostName() {
-    char buffer[256] = {};
-    if (::gethostname(buffer, sizeof buffer - 1) != 0)
-        return "localhost";
-    std::string name(buffer);
-    std::transform(name.begin(), name.end(), name.begin(),
-                   [](unsigned char c) { return std::tolower(c); });
-    return name;
-}
 
 // Parses flags; returns an error message for bad usage, or sets `exitNow` for --help/--version.
 std::optional<std::string> parseFlags(const std::vector<std::string>& args, ProbeFlags& flags,
@@ -121,7 +112,7 @@ std::optional<std::string> parseFlags(const std::vector<std::string>& args, Prob
             return problem;
     }
     if (flags.slice.nodeName.empty())
-        flags.slice.nodeName = hostName();
+        flags.slice.nodeName = defaultNodeName();
     if (auto status = slices::validateOptions(flags.slice); !status)
         return status.error().message;
     return std::nullopt;

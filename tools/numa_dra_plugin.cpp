@@ -10,6 +10,7 @@
 #include <map>
 #include <thread>
 
+#include "numadra/common/host.hpp"
 #include "numadra/daemon/config.hpp"
 #include "numadra/daemon/daemon.hpp"
 #include "numadra/daemon/logging.hpp"
@@ -28,16 +29,6 @@ std::map<std::string, std::string> environmentMap() {
     return out;
 }
 
-std::string hostName() {
-    char buffer[256] = {};
-    if (::gethostname(buffer, sizeof buffer - 1) != 0)
-        return "localhost";
-    std::string name(buffer);
-    std::transform(name.begin(), name.end(), name.begin(),
-                   [](unsigned char c) { return std::tolower(c); });
-    return name;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -50,7 +41,7 @@ int main(int argc, char** argv) {
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
     auto parsed = numadra::daemon::parseDaemonFlags(std::vector<std::string>(argv + 1, argv + argc),
-                                                    environmentMap(), hostName());
+                                                    environmentMap(), numadra::defaultNodeName());
     if (!parsed) {
         std::cerr << "numa-dra-plugin: " << parsed.error().message << "\n\n"
                   << numadra::daemon::daemonUsage();

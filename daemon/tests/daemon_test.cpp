@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "numadra/kube/fake_apiserver.hpp"
+#include "numadra/testing/http.hpp"
 #include "numadra/testing/machines.hpp"
 #include "numadra/testing/temp_tree.hpp"
 #include "pkg/apis/dra/v1/api.grpc.pb.h"
@@ -28,6 +29,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using Json = kube::FakeApiServer::Json;
+using numadra::testing::httpGet;
 namespace drav1 = k8s::io::kubelet::pkg::apis::dra::v1;
 namespace drav1beta1 = k8s::io::kubelet::pkg::apis::dra::v1beta1;
 
@@ -40,24 +42,6 @@ bool eventually(Predicate predicate, std::chrono::milliseconds timeout = 10s) {
         std::this_thread::sleep_for(20ms);
     }
     return predicate();
-}
-
-std::string httpGet(int port, const std::string& path) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<uint16_t>(port));
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    std::string response;
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
-        const std::string request = "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n";
-        ::send(fd, request.data(), request.size(), 0);
-        char buffer[4096];
-        for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;)
-            response.append(buffer, static_cast<size_t>(n));
-    }
-    ::close(fd);
-    return response;
 }
 
 int freePort() {
@@ -289,7 +273,8 @@ TEST_F(DaemonTest, RescanRepublishesWhenADeviceGoesAway) {
     // The NIC is hot-unplugged: its bus entry disappears.
     for (const auto& entry : std::filesystem::directory_iterator(machine.path("bus/pci/devices"))) {
         const std::string target = std::filesystem::read_symlink(entry.path()).string();
-        if (target.find("0000:c1:00.0") != std::string::npos) std::filesystem::remove(entry.path());
+        if (target.find("0000:c1:00.0") != std::string::npos)
+            std::filesystem::remove(entry.path());
     }
     EXPECT_TRUE(eventually([&] { return publishedDevice("nic-").empty(); }, 5s));
     EXPECT_FALSE(publishedDevice("gpu-").empty());
