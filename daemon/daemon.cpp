@@ -196,7 +196,7 @@ class Daemon {
     int run(std::stop_token stop);
 
   private:
-    Result<std::vector<api::ResourceSlice>> scan();
+    Result<bool> scan();
     bool rescan();
     Status connectApi();
     void publishLoop(std::stop_token stop);
@@ -225,7 +225,8 @@ class Daemon {
     std::stop_source fatal_;
 };
 
-Result<std::vector<api::ResourceSlice>> Daemon::scan() {
+// Scans sysfs and rebuilds the slices; true when what is published changed.
+Result<bool> Daemon::scan() {
     const auto begin = Clock::now();
     auto machine = discovery::discover({config_.sysfsRoot, &names_, nullptr});
     if (!machine)
@@ -238,20 +239,20 @@ Result<std::vector<api::ResourceSlice>> Daemon::scan() {
         return built.error();
     metrics_.histogramObserve("numadra_discovery_duration_seconds", {},
                               std::chrono::duration<double>(Clock::now() - begin).count());
-    if (inventory_.update(std::move(machine).value(), built.value()))
+    const bool changed = inventory_.update(std::move(machine).value(), std::move(built).value());
+    if (changed)
         recordDevices(metrics_, *inventory_.current());
-    return built;
+    return changed;
 }
 
 // True when the published content changed.
 bool Daemon::rescan() {
-    const std::string before = inventory_.current()->signature;
-    auto slices = scan();
-    if (!slices) {
-        spdlog::error("rescan failed error=\"{}\"", slices.error().message);
+    auto changed = scan();
+    if (!changed) {
+        spdlog::error("rescan failed error=\"{}\"", changed.error().message);
         return false;
     }
-    return inventory_.current()->signature != before;
+    return *changed;
 }
 
 Status Daemon::connectApi() {
@@ -432,8 +433,8 @@ int Daemon::run(std::stop_token stop) {
             return kExitBadConfig;
         }
     }
-    if (auto slices = scan(); !slices) {
-        spdlog::error("discovery failed error=\"{}\"", slices.error().message);
+    if (auto scanned = scan(); !scanned) {
+        spdlog::error("discovery failed error=\"{}\"", scanned.error().message);
         return kExitBadConfig;
     }
     if (auto status = connectApi(); !status) {

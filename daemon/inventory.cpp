@@ -9,7 +9,6 @@ std::shared_ptr<const InventorySnapshot> Inventory::current() const {
 
 bool Inventory::update(discovery::Machine machine, std::vector<api::ResourceSlice> slices) {
     auto next = std::make_shared<InventorySnapshot>();
-    next->signature = api::toJsonList(slices).dump();
     for (const auto& slice : slices) {
         for (const auto& device : slice.devices)
             next->deviceNames.insert(device.name);
@@ -17,7 +16,7 @@ bool Inventory::update(discovery::Machine machine, std::vector<api::ResourceSlic
     next->machine = std::move(machine);
     next->slices = std::move(slices);
     std::lock_guard lock(mutex_);
-    const bool changed = next->signature != current_->signature;
+    const bool changed = next->slices != current_->slices;
     current_ = std::move(next);
     return changed;
 }

@@ -36,17 +36,23 @@ struct CapacityRange {
     Quantity min;
     std::optional<Quantity> max;
     std::optional<Quantity> step;
+
+    bool operator==(const CapacityRange&) const = default;
 };
 
 struct CapacityRequestPolicy {
     std::optional<Quantity> defaultValue;
     std::vector<Quantity> validValues;
     std::optional<CapacityRange> validRange;
+
+    bool operator==(const CapacityRequestPolicy&) const = default;
 };
 
 struct DeviceCapacity {
     Quantity value;
     std::optional<CapacityRequestPolicy> requestPolicy;
+
+    bool operator==(const DeviceCapacity&) const = default;
 };
 
 // A counter in a shared counter set (value + optional requestPolicy, KEP-5941) or in a
@@ -55,22 +61,30 @@ struct Counter {
     std::optional<Quantity> value;
     std::optional<CapacityRequestPolicy> requestPolicy;
     std::optional<std::string> valueFromCapacityKey;
+
+    bool operator==(const Counter&) const = default;
 };
 
 struct CounterSet {
     std::string name;
     std::map<std::string, Counter> counters;
+
+    bool operator==(const CounterSet&) const = default;
 };
 
 struct DeviceCounterConsumption {
     std::string counterSet;
     std::map<std::string, Counter> counters;
+
+    bool operator==(const DeviceCounterConsumption&) const = default;
 };
 
 struct DeviceTaint {
     std::string key;
     std::string value;
     std::string effect;  // NoSchedule, NoExecute, None
+
+    bool operator==(const DeviceTaint&) const = default;
 };
 
 struct Device {
@@ -83,12 +97,16 @@ struct Device {
 
     // Taints, counter consumption and list attributes lower the per-slice device limit to 64.
     bool usesAdvancedFeatures() const;
+
+    bool operator==(const Device&) const = default;
 };
 
 struct ResourcePool {
     std::string name;
     std::int64_t generation = 1;
     std::int64_t resourceSliceCount = 1;
+
+    bool operator==(const ResourcePool&) const = default;
 };
 
 struct OwnerReference {
@@ -97,6 +115,8 @@ struct OwnerReference {
     std::string name;
     std::string uid;
     bool controller = true;
+
+    bool operator==(const OwnerReference&) const = default;
 };
 
 struct ResourceSlice {
@@ -108,6 +128,8 @@ struct ResourceSlice {
     std::string nodeName;
     std::vector<Device> devices;
     std::vector<CounterSet> sharedCounters;
+
+    bool operator==(const ResourceSlice&) const = default;
 };
 
 Json toJson(const AttributeValue& value);

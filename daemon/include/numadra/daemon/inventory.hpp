@@ -17,7 +17,6 @@ struct InventorySnapshot {
     discovery::Machine machine;
     std::vector<api::ResourceSlice> slices;
     std::set<std::string> deviceNames;
-    std::string signature;  // the slices' JSON: equal signatures = nothing to republish
 };
 
 class Inventory {
