@@ -5,7 +5,7 @@
 
 #include "numadra/common/result.hpp"
 #include "numadra/plugin/claims.hpp"
-#include "unique_fd.hpp"
+#include "numadra/common/unique_fd.hpp"
 
 namespace numadra::plugin {
 

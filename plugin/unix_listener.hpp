@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "numadra/common/result.hpp"
-#include "unique_fd.hpp"
+#include "numadra/common/unique_fd.hpp"
 
 namespace numadra::plugin {
 

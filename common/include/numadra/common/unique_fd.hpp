@@ -5,7 +5,7 @@
 
 #include <utility>
 
-namespace numadra::plugin {
+namespace numadra {
 
 class UniqueFd {
   public:

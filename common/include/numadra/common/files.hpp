@@ -1,0 +1,44 @@
+#pragma once
+// File operations for state that must survive a crash at any instant: a reader (the container
+// runtime, the kubelet, our own restart) sees either the old content or the whole new content,
+// never a partial file. Errors name the path and carry errno in Error::code.
+
+#include <sys/types.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "numadra/common/result.hpp"
+
+namespace numadra::files {
+
+// Temp file in the same folder -> write -> fsync -> rename over `path` -> fsync the folder.
+// The temp file is removed when any step fails.
+Status writeFileAtomically(const std::string& path, std::string_view content, mode_t mode = 0644);
+
+// Truncates and rewrites an existing file keeping its inode (a single-file bind mount pins the
+// inode, so a rename would never be seen by a running container), then fsyncs it.
+// Fails with code ENOENT when the file does not exist.
+Status rewriteFileInPlace(const std::string& path, std::string_view content);
+
+// Whole file; Error::code is errno (ENOENT when missing).
+Result<std::string> readFile(const std::string& path);
+
+// mkdir -p with `mode` for the folders it creates.
+Status makeDirectories(const std::string& path, mode_t mode = 0755);
+
+// Removes a file and fsyncs its folder; a missing file is success.
+Status removeFile(const std::string& path);
+
+// Removes a folder and everything below it (never following symlinks); missing is success.
+Status removeTree(const std::string& path);
+
+Status syncDirectory(const std::string& path);
+
+// Names of the entries of a folder (no "." / ".."), sorted; code ENOENT when it does not exist.
+Result<std::vector<std::string>> listDirectory(const std::string& path);
+
+bool exists(const std::string& path);
+
+}  // namespace numadra::files

@@ -1,0 +1,97 @@
+#pragma once
+// The prepared-claims checkpoint: one record per claim in <state-dir>/checkpoints/<claimUID>.json
+// (one file per claim so prepares of different claims never contend, and a damaged record never
+// takes the others with it). Each file is versioned JSON with a CRC-32C of its record, written
+// atomically. Records hold what is needed to recompute every CDI edit after a reboot (stable
+// identities such as PCI addresses, never device-node numbers) and two-phase state: a record is
+// written "started" (listing the files about to be written) before any file, "completed" after.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "numadra/common/result.hpp"
+
+namespace numadra::state {
+
+inline constexpr int kCheckpointVersion = 1;
+
+enum class ClaimState { PrepareStarted, PrepareCompleted };
+
+// One allocated device (or share of one) as prepared.
+struct DeviceRecord {
+    std::string request;  // full request name from the allocation ("req" or "req/sub")
+    std::string pool;
+    std::string device;
+    std::optional<std::string> shareId;
+    std::string kind;        // gpu, accelerator, nic, cpu
+    std::string pciAddress;  // PCI devices: the stable identity ...
+    std::uint16_t vendorId = 0;
+    std::uint16_t deviceId = 0;  // ... checked again before the record is honoured
+    std::optional<int> numaNode;                          // CPU devices
+    std::vector<int> cpus;                                // CPU shares: the CPUs handed out
+    std::map<std::string, std::string> consumedCapacity;  // name -> quantity text
+    std::vector<std::string> cdiDeviceIds;
+    bool operator==(const DeviceRecord&) const = default;
+};
+
+struct ClaimRecord {
+    std::string claimNamespace, claimName, claimUid;
+    std::optional<std::string> podClaimName;
+    ClaimState state = ClaimState::PrepareStarted;
+    std::string bootId;  // kernel boot id when the files were last written
+    std::vector<DeviceRecord> devices;
+    std::vector<std::string> files;                           // absolute paths we create
+    std::map<std::string, std::int64_t> metadataGenerations;  // base request -> generation
+    bool operator==(const ClaimRecord&) const = default;
+};
+
+std::string encode(const ClaimRecord& record);
+
+// Errors name `source` and what is wrong: not JSON, unknown version (newer than this binary
+// knows: refuse to guess), checksum mismatch, missing or mistyped field.
+Result<ClaimRecord> decode(std::string_view content, std::string_view source);
+
+struct QuarantinedFile {
+    std::string path;  // where the file now is (<state-dir>/quarantine/...)
+    std::string reason;
+};
+
+struct LoadedCheckpoint {
+    std::vector<ClaimRecord> records;  // sorted by claim UID
+    std::vector<QuarantinedFile> quarantined;
+};
+
+class CheckpointStore {
+  public:
+    // Creates <stateDir>/checkpoints and <stateDir>/quarantine (0700) when missing.
+    static Result<CheckpointStore> open(const std::string& stateDir);
+
+    Status save(const ClaimRecord& record);  // atomic; replaces the claim's record
+    Status remove(const std::string& claimUid);  // missing is success
+
+    // Reads every record. A file that cannot be decoded is moved to the quarantine folder
+    // (never deleted, never guessed at) and reported; loading goes on with the others.
+    Result<LoadedCheckpoint> load();
+
+    // Moves a record that cannot be honoured out of the way, with a reason file beside it.
+    Status quarantine(const std::string& claimUid, const std::string& reason);
+    // Drops a quarantined record of the claim (Unprepare of such a claim); missing is success.
+    Status removeQuarantined(const std::string& claimUid);
+
+    std::string recordPath(const std::string& claimUid) const;
+    const std::string& directory() const { return checkpointDir_; }
+
+  private:
+    CheckpointStore(std::string checkpointDir, std::string quarantineDir);
+    std::string checkpointDir_;
+    std::string quarantineDir_;
+};
+
+// The kernel boot id (<procRoot>/sys/kernel/random/boot_id), trimmed.
+Result<std::string> readBootId(const std::string& procRoot);
+
+}  // namespace numadra::state
