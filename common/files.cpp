@@ -1,0 +1,219 @@
+#include "numadra/common/files.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include "numadra/common/unique_fd.hpp"
+
+namespace numadra::files {
+
+namespace {
+
+Error systemError(const std::string& what, const std::string& path, int error) {
+    return Error{what + " " + path + ": " + std::strerror(error), error};
+}
+
+std::string parentOf(const std::string& path) {
+    const auto slash = path.rfind('/');
+    if (slash == std::string::npos)
+        return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string baseName(const std::string& path) {
+    const auto slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+Status writeAll(int fd, std::string_view content, const std::string& path) {
+    while (!content.empty()) {
+        const ssize_t written = ::write(fd, content.data(), content.size());
+        if (written < 0) {
+            if (errno == EINTR)
+                continue;
+            return systemError("writing", path, errno);
+        }
+        content.remove_prefix(static_cast<size_t>(written));
+    }
+    return {};
+}
+
+// ".<name>.tmp.<random>": hidden, so nothing that lists the folder for "*.json" picks it up.
+std::string tempNameFor(const std::string& path) {
+    thread_local std::mt19937_64 random{std::random_device{}()};
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string suffix(12, '0');
+    for (auto& c : suffix)
+        c = kHex[random() % 16];
+    return parentOf(path) + "/." + baseName(path) + ".tmp." + suffix;
+}
+
+}  // namespace
+
+Status syncDirectory(const std::string& path) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!fd)
+        return systemError("opening folder", path, errno);
+    if (::fsync(fd.get()) != 0)
+        return systemError("syncing folder", path, errno);
+    return {};
+}
+
+Status writeFileAtomically(const std::string& path, std::string_view content, mode_t mode) {
+    const std::string temp = tempNameFor(path);
+    UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
+    if (!fd)
+        return systemError("creating", temp, errno);
+    auto fail = [&temp](Error error) {
+        ::unlink(temp.c_str());
+        return Status(std::move(error));
+    };
+    // The umask must not weaken or widen what the caller asked for.
+    if (::fchmod(fd.get(), mode) != 0)
+        return fail(systemError("setting the mode of", temp, errno));
+    if (auto written = writeAll(fd.get(), content, temp); !written)
+        return fail(written.error());
+    if (::fsync(fd.get()) != 0)
+        return fail(systemError("syncing", temp, errno));
+    fd.reset();
+    if (::rename(temp.c_str(), path.c_str()) != 0)
+        return fail(systemError("renaming " + temp + " to", path, errno));
+    return syncDirectory(parentOf(path));
+}
+
+Status rewriteFileInPlace(const std::string& path, std::string_view content) {
+    // No O_CREAT: an update of a file that is gone must not silently create a new one.
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));
+    if (!fd)
+        return systemError("opening", path, errno);
+    if (auto written = writeAll(fd.get(), content, path); !written)
+        return written;
+    if (::fsync(fd.get()) != 0)
+        return systemError("syncing", path, errno);
+    return {};
+}
+
+Result<std::string> readFile(const std::string& path) {
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd)
+        return systemError("reading", path, errno);
+    std::string content;
+    char buffer[16384];
+    for (;;) {
+        const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return systemError("reading", path, errno);
+        }
+        if (n == 0)
+            break;
+        content.append(buffer, static_cast<size_t>(n));
+    }
+    return content;
+}
+
+Status makeDirectories(const std::string& path, mode_t mode) {
+    if (path.empty())
+        return Error{"cannot create a folder with an empty path", EINVAL};
+    std::string current;
+    size_t position = 0;
+    while (position != std::string::npos) {
+        position = path.find('/', position + 1);
+        current = path.substr(0, position);
+        if (current.empty() || current == "/")
+            continue;
+        if (::mkdir(current.c_str(), mode) == 0) {
+            ::chmod(current.c_str(), mode);  // the umask must not change the mode we asked for
+            continue;
+        }
+        if (errno != EEXIST)
+            return systemError("creating folder", current, errno);
+        struct stat info {};
+        if (::stat(current.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+            return Error{"creating folder " + current + ": exists and is not a folder", ENOTDIR};
+    }
+    return {};
+}
+
+Status removeFile(const std::string& path) {
+    if (::unlink(path.c_str()) != 0) {
+        if (errno == ENOENT)
+            return {};
+        return systemError("removing", path, errno);
+    }
+    return syncDirectory(parentOf(path));
+}
+
+namespace {
+
+Status removeTreeAt(int parentFd, const std::string& name, const std::string& path) {
+    if (::unlinkat(parentFd, name.c_str(), 0) == 0 || errno == ENOENT)
+        return {};
+    if (errno != EISDIR && errno != EPERM)
+        return systemError("removing", path, errno);
+    // O_NOFOLLOW: a symlink planted where a folder was expected is removed, never followed.
+    UniqueFd dirFd(::openat(parentFd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dirFd)
+        return systemError("opening folder", path, errno);
+    DIR* dir = ::fdopendir(::dup(dirFd.get()));
+    if (dir == nullptr)
+        return systemError("listing", path, errno);
+    std::vector<std::string> entries;
+    while (const dirent* entry = ::readdir(dir)) {
+        const std::string entryName = entry->d_name;
+        if (entryName != "." && entryName != "..")
+            entries.push_back(entryName);
+    }
+    ::closedir(dir);
+    for (const auto& entry : entries) {
+        if (auto removed = removeTreeAt(dirFd.get(), entry, path + "/" + entry); !removed)
+            return removed;
+    }
+    if (::unlinkat(parentFd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
+        return systemError("removing folder", path, errno);
+    return {};
+}
+
+}  // namespace
+
+Status removeTree(const std::string& path) {
+    const std::string parent = parentOf(path);
+    UniqueFd parentFd(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!parentFd)
+        return errno == ENOENT ? Status{} : Status(systemError("opening folder", parent, errno));
+    if (auto removed = removeTreeAt(parentFd.get(), baseName(path), path); !removed)
+        return removed;
+    if (::fsync(parentFd.get()) != 0)
+        return systemError("syncing folder", parent, errno);
+    return {};
+}
+
+Result<std::vector<std::string>> listDirectory(const std::string& path) {
+    DIR* dir = ::opendir(path.c_str());
+    if (dir == nullptr)
+        return systemError("listing", path, errno);
+    std::vector<std::string> names;
+    while (const dirent* entry = ::readdir(dir)) {
+        const std::string name = entry->d_name;
+        if (name != "." && name != "..")
+            names.push_back(name);
+    }
+    ::closedir(dir);
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+bool exists(const std::string& path) {
+    struct stat info {};
+    return ::lstat(path.c_str(), &info) == 0;
+}
+
+}  // namespace numadra::files

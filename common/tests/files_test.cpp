@@ -1,0 +1,128 @@
+#include "numadra/common/files.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <filesystem>
+
+#include "numadra/common/crc32c.hpp"
+#include "numadra/testing/temp_tree.hpp"
+
+namespace numadra::files {
+namespace {
+
+using numadra::testing::TempTree;
+
+ino_t inodeOf(const std::string& path) {
+    struct stat info {};
+    EXPECT_EQ(::stat(path.c_str(), &info), 0) << path;
+    return info.st_ino;
+}
+
+mode_t modeOf(const std::string& path) {
+    struct stat info {};
+    EXPECT_EQ(::stat(path.c_str(), &info), 0) << path;
+    return info.st_mode & 07777;
+}
+
+TEST(WriteFileAtomically, WritesTheContentWithTheRequestedMode) {
+    TempTree tree;
+    ASSERT_TRUE(writeFileAtomically(tree.path("a.json"), "{}\n", 0600));
+    EXPECT_EQ(readFile(tree.path("a.json")).value(), "{}\n");
+    EXPECT_EQ(modeOf(tree.path("a.json")), 0600U);
+}
+
+TEST(WriteFileAtomically, ReplacesAnExistingFileWithANewInodeAndLeavesNoTempFile) {
+    TempTree tree;
+    ASSERT_TRUE(writeFileAtomically(tree.path("a"), "old"));
+    const auto before = inodeOf(tree.path("a"));
+    ASSERT_TRUE(writeFileAtomically(tree.path("a"), "new"));
+    EXPECT_EQ(readFile(tree.path("a")).value(), "new");
+    EXPECT_NE(inodeOf(tree.path("a")), before);
+    EXPECT_EQ(listDirectory(tree.root()).value(), std::vector<std::string>{"a"});
+}
+
+TEST(WriteFileAtomically, FailsNamingThePathWhenTheFolderIsMissing) {
+    TempTree tree;
+    auto written = writeFileAtomically(tree.path("missing/a"), "x");
+    ASSERT_FALSE(written);
+    EXPECT_EQ(written.error().code, ENOENT);
+    EXPECT_NE(written.error().message.find(tree.path("missing")), std::string::npos);
+}
+
+TEST(RewriteFileInPlace, KeepsTheInode) {
+    TempTree tree;
+    ASSERT_TRUE(writeFileAtomically(tree.path("m.json"), "a much longer first version"));
+    const auto before = inodeOf(tree.path("m.json"));
+    ASSERT_TRUE(rewriteFileInPlace(tree.path("m.json"), "short"));
+    EXPECT_EQ(readFile(tree.path("m.json")).value(), "short");
+    EXPECT_EQ(inodeOf(tree.path("m.json")), before);
+}
+
+TEST(RewriteFileInPlace, DoesNotCreateAMissingFile) {
+    TempTree tree;
+    auto written = rewriteFileInPlace(tree.path("gone"), "x");
+    ASSERT_FALSE(written);
+    EXPECT_EQ(written.error().code, ENOENT);
+    EXPECT_FALSE(exists(tree.path("gone")));
+}
+
+TEST(ReadFile, ReportsAMissingFileWithEnoent) {
+    TempTree tree;
+    auto content = readFile(tree.path("nope"));
+    ASSERT_FALSE(content);
+    EXPECT_EQ(content.error().code, ENOENT);
+}
+
+TEST(MakeDirectories, CreatesNestedFoldersWithTheMode) {
+    TempTree tree;
+    ASSERT_TRUE(makeDirectories(tree.path("a/b/c"), 0700));
+    EXPECT_TRUE(std::filesystem::is_directory(tree.path("a/b/c")));
+    EXPECT_EQ(modeOf(tree.path("a/b/c")), 0700U);
+    EXPECT_TRUE(makeDirectories(tree.path("a/b/c"), 0700));  // existing: fine
+}
+
+TEST(MakeDirectories, FailsWhenAFileIsInTheWay) {
+    TempTree tree;
+    tree.file("a", "x");
+    auto made = makeDirectories(tree.path("a/b"));
+    ASSERT_FALSE(made);
+    EXPECT_NE(made.error().message.find(tree.path("a")), std::string::npos);
+}
+
+TEST(RemoveFile, RemovesAndToleratesMissing) {
+    TempTree tree;
+    tree.file("x", "1");
+    EXPECT_TRUE(removeFile(tree.path("x")));
+    EXPECT_FALSE(exists(tree.path("x")));
+    EXPECT_TRUE(removeFile(tree.path("x")));
+}
+
+TEST(RemoveTree, RemovesEverythingBelowButNeverFollowsSymlinks) {
+    TempTree tree;
+    tree.file("outside/keep", "1");
+    tree.file("victim/a/b/file", "2");
+    tree.link("victim/a/escape", tree.path("outside"));
+    ASSERT_TRUE(removeTree(tree.path("victim")));
+    EXPECT_FALSE(exists(tree.path("victim")));
+    EXPECT_TRUE(exists(tree.path("outside/keep")));
+    EXPECT_TRUE(removeTree(tree.path("victim")));  // missing: fine
+}
+
+TEST(ListDirectory, ListsSortedNames) {
+    TempTree tree;
+    tree.file("b", "");
+    tree.file("a", "");
+    tree.dir("c");
+    EXPECT_EQ(listDirectory(tree.root()).value(), (std::vector<std::string>{"a", "b", "c"}));
+    EXPECT_EQ(listDirectory(tree.path("none")).error().code, ENOENT);
+}
+
+TEST(Crc32c, MatchesTheStandardCheckValue) {
+    EXPECT_EQ(crc32c("123456789"), 0xE3069283U);  // RFC 3720 check value
+    EXPECT_EQ(crc32c(""), 0U);
+}
+
+}  // namespace
+}  // namespace numadra::files
