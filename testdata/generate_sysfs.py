@@ -8,9 +8,13 @@ Usage:
 
 Each machine is written to ``DIR/<name>/sys/...`` (the ``sys`` dir plays ``/sys``; pass it as the
 driver's sysfs root) and ``DIR/<name>/proc/cpuinfo`` (so ``DIR/<name>`` works as an hwloc
-``HWLOC_FSROOT`` / ``lstopo --input``).  ``DIR/<name>`` is deleted and recreated on every run; the
-output is byte-for-byte deterministic, every symlink is relative and no directory is left empty.
-Only the Python 3 standard library is used.  File formats follow shared/spec/topology.md (A.1-A.9).
+``HWLOC_FSROOT`` / ``lstopo --input``), plus
+``DIR/<name>/proc/sys/kernel/random/boot_id``, and
+``DIR/<name>/proc/driver/nvidia/gpus/<bdf>/information`` for every function bound to ``nvidia``
+(Device Minor = its index among them in address order).
+``DIR/<name>`` is deleted and recreated on every run; the output is byte-for-byte deterministic,
+every symlink is relative and no directory is left empty.  Only the Python 3 standard library is
+used.  File formats follow shared/spec/topology.md (A.1-A.9).
 
 Schema (dataclasses below; builder helpers keep a machine to a few lines)
 --------------------------------------------------------------------------
@@ -805,6 +809,16 @@ AER_UNCOR = ["Undefined", "DLP", "SDES", "TLP", "FCP", "CmpltTO", "CmpltAbrt", "
              "AtomicOpBlocked", "TLPBlockedErr", "PoisonTLPBlocked"]
 NET_DRIVERS_NO_NETDEV = {None, "vfio-pci", "pci-stub"}
 
+# NVIDIA device id -> (model name, VBIOS version, DMA address bits) for proc/driver/nvidia.
+NVIDIA_MODELS = {
+    0x2330: ("NVIDIA H100 80GB HBM3", "96.00.74.00.0d", 52),
+    0x2331: ("NVIDIA H100 PCIe", "96.00.30.00.01", 52),
+    0x2235: ("NVIDIA A40", "94.02.5c.00.01", 47),
+    0x20b5: ("NVIDIA A100 80GB PCIe", "92.00.45.00.06", 47),
+    0x1db1: ("Tesla V100-SXM2-16GB", "88.00.4f.00.09", 47),
+    0x1eb8: ("Tesla T4", "90.04.96.00.a0", 47),
+}
+
 MEMINFO_KEYS = ["MemTotal", "MemFree", "MemUsed", "SwapCached", "Active", "Inactive",
                 "Active(anon)", "Inactive(anon)", "Active(file)", "Inactive(file)", "Unevictable",
                 "Mlocked", "Dirty", "Writeback", "FilePages", "Mapped", "AnonPages", "Shmem",
@@ -932,6 +946,7 @@ class Builder:
         self.virtio_drivers = {}
         self.groups = {}            # group -> list of device paths
         self.classlinks = []        # (subsys, name, path)
+        self.nvidia_gpus = []       # (bdf, device id, irq) of functions bound to nvidia
 
     # -- CPUs and nodes ------------------------------------------------------------------------
     def build_cpus(self):
@@ -1032,6 +1047,11 @@ class Builder:
                     out.append(f"physical id\t: {c.package}\ncore id\t\t: {c.core}\n")
                 out.append("\n")
         self.t.file("proc/cpuinfo", "".join(out))
+        # The kernel's boot id (a random UUID per boot); the driver records it with prepared
+        # claims to tell a restart from a reboot. Derived from the name so runs are identical.
+        h = hashlib.sha256(("boot-" + m.name).encode()).hexdigest()
+        self.t.file("proc/sys/kernel/random/boot_id",
+                    f"{h[0:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:32]}\n")
 
     # -- PCI ---------------------------------------------------------------------------------
     def local_cpus(self, node):
@@ -1148,6 +1168,8 @@ class Builder:
         if not is_vf:
             self.irq += 1
         files["irq"] = f"{irq}\n"
+        if f.driver == "nvidia":
+            self.nvidia_gpus.append((f.bdf, f.device, irq))
         files["msi_bus"] = "1\n"
         files["broken_parity_status"] = "0\n"
         files["d3cold_allowed"] = "1\n"
@@ -1363,11 +1385,33 @@ class Builder:
         else:
             raise TypeError(cd)
 
+    def build_nvidia_proc(self):
+        """proc/driver/nvidia/gpus/<bdf>/information, as nv-procfs.c prints it.  The driver
+        numbers the GPUs it binds in probe order, which is PCI address order: Device Minor is
+        the GPU's index among the machine's nvidia-bound functions sorted by address."""
+        for minor, (bdf, device, irq) in enumerate(sorted(self.nvidia_gpus)):
+            model, vbios, dma_bits = NVIDIA_MODELS.get(device, ("NVIDIA Graphics Device",
+                                                               "00.00.00.00.00", 47))
+            u = h16(f"{self.m.name}/{bdf}/gpu-uuid", 16).hex()
+            uuid = f"GPU-{u[:8]}-{u[8:12]}-{u[12:16]}-{u[16:20]}-{u[20:]}"
+            self.t.file(f"proc/driver/nvidia/gpus/{bdf}/information",
+                        f"Model: \t\t {model}\n"
+                        f"IRQ:   \t\t {irq}\n"
+                        f"GPU UUID: \t {uuid}\n"
+                        f"Video BIOS: \t {vbios}\n"
+                        "Bus Type: \t PCIe\n"
+                        f"DMA Size: \t {dma_bits} bits\n"
+                        f"DMA Mask: \t 0x{(1 << dma_bits) - 1:x}\n"
+                        f"Bus Location: \t {bdf}\n"
+                        f"Device Minor: \t {minor}\n"
+                        "GPU Excluded:\t No\n")
+
     def build(self):
         self.build_cpus()
         self.build_nodes()
         self.build_cpuinfo()
         self.build_pci()
+        self.build_nvidia_proc()
         self.t.verify(self.m.allow_dangling)
         return self.t
 

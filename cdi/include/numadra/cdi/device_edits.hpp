@@ -51,7 +51,8 @@ std::string envPrefix(const std::string& deviceName);
 //  - NIC with an RDMA device: /dev/infiniband/uverbsN and /dev/infiniband/rdma_cm (when present);
 //  - env: <prefix>PCI_BUS_ID, <prefix>PCIE_ROOT, <prefix>NUMA_NODE (when known), plus
 //    <prefix>INTERFACE / <prefix>RDMA_DEVICE for NICs, <prefix>DRM_CARD / <prefix>DRM_RENDER /
-//    <prefix>NVIDIA_MINOR / <prefix>VFIO_GROUP for GPUs.
+//    <prefix>NVIDIA_MINOR / <prefix>VFIO_GROUP for GPUs (VFIO_GROUP for any function bound to
+//    vfio-pci, NICs too; DRM_* hold /dev/dri paths; several values are joined with ',').
 // A device node the device needs that is missing on the host is an error naming it.
 Result<ContainerEdits> pciDeviceEdits(const discovery::PciFunction& function,
                                       const std::string& deviceName,
