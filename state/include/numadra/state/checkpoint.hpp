@@ -83,6 +83,8 @@ class CheckpointStore {
     Status removeQuarantined(const std::string& claimUid);
 
     std::string recordPath(const std::string& claimUid) const;
+    // A UID that can name a file: 1-128 characters of [A-Za-z0-9-].
+    static bool isValidUid(std::string_view claimUid);
     const std::string& directory() const { return checkpointDir_; }
 
   private:
