@@ -17,11 +17,6 @@ std::string claimName(const plugin::ClaimRef& ref) {
     return ref.ns + "/" + ref.name;
 }
 
-// A top-level request name: "gpu/sub0" -> "gpu" (containers refer to requests by it).
-std::string topLevelRequest(const std::string& request) {
-    return request.substr(0, request.find('/'));
-}
-
 api::Json yamlToJson(const YAML::Node& node) {
     switch (node.Type()) {
         case YAML::NodeType::Map: {
@@ -77,17 +72,21 @@ std::unique_ptr<ClaimSource> makeFileClaimSource(std::string directory) {
 }
 
 ClaimPreparer::ClaimPreparer(ClaimSource& source, const Inventory& inventory,
-                             std::string driverName, std::string poolName,
-                             metrics::Registry& metrics)
+                             prepare::Preparer& devices, std::string driverName,
+                             std::string poolName, metrics::Registry& metrics)
     : source_(source),
       inventory_(inventory),
+      devices_(devices),
       driverName_(std::move(driverName)),
       poolName_(std::move(poolName)),
       metrics_(metrics) {}
 
-Result<std::vector<plugin::PreparedDevice>> ClaimPreparer::devicesFor(
-    const plugin::ClaimRef& ref, const api::Json& claim) const {
+Result<prepare::ClaimAllocation> ClaimPreparer::allocationFor(const plugin::ClaimRef& ref,
+                                                              const api::Json& claim) const {
     const std::string what = "ResourceClaim " + claimName(ref);
+    if (!claim.is_object())
+        return Error{what + ": the API returned " + std::string(claim.type_name()) +
+                     ", not an object"};
     const std::string uid = claim.value("/metadata/uid"_json_pointer, std::string());
     if (uid != ref.uid) {
         return Error{what + " has UID " + uid + ", not " + ref.uid +
@@ -100,49 +99,79 @@ Result<std::vector<plugin::PreparedDevice>> ClaimPreparer::devicesFor(
     if (!claim.contains(resultsPointer) || !claim[resultsPointer].is_array()) {
         return Error{what + ": status.allocation.devices.results is missing"};
     }
-    const auto snapshot = inventory_.current();
-    std::vector<plugin::PreparedDevice> devices;
-    for (const auto& result : claim[resultsPointer]) {
+    prepare::ClaimAllocation out;
+    out.claim = ref;
+    const auto podClaimName =
+        "/metadata/annotations/resource.kubernetes.io~1pod-claim-name"_json_pointer;
+    if (claim.contains(podClaimName) && claim[podClaimName].is_string())
+        out.podClaimName = claim[podClaimName].get<std::string>();
+    const auto& results = claim[resultsPointer];
+    for (size_t i = 0; i < results.size(); ++i) {
+        const auto& result = results[i];
+        const std::string field = "status.allocation.devices.results[" + std::to_string(i) + "]";
+        if (!result.is_object())
+            return Error{what + ": " + field + " is not an object"};
         if (result.value("driver", std::string()) != driverName_)
             continue;
-        const std::string pool = result.value("pool", std::string());
-        const std::string device = result.value("device", std::string());
-        const std::string request = result.value("request", std::string());
-        if (pool != poolName_) {
-            return Error{what + ": device " + device + " of request " + request + " is in pool '" +
-                         pool + "', not this node's pool '" + poolName_ + "'"};
+        prepare::AllocatedDevice device;
+        for (auto [key, target] : {std::pair{"request", &device.request},
+                                   std::pair{"pool", &device.pool},
+                                   std::pair{"device", &device.device}}) {
+            if (!result.contains(key) || !result[key].is_string() ||
+                result[key].get<std::string>().empty())
+                return Error{what + ": " + field + "." + key + " is missing"};
+            *target = result[key].get<std::string>();
         }
-        if (!snapshot->deviceNames.count(device)) {
-            return Error{what + ": device " + device + " of request " + request +
-                         " is not published by this node"};
+        if (device.pool != poolName_) {
+            return Error{what + ": device " + device.device + " of request " + device.request +
+                         " is in pool '" + device.pool + "', not this node's pool '" + poolName_ +
+                         "'"};
         }
-        plugin::PreparedDevice prepared;
-        prepared.requestNames = {topLevelRequest(request)};
-        prepared.poolName = pool;
-        prepared.deviceName = device;
         if (result.contains("shareID") && result["shareID"].is_string())
-            prepared.shareId = result["shareID"].get<std::string>();
-        devices.push_back(std::move(prepared));
+            device.shareId = result["shareID"].get<std::string>();
+        if (result.contains("consumedCapacity")) {
+            if (!result["consumedCapacity"].is_object())
+                return Error{what + ": " + field + ".consumedCapacity is not an object"};
+            for (const auto& [name, value] : result["consumedCapacity"].items()) {
+                auto quantity = value.is_string() ? api::Quantity::parse(value.get<std::string>())
+                                                  : Result<api::Quantity>(Error{"not a string"});
+                if (!quantity) {
+                    return Error{what + ": " + field + ".consumedCapacity." + name + ": " +
+                                 quantity.error().message};
+                }
+                device.consumedCapacity.emplace(name, std::move(quantity).value());
+            }
+        }
+        out.devices.push_back(std::move(device));
     }
-    if (devices.empty())
+    if (out.devices.empty())
         return Error{what + " has no devices allocated by driver " + driverName_};
-    return devices;
+    return out;
 }
 
 plugin::ClaimPrepareResult ClaimPreparer::prepare(const plugin::ClaimRef& ref,
                                                   plugin::Deadline deadline) {
     const auto started = std::chrono::steady_clock::now();
     plugin::ClaimPrepareResult result;
-    auto claim = source_.getClaim(ref.ns, ref.name, deadline);
-    if (!claim) {
+    const auto snapshot = inventory_.current();
+    const prepare::NodeView node{snapshot->machine, snapshot->devices};
+    // A claim prepared before is answered from the checkpoint, without the API server.
+    auto known = devices_.preparedClaim(ref, node);
+    if (known && *known) {
+        result.devices = std::move(*known).value();
+    } else if (known) {
+        result.error = known->error().message;
+    } else if (auto claim = source_.getClaim(ref.ns, ref.name, deadline); !claim) {
         result.error =
             claim.error().code == kNotFound
                 ? "ResourceClaim " + claimName(ref) + " not found"
                 : "fetching ResourceClaim " + claimName(ref) + ": " + claim.error().message;
-    } else if (auto devices = devicesFor(ref, claim.value()); !devices) {
-        result.error = devices.error().message;
+    } else if (auto allocation = allocationFor(ref, claim.value()); !allocation) {
+        result.error = allocation.error().message;
+    } else if (auto prepared = devices_.prepare(*allocation, node); !prepared) {
+        result.error = "ResourceClaim " + claimName(ref) + ": " + prepared.error().message;
     } else {
-        result.devices = std::move(devices).value();
+        result.devices = std::move(prepared).value();
     }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -159,13 +188,19 @@ plugin::ClaimPrepareResult ClaimPreparer::prepare(const plugin::ClaimRef& ref,
 }
 
 std::string ClaimPreparer::unprepare(const plugin::ClaimRef& ref, plugin::Deadline) {
-    // Nothing is set up on the node for a claim yet (CDI specs, metadata and the checkpoint come
-    // with device preparation), so undoing is always a success, as it must be for unknown claims.
     const auto started = std::chrono::steady_clock::now();
-    metrics_.counterAdd("numadra_unprepare_claims_total", {"ok"});
-    metrics_.histogramObserve("numadra_unprepare_duration_seconds", {},
-                              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-    spdlog::info("claim unprepared claim={} uid={}", claimName(ref), ref.uid);
+    auto undone = devices_.unprepare(ref);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    metrics_.counterAdd("numadra_unprepare_claims_total", {undone ? "ok" : "error"});
+    metrics_.histogramObserve("numadra_unprepare_duration_seconds", {}, seconds);
+    if (!undone) {
+        spdlog::warn("claim not unprepared claim={} uid={} error=\"{}\"", claimName(ref),
+                     ref.uid, undone.error().message);
+        return "ResourceClaim " + claimName(ref) + ": " + undone.error().message;
+    }
+    spdlog::info("claim unprepared claim={} uid={} seconds={:.4f}", claimName(ref), ref.uid,
+                 seconds);
     return {};
 }
 

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <functional>
+#include <sstream>
 
 #include "numadra/common/text.hpp"
+#include "numadra/metadata/device_metadata.hpp"
 
 namespace numadra::daemon {
 
@@ -77,6 +79,20 @@ const std::vector<Flag>& flags() {
                    &DaemonConfig::metadataDir),
         stringFlag("state-dir", "where the checkpoint lives", &DaemonConfig::stateDir),
         stringFlag("dev-root", "the folder that plays /dev", &DaemonConfig::devRoot),
+        stringFlag("proc-root", "the folder that plays /proc (boot id, NVIDIA device minors)",
+                   &DaemonConfig::procRoot),
+        {"metadata-versions", FlagKind::String,
+         "device metadata API versions written, newest first (v1alpha1; v1beta1,v1alpha1)",
+         [](DaemonConfig& c, const std::string& v) -> Status {
+             std::vector<std::string> versions;
+             std::stringstream list(v);
+             for (std::string item; std::getline(list, item, ',');)
+                 versions.push_back(item);
+             if (auto valid = metadata::validateVersions(versions); !valid)
+                 return valid;
+             c.metadataVersions = std::move(versions);
+             return Status::Ok();
+         }},
         {"numa-list", FlagKind::Bool,
          "publish resource.kubernetes.io/numaNode as a list (DRAListTypeAttributes)",
          [](DaemonConfig& c, const std::string& v) -> Status {

@@ -3,11 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
 #include <condition_variable>
 #include <iostream>
 #include <mutex>
 #include <thread>
 
+#include "numadra/common/text.hpp"
 #include "numadra/daemon/claims.hpp"
 #include "numadra/daemon/inventory.hpp"
 #include "numadra/discovery/discovery.hpp"
@@ -17,7 +20,9 @@
 #include "numadra/metrics/http_server.hpp"
 #include "numadra/metrics/registry.hpp"
 #include "numadra/plugin/server.hpp"
+#include "numadra/prepare/preparer.hpp"
 #include "numadra/slices/publisher.hpp"
+#include "numadra/state/checkpoint.hpp"
 
 #ifndef NUMADRA_VERSION
 #define NUMADRA_VERSION "0.0.0"
@@ -77,6 +82,27 @@ void recordDevices(metrics::Registry& registry, const InventorySnapshot& snapsho
     registry.gaugeClear("numadra_devices");
     for (const auto& [type, count] : byType)
         registry.gaugeSet("numadra_devices", {type, "unknown"}, count);
+}
+
+// Fault injection for the crash-safety tests: NUMADRA_TEST_KILL_AFTER_WRITES=N makes the
+// process SIGKILL itself right after the N-th file the prepare pipeline writes, so a test can
+// stop it at every step of a Prepare. Unset in production.
+std::function<void(const std::string&)> crashHookFromEnvironment() {
+    const char* value = std::getenv("NUMADRA_TEST_KILL_AFTER_WRITES");
+    if (value == nullptr)
+        return {};
+    auto limit = text::parseInt(value);
+    if (!limit || *limit <= 0)
+        return {};
+    spdlog::warn("fault injection on: killing the process after {} prepare writes", *limit);
+    auto writes = std::make_shared<std::atomic<std::int64_t>>(0);
+    return [writes, limit = *limit](const std::string& path) {
+        if (++*writes == limit) {
+            spdlog::warn("fault injection: SIGKILL after writing path={}", path);
+            spdlog::default_logger()->flush();
+            ::raise(SIGKILL);
+        }
+    };
 }
 
 // The API server as the publisher sees it.
@@ -199,6 +225,7 @@ class Daemon {
     Result<bool> scan();
     bool rescan();
     Status connectApi();
+    Status openCheckpoint();
     void publishLoop(std::stop_token stop);
     void watchLoop(std::stop_token stop);
     void rescanLoop(std::stop_token stop);
@@ -216,6 +243,7 @@ class Daemon {
     StdoutSliceApi* dryRunApi_ = nullptr;
     std::unique_ptr<slices::Publisher> publisher_;
     std::unique_ptr<ClaimSource> claimSource_;
+    std::unique_ptr<prepare::Preparer> devices_;
     std::unique_ptr<ClaimPreparer> preparer_;
     std::unique_ptr<plugin::PluginServer> server_;
     Trigger publishTrigger_;
@@ -290,6 +318,40 @@ Status Daemon::connectApi() {
                                                      config_.slices.nodeName, owner);
     claimSource_ = std::make_unique<ApiClaimSource>(*client_);
     return Status::Ok();
+}
+
+// Loads the checkpoint and makes every claim prepared before this start whole again (files
+// re-created after a reboot or a crash) before the kubelet can call.
+Status Daemon::openCheckpoint() {
+    prepare::Options options;
+    options.driverName = config_.slices.driverName;
+    options.poolName = config_.slices.nodeName;
+    options.cdiDir = config_.cdiDir;
+    options.metadataDir = config_.metadataDir;
+    options.stateDir = config_.stateDir;
+    options.metadataVersions = config_.metadataVersions;
+    options.hostRoots = {config_.devRoot, config_.procRoot};
+    if (auto bootId = state::readBootId(config_.procRoot)) {
+        options.bootId = *bootId;
+    } else {
+        // Without a boot id every start counts as a new boot: files are re-verified anyway.
+        spdlog::warn("kernel boot id unreadable error=\"{}\"", bootId.error().message);
+    }
+    options.afterFileWrite = crashHookFromEnvironment();
+    auto devices = prepare::Preparer::open(std::move(options), metrics_);
+    if (!devices)
+        return devices.error();
+    devices_ = std::move(devices).value();
+    const auto snapshot = inventory_.current();
+    auto report = devices_->restore({snapshot->machine, snapshot->devices});
+    if (!report)
+        return report.error();
+    spdlog::info(
+        "checkpoint loaded prepared_claims={} rolled_back={} quarantined={} files_recreated={} "
+        "from_earlier_boot={}",
+        report->restored, report->rolledBack, report->quarantined, report->filesRecreated,
+        report->fromEarlierBoot);
+    return {};
 }
 
 void Daemon::publishLoop(std::stop_token stop) {
@@ -441,8 +503,13 @@ int Daemon::run(std::stop_token stop) {
         spdlog::error("API server configuration failed error=\"{}\"", status.error().message);
         return kExitBadConfig;
     }
-    preparer_ = std::make_unique<ClaimPreparer>(
-        *claimSource_, inventory_, config_.slices.driverName, config_.slices.nodeName, metrics_);
+    if (auto status = openCheckpoint(); !status) {
+        spdlog::error("prepared-claims checkpoint unusable error=\"{}\"", status.error().message);
+        return kExitBadConfig;
+    }
+    preparer_ = std::make_unique<ClaimPreparer>(*claimSource_, inventory_, *devices_,
+                                                config_.slices.driverName, config_.slices.nodeName,
+                                                metrics_);
     plugin::PluginServerOptions options;
     options.driverName = config_.slices.driverName;
     options.registryDir = config_.kubeletRegistryDir;

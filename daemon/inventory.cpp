@@ -11,7 +11,7 @@ bool Inventory::update(discovery::Machine machine, std::vector<api::ResourceSlic
     auto next = std::make_shared<InventorySnapshot>();
     for (const auto& slice : slices) {
         for (const auto& device : slice.devices)
-            next->deviceNames.insert(device.name);
+            next->devices.emplace(device.name, device);
     }
     next->machine = std::move(machine);
     next->slices = std::move(slices);

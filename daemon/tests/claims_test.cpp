@@ -4,6 +4,9 @@
 
 #include <map>
 
+#include "numadra/slices/builder.hpp"
+#include "numadra/testing/dev_tree.hpp"
+#include "numadra/testing/machines.hpp"
 #include "numadra/testing/temp_tree.hpp"
 
 namespace numadra::daemon {
@@ -30,10 +33,15 @@ api::Json result(const std::string& request, const std::string& driver, const st
     return {{"request", request}, {"driver", driver}, {"pool", pool}, {"device", device}};
 }
 
+constexpr const char* kGpu = "gpu-0000-21-00-0";
+constexpr const char* kNic = "nic-0000-c1-00-0";
+
 struct ClaimsTest : ::testing::Test {
     MapClaimSource source;
     Inventory inventory;
     metrics::Registry registry;
+    numadra::testing::TempTree dirs;
+    std::unique_ptr<prepare::Preparer> devices;
     std::unique_ptr<ClaimPreparer> preparer;
     const plugin::ClaimRef ref{"ns", "c", "uid-1"};
     const plugin::Deadline deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
@@ -43,34 +51,76 @@ struct ClaimsTest : ::testing::Test {
         registry.declareCounter("numadra_prepare_claims_total", "", {"result"});
         registry.declareCounter("numadra_unprepare_claims_total", "", {"result"});
         registry.declareHistogram("numadra_unprepare_duration_seconds", "", {}, {1});
-        api::ResourceSlice slice;
-        slice.name = "s";
-        for (const char* name : {"gpu-0", "nic-0", "cpu-numa-0"}) {
-            api::Device device;
-            device.name = name;
-            slice.devices.push_back(device);
-        }
-        inventory.update({}, {slice});
-        preparer =
-            std::make_unique<ClaimPreparer>(source, inventory, "numa.dra.dev", "node-a", registry);
+        auto machine = numadra::testing::loadMachine("epyc-2s-nps4");
+        slices::SliceOptions sliceOptions;
+        sliceOptions.nodeName = "node-a";
+        auto built = slices::buildResourceSlices(machine, sliceOptions);
+        ASSERT_TRUE(built);
+        const auto dev = numadra::testing::makeDevTree(machine, dirs, "dev");
+        inventory.update(std::move(machine), std::move(built).value());
+        prepare::Options options;
+        options.driverName = "numa.dra.dev";
+        options.poolName = "node-a";
+        options.cdiDir = dirs.path("cdi");
+        options.metadataDir = dirs.path("metadata");
+        options.stateDir = dirs.path("state");
+        options.hostRoots = {dev.root,
+                             std::string(NUMADRA_GENERATED_SYSFS) + "/epyc-2s-nps4/proc"};
+        auto opened = prepare::Preparer::open(options, registry);
+        ASSERT_TRUE(opened) << opened.error().message;
+        devices = std::move(opened).value();
+        preparer = std::make_unique<ClaimPreparer>(source, inventory, *devices, "numa.dra.dev",
+                                                   "node-a", registry);
     }
 };
 
 TEST_F(ClaimsTest, ReturnsTheDriversDevicesWithTopLevelRequestNames) {
-    auto results = api::Json::array({result("gpu", "numa.dra.dev", "node-a", "gpu-0"),
-                                     result("net/fast", "numa.dra.dev", "node-a", "nic-0"),
+    auto results = api::Json::array({result("gpu", "numa.dra.dev", "node-a", kGpu),
+                                     result("net/fast", "numa.dra.dev", "node-a", kNic),
+                                     result("cpu", "numa.dra.dev", "node-a", "cpu-numa-0"),
                                      result("other", "other.example.com", "node-a", "x")});
-    results[1]["shareID"] = "share-1";
+    results[2]["shareID"] = "share-1";
+    results[2]["consumedCapacity"] = {{"cpu", "2"}};
     source.claims["ns/c"] = allocatedClaim("uid-1", results);
     auto prepared = preparer->prepare(ref, deadline);
     ASSERT_TRUE(prepared.error.empty()) << prepared.error;
-    ASSERT_EQ(prepared.devices.size(), 2u);
-    EXPECT_EQ(prepared.devices[0].deviceName, "gpu-0");
+    ASSERT_EQ(prepared.devices.size(), 3u);
+    EXPECT_EQ(prepared.devices[0].deviceName, kGpu);
     EXPECT_EQ(prepared.devices[0].poolName, "node-a");
     EXPECT_EQ(prepared.devices[0].requestNames, (std::vector<std::string>{"gpu"}));
     EXPECT_EQ(prepared.devices[1].requestNames, (std::vector<std::string>{"net"}));
-    EXPECT_EQ(prepared.devices[1].shareId, "share-1");
+    EXPECT_EQ(prepared.devices[2].shareId, "share-1");
     EXPECT_EQ(registry.value("numadra_prepare_claims_total", {"ok"}), 1);
+}
+
+TEST_F(ClaimsTest, APreparedClaimIsAnsweredWithoutTheApiServer) {
+    source.claims["ns/c"] =
+        allocatedClaim("uid-1", api::Json::array({result("gpu", "numa.dra.dev", "node-a", kGpu)}));
+    ASSERT_TRUE(preparer->prepare(ref, deadline).error.empty());
+    source.claims.clear();  // the API server no longer has it
+    auto again = preparer->prepare(ref, deadline);
+    EXPECT_TRUE(again.error.empty()) << again.error;
+    ASSERT_EQ(again.devices.size(), 1u);
+}
+
+TEST_F(ClaimsTest, TemplateClaimsCarryThePodClaimName) {
+    auto claim =
+        allocatedClaim("uid-1", api::Json::array({result("gpu", "numa.dra.dev", "node-a", kGpu)}));
+    claim["metadata"]["annotations"] = {{"resource.kubernetes.io/pod-claim-name", "accel"}};
+    auto allocation = preparer->allocationFor(ref, claim);
+    ASSERT_TRUE(allocation) << allocation.error().message;
+    EXPECT_EQ(allocation->podClaimName, "accel");
+}
+
+TEST_F(ClaimsTest, MalformedConsumedCapacityNamesTheField) {
+    auto results = api::Json::array({result("cpu", "numa.dra.dev", "node-a", "cpu-numa-0")});
+    results[0]["consumedCapacity"] = {{"cpu", "lots"}};
+    auto allocation = preparer->allocationFor(ref, allocatedClaim("uid-1", results));
+    ASSERT_FALSE(allocation);
+    EXPECT_NE(allocation.error().message.find(
+                  "status.allocation.devices.results[0].consumedCapacity.cpu"),
+              std::string::npos)
+        << allocation.error().message;
 }
 
 TEST_F(ClaimsTest, MissingClaimIsAPerClaimError) {
@@ -82,7 +132,7 @@ TEST_F(ClaimsTest, MissingClaimIsAPerClaimError) {
 
 TEST_F(ClaimsTest, ReplacedClaimIsRefused) {
     source.claims["ns/c"] = allocatedClaim(
-        "uid-2", api::Json::array({result("gpu", "numa.dra.dev", "node-a", "gpu-0")}));
+        "uid-2", api::Json::array({result("gpu", "numa.dra.dev", "node-a", kGpu)}));
     auto prepared = preparer->prepare(ref, deadline);
     EXPECT_NE(prepared.error.find("has UID uid-2, not uid-1"), std::string::npos) << prepared.error;
 }
@@ -102,7 +152,7 @@ TEST_F(ClaimsTest, ClaimForAnotherDriverOnlyIsRefused) {
 
 TEST_F(ClaimsTest, DeviceOfAnotherNodesPoolIsRefused) {
     source.claims["ns/c"] = allocatedClaim(
-        "uid-1", api::Json::array({result("gpu", "numa.dra.dev", "node-b", "gpu-0")}));
+        "uid-1", api::Json::array({result("gpu", "numa.dra.dev", "node-b", kGpu)}));
     EXPECT_NE(preparer->prepare(ref, deadline).error.find("not this node's pool 'node-a'"),
               std::string::npos);
 }

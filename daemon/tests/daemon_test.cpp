@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "numadra/kube/fake_apiserver.hpp"
+#include "numadra/testing/dev_tree.hpp"
 #include "numadra/testing/http.hpp"
 #include "numadra/testing/machines.hpp"
 #include "numadra/testing/temp_tree.hpp"
@@ -44,6 +45,10 @@ bool eventually(Predicate predicate, std::chrono::milliseconds timeout = 10s) {
     return predicate();
 }
 
+std::string procRoot(const std::string& machine) {
+    return std::string(NUMADRA_GENERATED_SYSFS) + "/" + machine + "/proc";
+}
+
 int freePort() {
     int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address{};
@@ -69,7 +74,11 @@ class DaemonTest : public ::testing::Test {
     std::atomic<int> exitCode{-1};
     int metricsPort = freePort();
 
+    numadra::testing::MockDev dev;
+
     void SetUp() override {
+        dev = numadra::testing::makeDevTree(numadra::testing::loadMachine("epyc-2s-nps4"), dirs,
+                                            "dev");
         api.addNode("node-a", "node-uid-1");
         std::ofstream(dirs.path("kubeconfig"))
             << "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
@@ -98,6 +107,10 @@ class DaemonTest : public ::testing::Test {
                                       dirs.path("plugins"),
                                       "--cdi-dir",
                                       dirs.path("cdi"),
+                                      "--dev-root",
+                                      dev.root,
+                                      "--proc-root",
+                                      procRoot("epyc-2s-nps4"),
                                       "--metrics-addr",
                                       "127.0.0.1:" + std::to_string(metricsPort),
                                       "--resync-interval",
@@ -216,6 +229,12 @@ TEST_F(DaemonTest, RegisterPublishPrepareUnprepareShutdown) {
     EXPECT_EQ(result.devices(0).device_name(), gpu);
     EXPECT_EQ(result.devices(0).pool_name(), "node-a");
     EXPECT_EQ(result.devices(0).request_names(0), "gpu");
+    ASSERT_EQ(result.devices(0).cdi_device_ids_size(), 2);
+    EXPECT_EQ(result.devices(0).cdi_device_ids(0), "numa.dra.dev/claim=claim-uid-1-" + gpu);
+    EXPECT_EQ(result.devices(0).cdi_device_ids(1), "numa.dra.dev/metadata=claim-uid-1_gpu");
+    EXPECT_TRUE(std::filesystem::exists(dirs.path("cdi/numa.dra.dev-claim_claim-uid-1.json")));
+    EXPECT_TRUE(std::filesystem::exists(
+        dirs.path("plugins/numa.dra.dev/dra-device-metadata/default_train/gpu/metadata.json")));
 
     drav1::NodeUnprepareResourcesRequest unprepare;
     *unprepare.add_claims() = *claim;
@@ -225,6 +244,8 @@ TEST_F(DaemonTest, RegisterPublishPrepareUnprepareShutdown) {
         ASSERT_TRUE(dra->NodeUnprepareResources(&context, unprepare, &unprepared).ok());
     }
     EXPECT_EQ(unprepared.claims().at("claim-uid-1").error(), "");
+    EXPECT_TRUE(std::filesystem::is_empty(dirs.path("cdi")));
+    EXPECT_TRUE(std::filesystem::is_empty(dirs.path("plugins/numa.dra.dev/dra-device-metadata")));
     EXPECT_NE(
         httpGet(metricsPort, "/metrics").find("numadra_prepare_claims_total{result=\"ok\"} 1"),
         std::string::npos);
@@ -338,9 +359,11 @@ class DaemonProcessTest : public DaemonTest {
         DaemonTest::TearDown();
     }
 
-    void spawn(std::vector<std::string> args) {
+    void spawn(std::vector<std::string> args, const std::string& killAfterWrites = "") {
         child = ::fork();
         if (child == 0) {
+            if (!killAfterWrites.empty())
+                ::setenv("NUMADRA_TEST_KILL_AFTER_WRITES", killAfterWrites.c_str(), 1);
             std::vector<char*> argv;
             static std::string binary = std::string(NUMADRA_BIN_DIR) + "/numa-dra-plugin";
             argv.push_back(binary.data());
@@ -381,6 +404,144 @@ TEST_F(DaemonProcessTest, BadFlagExitsTwo) {
     child = -1;
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), kExitBadConfig);
+}
+
+
+// Crash safety: the process is SIGKILLed right after each file a Prepare writes (checkpoint
+// record "started", two metadata files, their two CDI specs, the claim's spec, the record
+// "completed"), then restarted. A repeated Prepare must give the answer an uninterrupted run
+// gives, and Unprepare must leave every folder empty.
+class CrashTest : public DaemonProcessTest {
+  protected:
+    std::vector<std::string> daemonArgs() const {
+        return {"--kubeconfig", dirs.path("kubeconfig"), "--node-name", "node-a",
+                "--sysfs-root", numadra::testing::machineRoot("epyc-2s-nps4"),
+                "--kubelet-registry-dir", dirs.path("registry"), "--kubelet-plugins-dir",
+                dirs.path("plugins"), "--cdi-dir", dirs.path("cdi"), "--dev-root", dev.root,
+                "--proc-root", procRoot("epyc-2s-nps4"), "--metrics-addr", "", "--log-level",
+                "warn", "--keep-slices-on-exit"};
+    }
+
+    void putClaim() {
+        auto result = [](const char* request, const char* device) {
+            return Json{{"request", request},
+                        {"driver", "numa.dra.dev"},
+                        {"pool", "node-a"},
+                        {"device", device}};
+        };
+        api.putResourceClaim(Json{
+            {"apiVersion", "resource.k8s.io/v1"},
+            {"kind", "ResourceClaim"},
+            {"metadata", {{"name", "job"}, {"namespace", "default"}, {"uid", "crash-uid"}}},
+            {"status",
+             {{"allocation",
+               {{"devices",
+                 {{"results", Json::array({result("gpu", "gpu-0000-21-00-0"),
+                                           result("nic", "nic-0000-c1-00-0")})}}}}}}}});
+    }
+
+    drav1::Claim claimRef() const {
+        drav1::Claim claim;
+        claim.set_namespace_("default");
+        claim.set_name("job");
+        claim.set_uid("crash-uid");
+        return claim;
+    }
+
+    // The Prepare answer as text (devices with their CDI ids), or the gRPC error.
+    std::string prepareOnce(std::chrono::seconds timeout = 5s) {
+        auto dra = drav1::DRAPlugin::NewStub(channel(draSocket()));
+        drav1::NodePrepareResourcesRequest request;
+        *request.add_claims() = claimRef();
+        drav1::NodePrepareResourcesResponse response;
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + timeout);
+        auto status = dra->NodePrepareResources(&context, request, &response);
+        if (!status.ok())
+            return "rpc error: " + status.error_message();
+        return response.claims().at("crash-uid").DebugString();
+    }
+
+    // Prepare against a daemon that may still be starting: retried until the socket answers.
+    std::string prepareWhenServing() {
+        std::string answer;
+        eventually(
+            [&] {
+                answer = prepareOnce(2s);
+                return answer.rfind("rpc error", 0) != 0;
+            },
+            20s);
+        return answer;
+    }
+
+    // Calls Prepare until the process kills itself in the middle of one; its exit status.
+    int prepareUntilKilled() {
+        const auto end = std::chrono::steady_clock::now() + 20s;
+        while (std::chrono::steady_clock::now() < end) {
+            int status = 0;
+            if (::waitpid(child, &status, WNOHANG) == child) {
+                child = -1;
+                return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            }
+            prepareOnce(2s);
+        }
+        return -1;
+    }
+
+    std::string unprepare() {
+        auto dra = drav1::DRAPlugin::NewStub(channel(draSocket()));
+        drav1::NodeUnprepareResourcesRequest request;
+        *request.add_claims() = claimRef();
+        drav1::NodeUnprepareResourcesResponse response;
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + 10s);
+        if (!dra->NodeUnprepareResources(&context, request, &response).ok())
+            return "rpc error";
+        return response.claims().at("crash-uid").error();
+    }
+
+    std::vector<std::string> leftovers() const {
+        std::vector<std::string> out;
+        for (const auto* folder : {"cdi", "plugins/numa.dra.dev/dra-device-metadata",
+                                   "plugins/numa.dra.dev/checkpoints"}) {
+            if (!std::filesystem::exists(dirs.path(folder)))
+                continue;
+            for (const auto& entry :
+                 std::filesystem::recursive_directory_iterator(dirs.path(folder)))
+                out.push_back(entry.path().string());
+        }
+        return out;
+    }
+};
+
+TEST_F(CrashTest, KilledAfterEachWriteThenRestartedLosesAndLeaksNothing) {
+    putClaim();
+    // The answer of an uninterrupted run.
+    spawn(daemonArgs());
+    const std::string expected = prepareWhenServing();
+    ASSERT_NE(expected.find("numa.dra.dev/claim=crash-uid-gpu-0000-21-00-0"), std::string::npos)
+        << expected;
+    ASSERT_EQ(unprepare(), "");
+    ASSERT_EQ(terminateAndWait(), 0);
+    ASSERT_TRUE(leftovers().empty()) << ::testing::PrintToString(leftovers());
+
+    constexpr int kWritesPerPrepare = 7;
+    for (int step = 1; step <= kWritesPerPrepare; ++step) {
+        SCOPED_TRACE("killed after write " + std::to_string(step));
+        spawn(daemonArgs(), std::to_string(step));
+        EXPECT_EQ(prepareUntilKilled(), 128 + SIGKILL);
+
+        const int claimGets = api.requestCount("GET", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/job");
+        spawn(daemonArgs());
+        EXPECT_EQ(prepareWhenServing(), expected);
+        if (step == kWritesPerPrepare) {
+            // Completed before the crash: answered from the checkpoint, not the API server.
+            EXPECT_EQ(api.requestCount("GET", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/job"), claimGets);
+        }
+        EXPECT_EQ(unprepare(), "");
+        EXPECT_EQ(terminateAndWait(), 0);
+        EXPECT_TRUE(leftovers().empty()) << ::testing::PrintToString(leftovers());
+    }
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #pragma once
-// Prepare/Unprepare as far as the API goes: fetch the claim (before any lock), check that it
-// is the claim the kubelet means (UID), that it is allocated, and that its results for this
-// driver name devices of this node's pool that this node publishes; hand back those devices.
+// Prepare/Unprepare as the kubelet sees them: a claim prepared before is answered from the
+// checkpoint (no API call); otherwise the claim is fetched (before any lock), checked (the
+// claim the kubelet means, allocated, results for this driver in this node's pool) and handed
+// to the device preparer, which writes the CDI specs, metadata and checkpoint.
 
 #include <chrono>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "numadra/daemon/inventory.hpp"
 #include "numadra/metrics/registry.hpp"
 #include "numadra/plugin/claims.hpp"
+#include "numadra/prepare/preparer.hpp"
 
 namespace numadra::daemon {
 
@@ -30,20 +32,21 @@ std::unique_ptr<ClaimSource> makeFileClaimSource(std::string directory);
 
 class ClaimPreparer : public plugin::ClaimPreparer {
   public:
-    ClaimPreparer(ClaimSource& source, const Inventory& inventory, std::string driverName,
-                  std::string poolName, metrics::Registry& metrics);
+    ClaimPreparer(ClaimSource& source, const Inventory& inventory, prepare::Preparer& devices,
+                  std::string driverName, std::string poolName, metrics::Registry& metrics);
     plugin::ClaimPrepareResult prepare(const plugin::ClaimRef& ref,
                                        plugin::Deadline deadline) override;
     std::string unprepare(const plugin::ClaimRef& ref, plugin::Deadline deadline) override;
 
-    // The devices of `claim` (already fetched) for this driver and pool, or an error naming why
-    // the claim cannot be prepared here.
-    Result<std::vector<plugin::PreparedDevice>> devicesFor(const plugin::ClaimRef& ref,
-                                                           const api::Json& claim) const;
+    // The allocation of `claim` (already fetched) for this driver and pool, or an error naming
+    // why the claim cannot be prepared here.
+    Result<prepare::ClaimAllocation> allocationFor(const plugin::ClaimRef& ref,
+                                                   const api::Json& claim) const;
 
   private:
     ClaimSource& source_;
     const Inventory& inventory_;
+    prepare::Preparer& devices_;
     std::string driverName_;
     std::string poolName_;
     metrics::Registry& metrics_;

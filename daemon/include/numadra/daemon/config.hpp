@@ -24,6 +24,8 @@ struct DaemonConfig {
     std::string metadataDir;  // default <plugins dir>/<driver>/dra-device-metadata
     std::string stateDir;     // default <plugins dir>/<driver>
     std::string devRoot = "/dev";
+    std::string procRoot = "/proc";
+    std::vector<std::string> metadataVersions{"v1alpha1"};  // newest first
     std::chrono::milliseconds resyncInterval{std::chrono::seconds(60)};
     std::string logLevel = "info";
     std::string logFormat = "text";

@@ -4,7 +4,7 @@
 
 #include <memory>
 #include <mutex>
-#include <set>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,7 +16,7 @@ namespace numadra::daemon {
 struct InventorySnapshot {
     discovery::Machine machine;
     std::vector<api::ResourceSlice> slices;
-    std::set<std::string> deviceNames;
+    std::map<std::string, api::Device> devices;  // the published devices, by name
 };
 
 class Inventory {

@@ -1,0 +1,268 @@
+#include "plan.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "numadra/common/text.hpp"
+#include "numadra/topology/attributes.hpp"
+
+namespace numadra::prepare::detail {
+
+namespace {
+
+constexpr const char* kClaimSpecClass = "claim";
+
+template <class T>
+const T* attribute(const api::Device& device, const std::string& name) {
+    auto it = device.attributes.find(name);
+    return it == device.attributes.end() ? nullptr : std::get_if<T>(&it->second);
+}
+
+std::optional<std::int64_t> consumed(const state::DeviceRecord& record, const std::string& name,
+                                     const std::string& driverName) {
+    for (const auto& key : {name, driverName + "/" + name}) {
+        auto it = record.consumedCapacity.find(key);
+        if (it == record.consumedCapacity.end())
+            continue;
+        if (auto quantity = api::Quantity::parse(it->second))
+            return quantity->value();
+    }
+    return std::nullopt;
+}
+
+// The CDI device name: the claim UID first, so no other claim can ever hit a runtime's cached
+// copy, then the node-unique device name (and share, for devices handed out in shares).
+std::string cdiDeviceName(const std::string& claimUid, const state::DeviceRecord& record) {
+    return claimUid + "-" + record.device + (record.shareId ? "-" + *record.shareId : "");
+}
+
+Result<cdi::ContainerEdits> editsFor(const state::DeviceRecord& record, const NodeView& node,
+                                     const Options& options, const cdi::HostDeviceNodes& host) {
+    if (record.kind == "cpu") {
+        cdi::CpuShare share;
+        share.deviceName = record.device;
+        share.shareId = record.shareId;
+        share.numaNode = record.numaNode.value_or(0);
+        share.cpus = record.cpus;
+        share.memoryBytes = consumedMemory(record, options.driverName);
+        return cdi::cpuShareEdits(share);
+    }
+    const auto* function = node.machine.pciFunction(record.pciAddress);
+    if (function == nullptr)
+        return Error{"PCI device " + record.pciAddress + " of " + record.device + " is gone"};
+    return cdi::pciDeviceEdits(*function, record.device, host);
+}
+
+metadata::Device metadataDevice(const state::DeviceRecord& record, const NodeView& node,
+                                const Options& options) {
+    metadata::Device device;
+    device.driver = options.driverName;
+    device.pool = record.pool;
+    device.name = record.device;
+    if (auto it = node.devices.find(record.device); it != node.devices.end())
+        device.attributes = it->second.attributes;
+    if (record.kind == discovery::kKindNic) {
+        const auto* function = node.machine.pciFunction(record.pciAddress);
+        if (function != nullptr && !function->netdevs.empty()) {
+            metadata::NetworkData network;
+            network.interfaceName = function->netdevs.front().name;
+            network.hardwareAddress = function->netdevs.front().mac;
+            device.networkData = network;
+        }
+    }
+    return device;
+}
+
+}  // namespace
+
+std::string baseRequest(const std::string& request) {
+    return request.substr(0, request.find('/'));
+}
+
+Result<state::DeviceRecord> identify(const AllocatedDevice& device, const NodeView& node,
+                                     const Options& options) {
+    if (device.pool != options.poolName) {
+        return Error{"device " + device.device + " of request " + device.request +
+                     " is in pool '" + device.pool + "', not this node's pool '" +
+                     options.poolName + "'"};
+    }
+    auto published = node.devices.find(device.device);
+    if (published == node.devices.end()) {
+        return Error{"device " + device.device + " of request " + device.request +
+                     " is not published by this node"};
+    }
+    if (device.shareId && !published->second.allowMultipleAllocations) {
+        return Error{"device " + device.device + " of request " + device.request +
+                     " was allocated as a share (" + *device.shareId +
+                     ") but does not allow multiple allocations"};
+    }
+    state::DeviceRecord record;
+    record.request = device.request;
+    record.pool = device.pool;
+    record.device = device.device;
+    record.shareId = device.shareId;
+    for (const auto& [name, quantity] : device.consumedCapacity)
+        record.consumedCapacity[name] = quantity.text();
+    const auto* type = attribute<std::string>(published->second, "type");
+    if (type != nullptr && *type == "cpu") {
+        const auto* numa = attribute<std::int64_t>(published->second, topology::kNumaNodeAttribute);
+        if (numa == nullptr)
+            return Error{"CPU device " + device.device + " has no NUMA node attribute"};
+        record.kind = "cpu";
+        record.numaNode = static_cast<int>(*numa);
+        return record;
+    }
+    const auto* busId = attribute<std::string>(published->second, topology::kPciBusIdAttribute);
+    const auto* function = busId ? node.machine.pciFunction(*busId) : nullptr;
+    if (function == nullptr)
+        return Error{"device " + device.device + " has no PCI function on this node"};
+    record.kind = function->kind;
+    record.pciAddress = function->address;
+    record.vendorId = function->vendorId;
+    record.deviceId = function->deviceId;
+    return record;
+}
+
+Status verifyIdentity(const state::DeviceRecord& record, const NodeView& node) {
+    if (record.kind == "cpu") {
+        for (int id : record.cpus) {
+            const auto* cpu = node.machine.cpu(id);
+            if (cpu == nullptr || !cpu->online)
+                return Error{"CPU " + std::to_string(id) + " of " + record.device + " is offline"};
+        }
+        return {};
+    }
+    const auto* function = node.machine.pciFunction(record.pciAddress);
+    if (function == nullptr)
+        return Error{"PCI device " + record.pciAddress + " (" + record.device + ") is gone"};
+    if (function->vendorId != record.vendorId || function->deviceId != record.deviceId ||
+        function->kind != record.kind) {
+        return Error{"PCI device " + record.pciAddress + " is now " +
+                     text::hex(function->vendorId, 4) + ":" + text::hex(function->deviceId, 4) +
+                     ", not the " + text::hex(record.vendorId, 4) + ":" +
+                     text::hex(record.deviceId, 4) + " that was prepared"};
+    }
+    return {};
+}
+
+Result<std::vector<int>> chooseCpus(const discovery::Machine& machine, int numaNode, int count,
+                                    const std::set<int>& taken) {
+    const auto* node = machine.node(numaNode);
+    if (node == nullptr)
+        return Error{"NUMA node " + std::to_string(numaNode) + " is gone"};
+    std::vector<int> free;
+    for (int id : node->cpus) {
+        const auto* cpu = machine.cpu(id);
+        if (cpu != nullptr && cpu->online && !taken.count(id))
+            free.push_back(id);
+    }
+    if (count < 0 || static_cast<size_t>(count) > free.size()) {
+        return Error{std::to_string(count) + " CPUs asked on NUMA node " +
+                     std::to_string(numaNode) + ", " + std::to_string(free.size()) +
+                     " are free"};
+    }
+    const std::set<int> freeSet(free.begin(), free.end());
+    std::set<int> chosen;
+    // Whole cores first: a share that owns both hyperthreads is not disturbed by its neighbour.
+    for (int id : free) {
+        if (chosen.size() == static_cast<size_t>(count))
+            break;
+        const auto* cpu = machine.cpu(id);
+        std::vector<int> core = cpu->threadSiblings.empty() ? std::vector<int>{id}
+                                                            : cpu->threadSiblings;
+        const bool wholeCoreFree = std::all_of(core.begin(), core.end(), [&](int sibling) {
+            return freeSet.count(sibling) && !chosen.count(sibling);
+        });
+        if (wholeCoreFree && chosen.size() + core.size() <= static_cast<size_t>(count))
+            chosen.insert(core.begin(), core.end());
+    }
+    for (int id : free) {
+        if (chosen.size() == static_cast<size_t>(count))
+            break;
+        chosen.insert(id);
+    }
+    return std::vector<int>(chosen.begin(), chosen.end());
+}
+
+int consumedCpus(const state::DeviceRecord& record, const std::string& driverName) {
+    // Without a consumed amount the share got the request policy's default: one CPU.
+    return static_cast<int>(consumed(record, "cpu", driverName).value_or(1));
+}
+
+std::optional<std::int64_t> consumedMemory(const state::DeviceRecord& record,
+                                           const std::string& driverName) {
+    return consumed(record, "memory", driverName);
+}
+
+Result<Plan> buildPlan(const ClaimIdentity& claim, std::vector<state::DeviceRecord> devices,
+                       const NodeView& node, const Options& options,
+                       const cdi::HostDeviceNodes& host) {
+    Plan plan;
+    const metadata::Layout layout{options.driverName, options.metadataDir, options.cdiDir};
+    cdi::Spec spec;
+    spec.kind = options.driverName + "/" + kClaimSpecClass;
+    std::map<std::string, size_t> requestIndex;  // base request -> plan.requests
+    for (auto& record : devices) {
+        auto edits = editsFor(record, node, options, host);
+        if (!edits)
+            return Error{"device " + record.device + ": " + edits.error().message};
+        const std::string name = cdiDeviceName(claim.claimUid, record);
+        spec.devices.push_back({name, std::move(edits).value()});
+        record.cdiDeviceIds = {cdi::qualifiedName(spec.kind, name)};
+
+        const std::string base = baseRequest(record.request);
+        auto [it, isNew] = requestIndex.emplace(base, plan.requests.size());
+        if (isNew) {
+            auto files = metadata::requestFiles(layout, claim.claimNamespace, claim.claimName,
+                                                claim.claimUid, record.request,
+                                                claim.podClaimName);
+            if (!files)
+                return files.error();
+            RequestPlan request;
+            request.files = std::move(files).value();
+            request.object.claimName = claim.claimName;
+            request.object.claimNamespace = claim.claimNamespace;
+            request.object.claimUid = claim.claimUid;
+            request.object.podClaimName = claim.podClaimName;
+            request.object.requestName = record.request;
+            request.metadataCdiSpec = cdi::serialize(metadata::cdiSpec(request.files));
+            // Like upstream, the metadata mount rides on the first device of each request.
+            record.cdiDeviceIds.push_back(request.files.cdiDeviceId);
+            plan.requests.push_back(std::move(request));
+        }
+        plan.requests[it->second].object.devices.push_back(metadataDevice(record, node, options));
+    }
+    if (spec.devices.empty())
+        return Error{"no devices to prepare"};
+    if (auto valid = cdi::validate(spec); !valid)
+        return Error{"CDI spec for claim " + claim.claimUid + ": " + valid.error().message};
+    plan.claimSpecPath = options.cdiDir + "/" +
+                         cdi::transientSpecFileName(options.driverName, kClaimSpecClass,
+                                                    claim.claimUid);
+    plan.claimSpec = cdi::serialize(spec);
+    // Metadata before the specs that mount it; the claim's spec last.
+    for (const auto& request : plan.requests)
+        plan.files.push_back(request.files.hostFile);
+    for (const auto& request : plan.requests)
+        plan.files.push_back(request.files.cdiSpecFile);
+    plan.files.push_back(plan.claimSpecPath);
+    plan.devices = std::move(devices);
+    return plan;
+}
+
+std::vector<plugin::PreparedDevice> preparedDevices(
+    const std::vector<state::DeviceRecord>& devices) {
+    std::vector<plugin::PreparedDevice> out;
+    for (const auto& record : devices) {
+        plugin::PreparedDevice device;
+        device.requestNames = {baseRequest(record.request)};
+        device.poolName = record.pool;
+        device.deviceName = record.device;
+        device.cdiDeviceIds = record.cdiDeviceIds;
+        device.shareId = record.shareId;
+        out.push_back(std::move(device));
+    }
+    return out;
+}
+
+}  // namespace numadra::prepare::detail

@@ -1,0 +1,438 @@
+// The device preparer against mocked machines: real files in temp folders, a mocked /dev whose
+// nodes link to real character devices, the generated /proc with NVIDIA device minors.
+
+#include "numadra/prepare/preparer.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include "numadra/cdi/spec.hpp"
+#include "numadra/common/files.hpp"
+#include "numadra/common/text.hpp"
+#include "numadra/slices/builder.hpp"
+#include "numadra/state/checkpoint.hpp"
+#include "numadra/testing/dev_tree.hpp"
+#include "numadra/testing/machines.hpp"
+#include "numadra/testing/temp_tree.hpp"
+
+namespace numadra::prepare {
+namespace {
+
+using numadra::testing::TempTree;
+
+constexpr const char* kDriver = "numa.dra.dev";
+constexpr const char* kPool = "node-a";
+
+std::map<std::string, api::Device> publishedDevices(const discovery::Machine& machine) {
+    slices::SliceOptions options;
+    options.nodeName = kPool;
+    std::map<std::string, api::Device> devices;
+    for (auto& device : slices::buildPoolContent(machine, options).devices)
+        devices.emplace(device.name, device);
+    return devices;
+}
+
+std::vector<std::string> filesBelow(const std::string& folder) {
+    std::vector<std::string> out;
+    if (!std::filesystem::exists(folder))
+        return out;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(folder))
+        out.push_back(entry.path().string());
+    return out;
+}
+
+ino_t inodeOf(const std::string& path) {
+    struct stat info {};
+    EXPECT_EQ(::stat(path.c_str(), &info), 0) << path;
+    return info.st_ino;
+}
+
+class PreparerTest : public ::testing::Test {
+  protected:
+    explicit PreparerTest(std::string machineName = "epyc-2s-nps4")
+        : machineName_(std::move(machineName)) {}
+
+    void SetUp() override {
+        machine = numadra::testing::loadMachine(machineName_);
+        devices = publishedDevices(machine);
+        dev = numadra::testing::makeDevTree(machine, tree, "dev");
+        open();
+    }
+
+    Options options(const std::string& bootId = "boot-1") const {
+        Options o;
+        o.driverName = kDriver;
+        o.poolName = kPool;
+        o.cdiDir = tree.path("cdi");
+        o.metadataDir = tree.path("metadata");
+        o.stateDir = tree.path("state");
+        o.hostRoots = {dev.root, std::string(NUMADRA_GENERATED_SYSFS) + "/" + machineName_ + "/proc"};
+        o.bootId = bootId;
+        return o;
+    }
+
+    void open(const std::string& bootId = "boot-1") {
+        preparer.reset();
+        metrics = std::make_unique<metrics::Registry>();
+        auto opened = Preparer::open(options(bootId), *metrics);
+        ASSERT_TRUE(opened) << opened.error().message;
+        preparer = std::move(opened).value();
+    }
+
+    NodeView node() const { return {machine, devices}; }
+
+    static AllocatedDevice device(const std::string& request, const std::string& name) {
+        return {request, kPool, name, std::nullopt, {}};
+    }
+    static AllocatedDevice cpuShare(const std::string& request, const std::string& name,
+                                    const std::string& shareId, int cpus) {
+        AllocatedDevice d{request, kPool, name, shareId, {}};
+        d.consumedCapacity.emplace("cpu", api::Quantity::decimal(cpus));
+        return d;
+    }
+    static ClaimAllocation claim(const std::string& uid, std::vector<AllocatedDevice> devices,
+                                 std::optional<std::string> name = std::nullopt) {
+        return {{"default", name.value_or("claim-" + uid), uid}, std::nullopt,
+                std::move(devices)};
+    }
+
+    Result<std::vector<plugin::PreparedDevice>> prepare(const ClaimAllocation& allocation) {
+        return preparer->prepare(allocation, node());
+    }
+
+    std::string claimSpecPath(const std::string& uid) const {
+        return tree.path("cdi/numa.dra.dev-claim_" + uid + ".json");
+    }
+
+    bool foldersEmpty() const {
+        return filesBelow(tree.path("cdi")).empty() && filesBelow(tree.path("metadata")).empty() &&
+               filesBelow(tree.path("state/checkpoints")).empty();
+    }
+
+    std::string machineName_;
+    TempTree tree;
+    discovery::Machine machine;
+    std::map<std::string, api::Device> devices;
+    numadra::testing::MockDev dev;
+    std::unique_ptr<metrics::Registry> metrics;
+    std::unique_ptr<Preparer> preparer;
+};
+
+const char* kUid = "0b0e2c1a-1111-4c2d-9e0f-000000000001";
+const char* kGpu = "gpu-0000-21-00-0";  // NVIDIA H100, node 1
+const char* kNic = "nic-0000-c1-00-0";  // ConnectX-7 with RDMA, node 6
+
+TEST_F(PreparerTest, WritesAValidClaimSpecAndReturnsItsQualifiedNames) {
+    auto prepared = prepare(claim(kUid, {device("gpu", kGpu), device("nic", kNic)}));
+    ASSERT_TRUE(prepared) << prepared.error().message;
+    ASSERT_EQ(prepared->size(), 2U);
+    EXPECT_EQ((*prepared)[0].cdiDeviceIds,
+              (std::vector<std::string>{std::string("numa.dra.dev/claim=") + kUid + "-" + kGpu,
+                                        std::string("numa.dra.dev/metadata=") + kUid + "_gpu"}));
+    EXPECT_EQ((*prepared)[1].requestNames, std::vector<std::string>{"nic"});
+    auto content = files::readFile(claimSpecPath(kUid));
+    ASSERT_TRUE(content) << content.error().message;
+    auto spec = cdi::parse(*content, claimSpecPath(kUid));
+    ASSERT_TRUE(spec) << spec.error().message;
+    EXPECT_TRUE(cdi::validate(*spec));
+    EXPECT_EQ(spec->kind, "numa.dra.dev/claim");
+    EXPECT_EQ(spec->cdiVersion, "0.5.0");  // device names start with the UID's digit
+    ASSERT_EQ(spec->devices.size(), 2U);
+    const auto& nodes = spec->devices[0].containerEdits.deviceNodes;
+    EXPECT_TRUE(std::any_of(nodes.begin(), nodes.end(),
+                            [](const cdi::DeviceNode& n) { return n.path == "/dev/nvidia0"; }));
+}
+
+TEST_F(PreparerTest, WritesOneMetadataFileAndSpecPerRequest) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu/big", kGpu), device("nic", kNic)})));
+    const std::string file = tree.path("metadata/default_claim-") + kUid + "/gpu/metadata.json";
+    auto content = files::readFile(file);
+    ASSERT_TRUE(content) << content.error().message;
+    auto object = metadata::decodeStream(*content, file);
+    ASSERT_TRUE(object) << object.error().message;
+    EXPECT_EQ(object->generation, 1);
+    EXPECT_EQ(object->requestName, "gpu/big");
+    ASSERT_EQ(object->devices.size(), 1U);
+    EXPECT_EQ(object->devices[0].attributes, devices.at(kGpu).attributes);
+    EXPECT_TRUE(files::exists(tree.path("cdi/numa.dra.dev_metadata_") + kUid + "_gpu.json"));
+    EXPECT_TRUE(files::exists(tree.path("cdi/numa.dra.dev_metadata_") + kUid + "_nic.json"));
+}
+
+TEST_F(PreparerTest, NicMetadataCarriesTheNetworkData) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("nic", kNic)})));
+    const std::string file = tree.path("metadata/default_claim-") + kUid + "/nic/metadata.json";
+    auto object = metadata::decodeStream(files::readFile(file).value(), file);
+    ASSERT_TRUE(object) << object.error().message;
+    ASSERT_TRUE(object->devices.at(0).networkData.has_value());
+    EXPECT_EQ(object->devices[0].networkData->interfaceName, "ens5f0np0");
+    EXPECT_EQ(object->devices[0].networkData->hardwareAddress, "b8:ce:f6:ce:7c:d7");
+}
+
+TEST_F(PreparerTest, RecordsTheClaimAsCompletedInTheCheckpoint) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    auto store = state::CheckpointStore::open(tree.path("state"));
+    auto loaded = store->load();
+    ASSERT_TRUE(loaded);
+    ASSERT_EQ(loaded->records.size(), 1U);
+    const auto& record = loaded->records[0];
+    EXPECT_EQ(record.state, state::ClaimState::PrepareCompleted);
+    EXPECT_EQ(record.bootId, "boot-1");
+    EXPECT_EQ(record.devices.at(0).pciAddress, "0000:21:00.0");
+    EXPECT_EQ(record.devices.at(0).vendorId, 0x10de);
+    EXPECT_EQ(record.files.size(), 3U);
+}
+
+TEST_F(PreparerTest, RepeatedPrepareReturnsTheSameAnswer) {
+    auto first = prepare(claim(kUid, {device("gpu", kGpu), device("nic", kNic)}));
+    auto second = prepare(claim(kUid, {device("gpu", kGpu), device("nic", kNic)}));
+    ASSERT_TRUE(first && second);
+    ASSERT_EQ(first->size(), second->size());
+    for (size_t i = 0; i < first->size(); ++i)
+        EXPECT_EQ((*first)[i].cdiDeviceIds, (*second)[i].cdiDeviceIds);
+}
+
+TEST_F(PreparerTest, UnprepareLeavesTheFoldersEmpty) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu), device("nic", kNic)})));
+    ASSERT_TRUE(preparer->unprepare({"default", std::string("claim-") + kUid, kUid}));
+    EXPECT_TRUE(foldersEmpty()) << ::testing::PrintToString(filesBelow(tree.root()));
+    EXPECT_EQ(preparer->preparedClaimCount(), 0U);
+}
+
+TEST_F(PreparerTest, UnprepareOfAnUnknownClaimSucceeds) {
+    EXPECT_TRUE(preparer->unprepare({"default", "never", "1234"}));
+    EXPECT_TRUE(preparer->unprepare({"default", "never", "../../etc"}));
+}
+
+TEST_F(PreparerTest, AnExclusiveDeviceIsNeverHandedToASecondClaim) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    auto second = prepare(claim("uid-2", {device("gpu", kGpu)}));
+    ASSERT_FALSE(second);
+    EXPECT_NE(second.error().message.find("already prepared for claim default/claim-" +
+                                          std::string(kUid)),
+              std::string::npos)
+        << second.error().message;
+    EXPECT_FALSE(files::exists(claimSpecPath("uid-2")));
+}
+
+TEST_F(PreparerTest, CpuSharesGetDisjointWholeCores) {
+    auto a = prepare(claim("uid-a", {cpuShare("cpu", "cpu-numa-0", "share-a", 4)}));
+    auto b = prepare(claim("uid-b", {cpuShare("cpu", "cpu-numa-0", "share-b", 4)}));
+    ASSERT_TRUE(a && b);
+    auto spec = [&](const std::string& uid) {
+        return cdi::parse(files::readFile(claimSpecPath(uid)).value(), uid).value();
+    };
+    auto cpusOf = [&](const std::string& uid) {
+        const auto parsed = spec(uid);
+        for (const auto& env : parsed.devices.at(0).containerEdits.env) {
+            const auto eq = env.find('=');
+            if (env.substr(0, eq).ends_with("_CPUS"))
+                return env.substr(eq + 1);
+        }
+        return std::string();
+    };
+    // Node 0 holds cores {0,32} {1,33} {2,34} {3,35}: two whole cores each.
+    EXPECT_EQ(cpusOf("uid-a"), "0-1,32-33");
+    EXPECT_EQ(cpusOf("uid-b"), "2-3,34-35");
+}
+
+TEST_F(PreparerTest, ACpuShareLargerThanTheFreeCpusFailsAndLeavesNothing) {
+    ASSERT_TRUE(prepare(claim("uid-a", {cpuShare("cpu", "cpu-numa-0", "share-a", 6)})));
+    auto b = prepare(claim("uid-b", {cpuShare("cpu", "cpu-numa-0", "share-b", 4)}));
+    ASSERT_FALSE(b);
+    EXPECT_NE(b.error().message.find("4 CPUs asked on NUMA node 0, 2 are free"), std::string::npos)
+        << b.error().message;
+    EXPECT_FALSE(files::exists(claimSpecPath("uid-b")));
+}
+
+TEST_F(PreparerTest, AMissingDeviceNodeFailsBeforeAnyFileIsWritten) {
+    TempTree otherDev;
+    dev = numadra::testing::makeDevTree(machine, otherDev, "dev", {"nvidia0"});
+    open();
+    auto prepared = prepare(claim(kUid, {device("nic", kNic), device("gpu", kGpu)}));
+    ASSERT_FALSE(prepared);
+    EXPECT_NE(prepared.error().message.find("/dev/nvidia0"), std::string::npos)
+        << prepared.error().message;
+    EXPECT_TRUE(foldersEmpty());
+}
+
+TEST_F(PreparerTest, AFailedWriteRemovesEverythingWrittenBefore) {
+    // A folder where the claim's spec must go makes the last write fail.
+    tree.dir(std::string("cdi/numa.dra.dev-claim_") + kUid + ".json/blocker");
+    auto prepared = prepare(claim(kUid, {device("gpu", kGpu), device("nic", kNic)}));
+    ASSERT_FALSE(prepared);
+    tree.remove(std::string("cdi/numa.dra.dev-claim_") + kUid + ".json");
+    EXPECT_TRUE(foldersEmpty()) << ::testing::PrintToString(filesBelow(tree.root()));
+    EXPECT_EQ(preparer->preparedClaimCount(), 0U);
+    // The devices are free again.
+    EXPECT_TRUE(prepare(claim("uid-2", {device("gpu", kGpu)})));
+}
+
+TEST_F(PreparerTest, UnknownDeviceIsRefused) {
+    auto prepared = prepare(claim(kUid, {device("gpu", "gpu-0000-ff-00-0")}));
+    ASSERT_FALSE(prepared);
+    EXPECT_NE(prepared.error().message.find("not published by this node"), std::string::npos);
+}
+
+TEST_F(PreparerTest, ClaimNamesThatCouldEscapeTheMetadataFolderAreRefused) {
+    for (const std::string& bad : std::vector<std::string>{"../x", "a/b", "", std::string(300, 'a')}) {
+        auto prepared = prepare(claim(kUid, {device("gpu", kGpu)}, bad));
+        EXPECT_FALSE(prepared) << bad;
+    }
+    EXPECT_TRUE(foldersEmpty());
+}
+
+TEST_F(PreparerTest, AfterARebootLostCdiFilesAreRecreatedIdentically) {
+    auto first = prepare(claim(kUid, {device("gpu", kGpu), device("nic", kNic)}));
+    ASSERT_TRUE(first);
+    const auto spec = files::readFile(claimSpecPath(kUid)).value();
+    // /var/run/cdi is tmpfs: a reboot empties it, the checkpoint survives.
+    std::filesystem::remove_all(tree.path("cdi"));
+    std::filesystem::remove_all(tree.path("metadata"));
+    open("boot-2");
+    auto report = preparer->restore(node());
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_EQ(report->restored, 1U);
+    EXPECT_EQ(report->fromEarlierBoot, 1U);
+    EXPECT_EQ(report->filesRecreated, 5U);
+    EXPECT_EQ(files::readFile(claimSpecPath(kUid)).value(), spec);
+    auto again = preparer->preparedClaim({"default", std::string("claim-") + kUid, kUid}, node());
+    ASSERT_TRUE(again.has_value() && again->ok());
+    EXPECT_EQ((**again)[0].cdiDeviceIds, (*first)[0].cdiDeviceIds);
+}
+
+TEST_F(PreparerTest, ACheckpointHitRecreatesAMissingSpec) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    std::filesystem::remove(claimSpecPath(kUid));
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    EXPECT_TRUE(files::exists(claimSpecPath(kUid)));
+}
+
+TEST_F(PreparerTest, StaleMetadataIsRewrittenInPlaceWithTheNextGeneration) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    const std::string file = tree.path("metadata/default_claim-") + kUid + "/gpu/metadata.json";
+    const auto inode = inodeOf(file);
+    devices.at(kGpu).attributes["model"] = std::string("renamed by a driver upgrade");
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    auto object = metadata::decodeStream(files::readFile(file).value(), file);
+    ASSERT_TRUE(object);
+    EXPECT_EQ(object->generation, 2);
+    EXPECT_EQ(inodeOf(file), inode);  // the container's bind mount still sees it
+}
+
+TEST_F(PreparerTest, RestartRollsBackAPrepareThatACrashInterrupted) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    // Turn the record back into "started", as if the process died before completing.
+    auto store = state::CheckpointStore::open(tree.path("state")).value();
+    auto record = store.load()->records.at(0);
+    record.state = state::ClaimState::PrepareStarted;
+    ASSERT_TRUE(store.save(record));
+    open();
+    auto report = preparer->restore(node());
+    ASSERT_TRUE(report);
+    EXPECT_EQ(report->rolledBack, 1U);
+    EXPECT_TRUE(foldersEmpty()) << ::testing::PrintToString(filesBelow(tree.root()));
+}
+
+TEST_F(PreparerTest, AClaimWhoseDeviceIsGoneIsQuarantinedNotFatal) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    std::erase_if(machine.pci, [](const auto& f) { return f.address == "0000:21:00.0"; });
+    open("boot-2");
+    auto report = preparer->restore(node());
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_EQ(report->quarantined, 1U);
+    EXPECT_EQ(metrics->value("numadra_checkpoint_quarantined_total", {"unusable"}), 1);
+    EXPECT_EQ(preparer->preparedClaimCount(), 0U);
+    // Unprepare still cleans up what the claim left.
+    ASSERT_TRUE(preparer->unprepare({"default", std::string("claim-") + kUid, kUid}));
+    EXPECT_TRUE(filesBelow(tree.path("cdi")).empty());
+    EXPECT_TRUE(filesBelow(tree.path("state/quarantine")).empty());
+}
+
+TEST_F(PreparerTest, ADamagedCheckpointFileIsQuarantinedAndTheOthersRestored) {
+    ASSERT_TRUE(prepare(claim("uid-a", {device("gpu", kGpu)})));
+    ASSERT_TRUE(prepare(claim("uid-b", {device("nic", kNic)})));
+    tree.file("state/checkpoints/uid-a.json", "{\"version\": 1, \"chec");
+    open();
+    auto report = preparer->restore(node());
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_EQ(report->restored, 1U);
+    EXPECT_EQ(report->quarantined, 1U);
+    EXPECT_EQ(metrics->value("numadra_checkpoint_quarantined_total", {"damaged"}), 1);
+    EXPECT_FALSE(filesBelow(tree.path("state/quarantine")).empty());
+}
+
+TEST_F(PreparerTest, ANewClaimWithTheSameNameKeepsItsMetadataWhenTheOldOneIsUnprepared) {
+    ASSERT_TRUE(prepare(claim("uid-old", {device("gpu", kGpu)}, "same")));
+    ASSERT_TRUE(preparer->unprepare({"default", "same", "uid-old"}));
+    ASSERT_TRUE(prepare(claim("uid-new", {device("gpu", kGpu)}, "same")));
+    ASSERT_TRUE(preparer->unprepare({"default", "same", "uid-old"}));  // a late retry
+    EXPECT_TRUE(files::exists(tree.path("metadata/default_same/gpu/metadata.json")));
+}
+
+// 100 claims prepared and unprepared from 8 threads: nothing lost, nothing handed out twice.
+class PreparerConcurrencyTest : public PreparerTest {
+  protected:
+    PreparerConcurrencyTest() : PreparerTest("big-2s-8n") {}
+};
+
+TEST_F(PreparerConcurrencyTest, HundredClaimsFromEightThreads) {
+    std::vector<std::string> vfs;
+    for (const auto& [name, device] : devices) {
+        auto it = device.attributes.find("sriovRole");
+        if (it != device.attributes.end() && std::get<std::string>(it->second) == "vf")
+            vfs.push_back(name);
+    }
+    ASSERT_GE(vfs.size(), 50U);
+    constexpr int kClaims = 100;
+    auto allocationOf = [&](int i) {
+        const std::string uid = "uid-" + std::to_string(i);
+        if (i % 2 == 0)
+            return claim(uid, {device("nic", vfs[static_cast<size_t>(i / 2)])});
+        return claim(uid, {cpuShare("cpu", "cpu-numa-" + std::to_string(i % 8), "s-" + uid, 1)});
+    };
+    std::atomic<int> failures{0};
+    auto runAll = [&](auto&& body) {
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 8; ++t) {
+            threads.emplace_back([&, t] {
+                for (int i = t; i < kClaims; i += 8)
+                    body(i);
+            });
+        }
+        for (auto& thread : threads)
+            thread.join();
+    };
+    runAll([&](int i) {
+        if (!prepare(allocationOf(i)))
+            ++failures;
+    });
+    EXPECT_EQ(failures, 0);
+    EXPECT_EQ(preparer->preparedClaimCount(), static_cast<size_t>(kClaims));
+    auto store = state::CheckpointStore::open(tree.path("state")).value();
+    auto loaded = store.load().value();
+    ASSERT_EQ(loaded.records.size(), static_cast<size_t>(kClaims));
+    std::set<int> cpus;
+    size_t cpuShares = 0;
+    for (const auto& record : loaded.records) {
+        EXPECT_EQ(record.state, state::ClaimState::PrepareCompleted);
+        for (const auto& d : record.devices) {
+            cpus.insert(d.cpus.begin(), d.cpus.end());
+            cpuShares += d.cpus.size();
+        }
+    }
+    EXPECT_EQ(cpus.size(), cpuShares) << "a CPU was handed to two shares";
+    runAll([&](int i) {
+        const std::string uid = "uid-" + std::to_string(i);
+        if (!preparer->unprepare({"default", "claim-" + uid, uid}))
+            ++failures;
+    });
+    EXPECT_EQ(failures, 0);
+    EXPECT_TRUE(foldersEmpty());
+}
+
+}  // namespace
+}  // namespace numadra::prepare
