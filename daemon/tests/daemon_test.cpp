@@ -14,9 +14,11 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "numadra/kube/fake_apiserver.hpp"
+#include "numadra/state/checkpoint.hpp"
 #include "numadra/testing/dev_tree.hpp"
 #include "numadra/testing/http.hpp"
 #include "numadra/testing/machines.hpp"
@@ -257,6 +259,100 @@ TEST_F(DaemonTest, RegisterPublishPrepareUnprepareShutdown) {
     EXPECT_FALSE(std::filesystem::exists(registrationSocket()));
     EXPECT_FALSE(std::filesystem::exists(draSocket()));
     EXPECT_TRUE(api.resourceSlices().empty());
+}
+
+// 100 claims prepared, then unprepared, from 8 kubelet threads with their own connections:
+// every call succeeds, nothing is lost, nothing is handed out twice, nothing is left behind.
+TEST_F(DaemonTest, HundredClaimsFromEightConcurrentClients) {
+    start({"--sysfs-root", numadra::testing::machineRoot("big-2s-8n")});
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    std::vector<std::string> vfs;
+    for (const auto& slice : api.resourceSlices()) {
+        for (const auto& device : slice["spec"].value("devices", Json::array())) {
+            if (device["attributes"].value("/sriovRole/string"_json_pointer, "") == "vf")
+                vfs.push_back(device["name"]);
+        }
+    }
+    ASSERT_GE(vfs.size(), 50u);
+    constexpr int kClaims = 100;
+    for (int i = 0; i < kClaims; ++i) {
+        Json result{{"request", i % 2 == 0 ? "nic" : "cpu"},
+                    {"driver", "numa.dra.dev"},
+                    {"pool", "node-a"},
+                    {"device", i % 2 == 0 ? vfs[static_cast<size_t>(i / 2)]
+                                          : "cpu-numa-" + std::to_string(i % 8)}};
+        if (i % 2 == 1) {
+            result["shareID"] = "share-" + std::to_string(i);
+            result["consumedCapacity"] = {{"cpu", "1"}};
+        }
+        api.putResourceClaim(
+            Json{{"apiVersion", "resource.k8s.io/v1"},
+                 {"kind", "ResourceClaim"},
+                 {"metadata",
+                  {{"name", "c" + std::to_string(i)},
+                   {"namespace", "default"},
+                   {"uid", "uid-" + std::to_string(i)}}},
+                 {"status", {{"allocation", {{"devices", {{"results", Json::array({result})}}}}}}}});
+    }
+    auto claimOf = [](int i) {
+        drav1::Claim claim;
+        claim.set_namespace_("default");
+        claim.set_name("c" + std::to_string(i));
+        claim.set_uid("uid-" + std::to_string(i));
+        return claim;
+    };
+    std::atomic<int> errors{0};
+    auto fromEightClients = [&](auto&& call) {
+        std::vector<std::thread> clients;
+        for (int t = 0; t < 8; ++t) {
+            clients.emplace_back([&, t] {
+                auto dra = drav1::DRAPlugin::NewStub(channel(draSocket()));
+                for (int i = t; i < kClaims; i += 8) {
+                    if (!call(*dra, i))
+                        ++errors;
+                }
+            });
+        }
+        for (auto& client : clients)
+            client.join();
+    };
+    fromEightClients([&](drav1::DRAPlugin::Stub& dra, int i) {
+        drav1::NodePrepareResourcesRequest request;
+        *request.add_claims() = claimOf(i);
+        drav1::NodePrepareResourcesResponse response;
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + 45s);
+        return dra.NodePrepareResources(&context, request, &response).ok() &&
+               response.claims().at("uid-" + std::to_string(i)).error().empty();
+    });
+    EXPECT_EQ(errors, 0);
+    const std::string stateDir = dirs.path("plugins/numa.dra.dev");
+    auto loaded = state::CheckpointStore::open(stateDir).value().load();
+    ASSERT_TRUE(loaded);
+    ASSERT_EQ(loaded->records.size(), static_cast<size_t>(kClaims));
+    std::set<int> cpus;
+    size_t handedOut = 0;
+    for (const auto& record : loaded->records) {
+        for (const auto& device : record.devices) {
+            cpus.insert(device.cpus.begin(), device.cpus.end());
+            handedOut += device.cpus.size();
+        }
+    }
+    EXPECT_EQ(handedOut, static_cast<size_t>(kClaims / 2));
+    EXPECT_EQ(cpus.size(), handedOut) << "a CPU was handed to two shares";
+    fromEightClients([&](drav1::DRAPlugin::Stub& dra, int i) {
+        drav1::NodeUnprepareResourcesRequest request;
+        *request.add_claims() = claimOf(i);
+        drav1::NodeUnprepareResourcesResponse response;
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + 45s);
+        return dra.NodeUnprepareResources(&context, request, &response).ok() &&
+               response.claims().at("uid-" + std::to_string(i)).error().empty();
+    });
+    EXPECT_EQ(errors, 0);
+    EXPECT_TRUE(std::filesystem::is_empty(dirs.path("cdi")));
+    EXPECT_TRUE(std::filesystem::is_empty(stateDir + "/checkpoints"));
+    EXPECT_TRUE(std::filesystem::is_empty(stateDir + "/dra-device-metadata"));
 }
 
 TEST_F(DaemonTest, V1beta1ServesTheSameClaims) {
