@@ -48,6 +48,8 @@ class EditsBuilder {
         return required(relative);
     }
 
+    bool exists(const std::string& relative) const { return host_.exists(relative); }
+
     void env(const std::string& name, const std::string& value) {
         edits_.env.push_back(prefix_ + name + "=" + value);
     }
@@ -109,9 +111,15 @@ Status vfioEdits(const discovery::PciFunction& f, const std::string& deviceName,
                      "/dev/vfio/<group> to give a container"};
     }
     const std::string group = std::to_string(*f.iommuGroup);
-    if (Status s = builder.required("vfio/" + group); !s)
+    // A group without an IOMMU (vfio's no-IOMMU mode) is /dev/vfio/noiommu-<group>.
+    const std::string node = builder.exists("vfio/noiommu-" + group) &&
+                                     !builder.exists("vfio/" + group)
+                                 ? "vfio/noiommu-" + group
+                                 : "vfio/" + group;
+    if (Status s = builder.required(node); !s)
         return s;
-    if (Status s = builder.required("vfio/vfio"); !s)
+    // The legacy container node; kernels with iommufd only (no VFIO container) lack it.
+    if (Status s = builder.optional("vfio/vfio"); !s)
         return s;
     builder.env("VFIO_GROUP", group);
     return Status::Ok();

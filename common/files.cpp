@@ -132,6 +132,10 @@ Status makeDirectories(const std::string& path, mode_t mode) {
             continue;
         if (::mkdir(current.c_str(), mode) == 0) {
             ::chmod(current.c_str(), mode);  // the umask must not change the mode we asked for
+            // A new folder is only durable once its parent's entry is: without this a power
+            // loss could take a checkpoint folder and every record in it.
+            if (auto synced = syncDirectory(parentOf(current)); !synced)
+                return synced;
             continue;
         }
         if (errno != EEXIST)
@@ -163,9 +167,13 @@ Status removeTreeAt(int parentFd, const std::string& name, const std::string& pa
     UniqueFd dirFd(::openat(parentFd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!dirFd)
         return systemError("opening folder", path, errno);
-    DIR* dir = ::fdopendir(::dup(dirFd.get()));
+    UniqueFd listFd(::dup(dirFd.get()));
+    if (!listFd)
+        return systemError("listing", path, errno);
+    DIR* dir = ::fdopendir(listFd.get());
     if (dir == nullptr)
         return systemError("listing", path, errno);
+    (void)listFd.release();  // owned by `dir` now, closed by closedir()
     std::vector<std::string> entries;
     while (const dirent* entry = ::readdir(dir)) {
         const std::string entryName = entry->d_name;

@@ -129,6 +129,8 @@ Result<prepare::ClaimAllocation> ClaimPreparer::allocationFor(const plugin::Clai
         }
         if (result.contains("shareID") && result["shareID"].is_string())
             device.shareId = result["shareID"].get<std::string>();
+        if (result.contains("adminAccess") && result["adminAccess"].is_boolean())
+            device.adminAccess = result["adminAccess"].get<bool>();
         if (result.contains("consumedCapacity")) {
             if (!result["consumedCapacity"].is_object())
                 return Error{what + ": " + field + ".consumedCapacity is not an object"};

@@ -430,6 +430,11 @@ Status validateVersions(const std::vector<std::string>& versionsNewestFirst) {
         if (!seen.insert(version).second)
             return Error{"device metadata API version \"" + version + "\" listed twice"};
     }
+    // Readers take the first version they understand, so the newest must come first.
+    if (seen.size() == 2 && versionsNewestFirst.front() != kV1beta1) {
+        return Error{"device metadata API versions must be listed newest first (" +
+                     std::string(kV1beta1) + "," + kV1alpha1 + ")"};
+    }
     return {};
 }
 

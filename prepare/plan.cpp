@@ -4,6 +4,7 @@
 #include <map>
 
 #include "numadra/common/text.hpp"
+#include "numadra/slices/builder.hpp"
 #include "numadra/topology/attributes.hpp"
 
 namespace numadra::prepare::detail {
@@ -50,7 +51,15 @@ Result<cdi::ContainerEdits> editsFor(const state::DeviceRecord& record, const No
     const auto* function = node.machine.pciFunction(record.pciAddress);
     if (function == nullptr)
         return Error{"PCI device " + record.pciAddress + " of " + record.device + " is gone"};
-    return cdi::pciDeviceEdits(*function, record.device, host);
+    if (!function->netdevs.empty() || record.interfaceName.empty())
+        return cdi::pciDeviceEdits(*function, record.device, host);
+    // The netdev moved into the pod's network namespace: the container still gets its name.
+    discovery::PciFunction asPrepared = *function;
+    discovery::NetInterface netdev;
+    netdev.name = record.interfaceName;
+    netdev.mac = record.hardwareAddress;
+    asPrepared.netdevs.push_back(netdev);
+    return cdi::pciDeviceEdits(asPrepared, record.device, host);
 }
 
 metadata::Device metadataDevice(const state::DeviceRecord& record, const NodeView& node,
@@ -61,14 +70,11 @@ metadata::Device metadataDevice(const state::DeviceRecord& record, const NodeVie
     device.name = record.device;
     if (auto it = node.devices.find(record.device); it != node.devices.end())
         device.attributes = it->second.attributes;
-    if (record.kind == discovery::kKindNic) {
-        const auto* function = node.machine.pciFunction(record.pciAddress);
-        if (function != nullptr && !function->netdevs.empty()) {
-            metadata::NetworkData network;
-            network.interfaceName = function->netdevs.front().name;
-            network.hardwareAddress = function->netdevs.front().mac;
-            device.networkData = network;
-        }
+    if (record.kind == discovery::kKindNic && !record.interfaceName.empty()) {
+        metadata::NetworkData network;
+        network.interfaceName = record.interfaceName;
+        network.hardwareAddress = record.hardwareAddress;
+        device.networkData = network;
     }
     return device;
 }
@@ -101,6 +107,7 @@ Result<state::DeviceRecord> identify(const AllocatedDevice& device, const NodeVi
     record.pool = device.pool;
     record.device = device.device;
     record.shareId = device.shareId;
+    record.adminAccess = device.adminAccess;
     for (const auto& [name, quantity] : device.consumedCapacity)
         record.consumedCapacity[name] = quantity.text();
     const auto* type = attribute<std::string>(published->second, "type");
@@ -112,14 +119,20 @@ Result<state::DeviceRecord> identify(const AllocatedDevice& device, const NodeVi
         record.numaNode = static_cast<int>(*numa);
         return record;
     }
-    const auto* busId = attribute<std::string>(published->second, topology::kPciBusIdAttribute);
-    const auto* function = busId ? node.machine.pciFunction(*busId) : nullptr;
-    if (function == nullptr)
+    // By name, not by the pciBusID attribute: devices with a 5-digit PCI domain have none.
+    const auto function = std::find_if(
+        node.machine.pci.begin(), node.machine.pci.end(),
+        [&](const discovery::PciFunction& f) { return slices::deviceName(f) == device.device; });
+    if (function == node.machine.pci.end())
         return Error{"device " + device.device + " has no PCI function on this node"};
     record.kind = function->kind;
     record.pciAddress = function->address;
     record.vendorId = function->vendorId;
     record.deviceId = function->deviceId;
+    if (!function->netdevs.empty()) {
+        record.interfaceName = function->netdevs.front().name;
+        record.hardwareAddress = function->netdevs.front().mac;
+    }
     return record;
 }
 
@@ -185,8 +198,21 @@ Result<std::vector<int>> chooseCpus(const discovery::Machine& machine, int numaN
 }
 
 int consumedCpus(const state::DeviceRecord& record, const std::string& driverName) {
-    // Without a consumed amount the share got the request policy's default: one CPU.
+    // A share without a consumed amount got the request policy's default, which we publish as
+    // one CPU.
     return static_cast<int>(consumed(record, "cpu", driverName).value_or(1));
+}
+
+std::vector<int> onlineCpus(const discovery::Machine& machine, int numaNode) {
+    std::vector<int> cpus;
+    if (const auto* node = machine.node(numaNode)) {
+        for (int id : node->cpus) {
+            const auto* cpu = machine.cpu(id);
+            if (cpu != nullptr && cpu->online)
+                cpus.push_back(id);
+        }
+    }
+    return cpus;
 }
 
 std::optional<std::int64_t> consumedMemory(const state::DeviceRecord& record,

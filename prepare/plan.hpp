@@ -45,6 +45,9 @@ Result<std::vector<int>> chooseCpus(const discovery::Machine& machine, int numaN
                                     const std::set<int>& taken);
 
 // How many CPUs / bytes of memory a CPU-device share consumed ("cpu" or "<driver>/cpu").
+// Online CPUs of a NUMA node, ascending.
+std::vector<int> onlineCpus(const discovery::Machine& machine, int numaNode);
+
 int consumedCpus(const state::DeviceRecord& record, const std::string& driverName);
 std::optional<std::int64_t> consumedMemory(const state::DeviceRecord& record,
                                            const std::string& driverName);

@@ -22,6 +22,7 @@ namespace {
 constexpr const char* kQuarantined = "numadra_checkpoint_quarantined_total";
 constexpr const char* kRecreated = "numadra_prepare_files_recreated_total";
 constexpr const char* kPreparedClaims = "numadra_prepared_claims";
+constexpr const char* kRepairFailures = "numadra_prepare_repair_failures_total";
 
 std::string claimText(const std::string& ns, const std::string& name, const std::string& uid) {
     return ns + "/" + name + " (" + uid + ")";
@@ -76,6 +77,16 @@ class ClaimLocks {
 
 }  // namespace
 
+// Error code of a repair that found the claim's devices changed: the record can never be
+// honoured again (as opposed to, say, a write that failed and may work on the next try).
+constexpr int kDeviceChanged = -1001;
+
+// The devices a claim holds on this node (prepared, or being prepared).
+struct Holding {
+    std::string claimNamespace, claimName;
+    std::vector<DeviceRecord> devices;
+};
+
 struct Preparer::State {
     State(Options o, metrics::Registry& m, state::CheckpointStore s)
         : options(std::move(o)), metrics(m), store(std::move(s)), host(options.hostRoots) {}
@@ -88,8 +99,10 @@ struct Preparer::State {
 
     // Guards `records` and `held`; never held across I/O.
     mutable std::mutex mutex;
-    std::map<std::string, ClaimRecord> records;                // prepared claims by UID
-    std::map<std::string, std::vector<DeviceRecord>> held;     // devices in use by claim UID
+    std::map<std::string, ClaimRecord> records;  // prepared claims by UID
+    // By UID: devices of prepared claims, of claims being prepared, and of quarantined claims
+    // until they are unprepared (a pod may still be using them).
+    std::map<std::string, Holding> held;
 
     void wrote(const std::string& path) const {
         if (options.afterFileWrite)
@@ -103,59 +116,78 @@ struct Preparer::State {
         return saved;
     }
 
-    // Under `mutex`: the conflict, if any, between `record` and what other claims hold.
-    std::optional<std::string> conflict(const std::string& uid, const DeviceRecord& record) const {
-        for (const auto& [owner, devices] : held) {
+    std::string describe(const std::string& uid, const Holding& holding) const {
+        return claimText(holding.claimNamespace, holding.claimName, uid);
+    }
+
+    // Under `mutex`: why `devices` cannot be prepared for the claim next to what others hold.
+    std::optional<std::string> conflict(const std::string& uid, const std::string& ns,
+                                        const std::string& name,
+                                        const DeviceRecord& record) const {
+        for (const auto& [owner, holding] : held) {
             if (owner == uid)
                 continue;
-            for (const auto& other : devices) {
-                if (other.device != record.device)
+            // Both would use <ns>_<name>/ for their metadata; the old one goes first.
+            if (holding.claimNamespace == ns && holding.claimName == name) {
+                return "claim " + ns + "/" + name + " with UID " + owner +
+                       " is still prepared on this node; it must be unprepared first";
+            }
+            for (const auto& other : holding.devices) {
+                if (other.device != record.device || record.adminAccess || other.adminAccess)
                     continue;
-                if (!isShared(record) || !isShared(other)) {
-                    const auto& claim = records.count(owner) ? records.at(owner) : ClaimRecord{};
+                if (!isShared(record) || !isShared(other))
                     return "device " + record.device + " is already prepared for claim " +
-                           (claim.claimUid.empty()
-                                ? owner
-                                : claimText(claim.claimNamespace, claim.claimName, owner));
-                }
+                           describe(owner, holding);
             }
         }
         return std::nullopt;
     }
 
-    // Under `mutex`: CPUs of `numaNode` handed to other claims' shares.
+    // Under `mutex`: CPUs handed to shares of other claims (admin views take none).
     std::set<int> cpusTaken(const std::string& uid, const std::vector<DeviceRecord>& mine) const {
         std::set<int> taken;
-        for (const auto& [owner, devices] : held) {
-            if (owner == uid)
-                continue;
-            for (const auto& other : devices)
-                taken.insert(other.cpus.begin(), other.cpus.end());
+        auto add = [&taken](const DeviceRecord& record) {
+            if (!record.adminAccess)
+                taken.insert(record.cpus.begin(), record.cpus.end());
+        };
+        for (const auto& [owner, holding] : held) {
+            if (owner != uid)
+                std::for_each(holding.devices.begin(), holding.devices.end(), add);
         }
-        for (const auto& record : mine)
-            taken.insert(record.cpus.begin(), record.cpus.end());
+        std::for_each(mine.begin(), mine.end(), add);
         return taken;
     }
 
-    // Reserves the devices for the claim in one critical section; CPU shares get their CPUs.
-    Status reserve(const std::string& uid, std::vector<DeviceRecord>& devices,
-                   const discovery::Machine& machine) {
+    Result<std::vector<int>> cpusFor(const std::string& uid, const DeviceRecord& record,
+                                     const std::vector<DeviceRecord>& assigned,
+                                     const discovery::Machine& machine) const {
+        const int numaNode = record.numaNode.value_or(0);
+        const auto all = detail::onlineCpus(machine, numaNode);
+        if (record.adminAccess)
+            return all;  // an admin view sees the node, it does not own CPUs
+        // Without a share the claim has the whole device: every CPU of the node.
+        const int count = isShared(record) ? detail::consumedCpus(record, options.driverName)
+                                           : static_cast<int>(all.size());
+        return detail::chooseCpus(machine, numaNode, count, cpusTaken(uid, assigned));
+    }
+
+    // Reserves the devices for the claim in one critical section; CPU devices get their CPUs.
+    Status reserve(const std::string& uid, const std::string& ns, const std::string& name,
+                   std::vector<DeviceRecord>& devices, const discovery::Machine& machine) {
         std::lock_guard lock(mutex);
         std::vector<DeviceRecord> assigned;
         for (auto& record : devices) {
-            if (auto reason = conflict(uid, record))
+            if (auto reason = conflict(uid, ns, name, record))
                 return Error{*reason};
             if (record.kind == "cpu") {
-                auto cpus = detail::chooseCpus(machine, record.numaNode.value_or(0),
-                                               detail::consumedCpus(record, options.driverName),
-                                               cpusTaken(uid, assigned));
+                auto cpus = cpusFor(uid, record, assigned, machine);
                 if (!cpus)
                     return Error{"device " + record.device + ": " + cpus.error().message};
                 record.cpus = std::move(cpus).value();
             }
             assigned.push_back(record);
         }
-        held[uid] = devices;
+        held[uid] = Holding{ns, name, devices};
         return {};
     }
 
@@ -169,7 +201,7 @@ struct Preparer::State {
     void commit(const ClaimRecord& record) {
         std::lock_guard lock(mutex);
         records[record.claimUid] = record;
-        held[record.claimUid] = record.devices;
+        held[record.claimUid] = Holding{record.claimNamespace, record.claimName, record.devices};
         metrics.gaugeSet(kPreparedClaims, {}, static_cast<double>(records.size()));
     }
 
@@ -181,18 +213,20 @@ struct Preparer::State {
         return it->second;
     }
 
+    // Whether another claim (prepared, in flight or quarantined) uses <ns>_<name>/.
     bool otherClaimUses(const std::string& ns, const std::string& name,
                         const std::string& uid) const {
         std::lock_guard lock(mutex);
-        for (const auto& [owner, record] : records) {
-            if (owner != uid && record.claimNamespace == ns && record.claimName == name)
+        for (const auto& [owner, holding] : held) {
+            if (owner != uid && holding.claimNamespace == ns && holding.claimName == name)
                 return true;
         }
         return false;
     }
 
-    // Removes a claim's files: the listed ones, the folders of its metadata requests and,
-    // unless a newer claim with the same namespace/name uses it, the claim's metadata folder.
+    // Removes a claim's files: the listed ones with any temp file an interrupted write left
+    // beside them, the folders of its metadata requests and the claim's metadata folder; what
+    // lives below <ns>_<name>/ is left alone while another claim of that name uses it.
     Status removeFiles(const ClaimRecord& record) {
         Status result;
         auto keep = [&result](Status status) {
@@ -201,35 +235,55 @@ struct Preparer::State {
         };
         const std::string claimFolder =
             options.metadataDir + "/" + record.claimNamespace + "_" + record.claimName;
-        for (const auto& path : record.files) {
-            keep(files::removeFile(path));
-            if (path.rfind(claimFolder + "/", 0) == 0)
-                keep(files::removeTree(parentOf(path)));  // the request's folder
-        }
         // The folder name comes from the claim's namespace and name: only touch it when they
         // are names the API allows (nothing can then point outside the metadata folder).
-        const bool safeNames = metadata::validateNames(record.claimNamespace, record.claimName,
-                                                       "request", options.driverName,
-                                                       std::nullopt)
-                                   .ok();
-        if (safeNames &&
-            !otherClaimUses(record.claimNamespace, record.claimName, record.claimUid))
+        const bool ownsClaimFolder =
+            metadata::validateNames(record.claimNamespace, record.claimName, "request",
+                                    options.driverName, std::nullopt)
+                .ok() &&
+            !otherClaimUses(record.claimNamespace, record.claimName, record.claimUid);
+        std::map<std::string, std::set<std::string>> tempPrefixes;  // folder -> ".<name>.tmp."
+        for (const auto& path : record.files) {
+            const bool inClaimFolder = path.rfind(claimFolder + "/", 0) == 0;
+            if (inClaimFolder && !ownsClaimFolder)
+                continue;
+            keep(files::removeFile(path));
+            tempPrefixes[parentOf(path)].insert("." + path.substr(path.rfind('/') + 1) + ".tmp.");
+            if (inClaimFolder)
+                keep(files::removeTree(parentOf(path)));  // the request's folder
+        }
+        for (const auto& [folder, prefixes] : tempPrefixes) {
+            auto names = files::listDirectory(folder);
+            if (!names)
+                continue;
+            for (const auto& entry : *names) {
+                for (const auto& prefix : prefixes) {
+                    if (entry.rfind(prefix, 0) == 0)
+                        keep(files::removeFile(folder + "/" + entry));
+                }
+            }
+        }
+        if (ownsClaimFolder)
             keep(files::removeTree(claimFolder));
         return result;
     }
 
+    // The record can never be honoured again: moved aside (its devices stay reserved until the
+    // kubelet unprepares the claim, a pod may still be running on them).
     void quarantine(const ClaimRecord& record, const std::string& reason) {
         spdlog::error(
-            "checkpoint entry quarantined claim={} reason=\"{}\" action=\"the claim's files stay "
-            "until it is unprepared; a new Prepare re-creates it from the API server\"",
+            "checkpoint entry quarantined claim={} reason=\"{}\" action=\"the claim's devices stay "
+            "reserved and its files in place until it is unprepared\"",
             claimText(record.claimNamespace, record.claimName, record.claimUid), reason);
         metrics.counterAdd(kQuarantined, {"unusable"});
         if (auto moved = store.quarantine(record.claimUid, reason); !moved)
             spdlog::error("quarantining checkpoint entry failed error=\"{}\"", moved.error().message);
-        release(record.claimUid);
+        std::lock_guard lock(mutex);
+        records.erase(record.claimUid);
+        metrics.gaugeSet(kPreparedClaims, {}, static_cast<double>(records.size()));
     }
 
-    // Writes the plan's files; on any failure removes what it wrote and returns the error.
+    // Writes the plan's files; the caller undoes them on failure.
     Status writePlan(const Plan& plan, ClaimRecord& record) {
         record.metadataGenerations.clear();
         for (const auto& request : plan.requests) {
@@ -258,10 +312,11 @@ struct Preparer::State {
 
     // A prepared claim: checks its devices, re-creates files that are missing or stale (after a
     // reboot /var/run/cdi is empty and device numbers may have changed), refreshes the record.
+    // Error code kDeviceChanged when the devices are not the prepared ones any more.
     Result<size_t> repair(ClaimRecord& record, const NodeView& node) {
         for (const auto& device : record.devices) {
             if (auto same = detail::verifyIdentity(device, node); !same)
-                return same.error();
+                return Error{same.error().message, kDeviceChanged};
         }
         auto plan = detail::buildPlan({record.claimNamespace, record.claimName, record.claimUid,
                                        record.podClaimName},
@@ -342,6 +397,21 @@ struct Preparer::State {
         record.metadataGenerations[base] = wanted.generation;
         return true;
     }
+
+    // After a failed repair: a claim whose devices changed is quarantined; anything else (a
+    // write that failed, a device node the driver has not created yet after a reboot) keeps the
+    // record and its devices, and the next Prepare tries again.
+    void repairFailed(const ClaimRecord& record, const Error& error) {
+        if (error.code == kDeviceChanged) {
+            quarantine(record, error.message);
+            return;
+        }
+        metrics.counterAdd(kRepairFailures);
+        spdlog::error("prepared claim could not be repaired claim={} error=\"{}\" action=\"kept; "
+                      "retried on the next Prepare\"",
+                      claimText(record.claimNamespace, record.claimName, record.claimUid),
+                      error.message);
+    }
 };
 
 Preparer::Preparer(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -370,6 +440,9 @@ Result<std::unique_ptr<Preparer>> Preparer::open(Options options, metrics::Regis
                            "CDI and metadata files of prepared claims re-created because they "
                            "were missing or stale (e.g. after a reboot).");
     metrics.declareGauge(kPreparedClaims, "Claims prepared on this node.");
+    metrics.declareCounter(kRepairFailures,
+                           "Prepared claims whose missing files could not be re-created yet "
+                           "(kept and retried on the next Prepare).");
     auto state = std::make_unique<State>(std::move(options), metrics, std::move(store).value());
     return std::unique_ptr<Preparer>(new Preparer(std::move(state)));
 }
@@ -385,35 +458,48 @@ Result<RestoreReport> Preparer::restore(const NodeView& node) {
         s.metrics.counterAdd(kQuarantined, {"damaged"});
         ++report.quarantined;
     }
-    // Reserve everything first, so repairing one claim can never hand its CPUs to another.
-    std::vector<ClaimRecord> completed;
+    // Every completed claim is registered before anything is removed or repaired: rolling back
+    // one claim must not touch the files of a live claim of the same name, and repairing one
+    // must never hand its CPUs to another.
+    std::vector<ClaimRecord> completed, interrupted;
     for (auto& record : loaded->records) {
         if (record.state == ClaimState::PrepareStarted) {
-            // A crash interrupted this prepare before it answered: undo it; the kubelet retries.
-            spdlog::info("rolling back an interrupted prepare claim={}",
-                         claimText(record.claimNamespace, record.claimName, record.claimUid));
-            if (auto removed = s.removeFiles(record); !removed)
-                return removed.error();
-            if (auto removed = s.store.remove(record.claimUid); !removed)
-                return removed.error();
-            ++report.rolledBack;
+            interrupted.push_back(std::move(record));
+        } else {
+            s.commit(record);
+            completed.push_back(std::move(record));
+        }
+    }
+    for (const auto& record : interrupted) {
+        // A crash interrupted this prepare before it answered: undo it; the kubelet retries.
+        spdlog::info("rolling back an interrupted prepare claim={}",
+                     claimText(record.claimNamespace, record.claimName, record.claimUid));
+        auto removed = s.removeFiles(record);
+        if (removed)
+            removed = s.store.remove(record.claimUid);
+        if (!removed) {
+            s.quarantine(record, "rolling back an interrupted prepare: " +
+                                     removed.error().message);
+            ++report.quarantined;
             continue;
         }
-        s.commit(record);
-        completed.push_back(std::move(record));
+        ++report.rolledBack;
     }
     for (auto& record : completed) {
         const bool earlierBoot = record.bootId != s.options.bootId;
+        report.fromEarlierBoot += earlierBoot ? 1 : 0;
         auto repaired = s.repair(record, node);
         if (!repaired) {
-            s.quarantine(record, repaired.error().message);
-            ++report.quarantined;
+            s.repairFailed(record, repaired.error());
+            if (repaired.error().code == kDeviceChanged)
+                ++report.quarantined;
+            else
+                ++report.repairFailed;
             continue;
         }
         s.commit(record);
         ++report.restored;
         report.filesRecreated += *repaired;
-        report.fromEarlierBoot += earlierBoot ? 1 : 0;
     }
     return report;
 }
@@ -429,11 +515,12 @@ std::optional<Result<std::vector<plugin::PreparedDevice>>> Preparer::preparedCla
         return std::nullopt;  // unprepared while we waited
     auto repaired = s.repair(*record, node);
     if (!repaired) {
-        s.quarantine(*record, repaired.error().message);
+        s.repairFailed(*record, repaired.error());
         return Result<std::vector<plugin::PreparedDevice>>(
-            Error{"claim " + claimText(claim.ns, claim.name, claim.uid) +
-                  " was prepared, but " + repaired.error().message +
-                  "; its checkpoint entry was quarantined"});
+            Error{"claim was prepared, but " + repaired.error().message +
+                  (repaired.error().code == kDeviceChanged
+                       ? "; its checkpoint entry was quarantined"
+                       : "; the next Prepare retries")});
     }
     s.commit(*record);
     return Result<std::vector<plugin::PreparedDevice>>(detail::preparedDevices(record->devices));
@@ -456,10 +543,9 @@ Result<std::vector<plugin::PreparedDevice>> Preparer::prepare(const ClaimAllocat
             return record.error();
         devices.push_back(std::move(record).value());
     }
-    if (auto reserved = s.reserve(ref.uid, devices, node.machine); !reserved) {
-        s.release(ref.uid);
+    if (auto reserved = s.reserve(ref.uid, ref.ns, ref.name, devices, node.machine);
+        !reserved)
         return reserved.error();
-    }
     auto plan = detail::buildPlan({ref.ns, ref.name, ref.uid, allocation.podClaimName}, devices,
                                   node, s.options, s.host);
     if (!plan) {
@@ -499,16 +585,16 @@ Result<std::vector<plugin::PreparedDevice>> Preparer::prepare(const ClaimAllocat
 
 Status Preparer::unprepare(const plugin::ClaimRef& claim) {
     auto& s = *state_;
+    // A UID that could not name a file was never prepared here.
+    if (!state::CheckpointStore::isValidUid(claim.uid))
+        return {};
     ClaimLocks::Guard guard(s.claimLocks, claim.uid);
+    if (auto removed = s.store.removeQuarantined(claim.uid); !removed)
+        return removed;
     auto record = s.recordOf(claim.uid);
     if (!record) {
-        // Nothing recorded. A quarantined entry may still have files: they are named after the
-        // claim, so they can be found without the record. A UID that could not name a file
-        // was never prepared here.
-        if (!s.store.isValidUid(claim.uid))
-            return {};
-        if (auto removed = s.store.removeQuarantined(claim.uid); !removed)
-            return removed;
+        // Nothing recorded (never prepared, already unprepared, or quarantined): its files, if
+        // any are left, are named after the claim.
         ClaimRecord leftover;
         leftover.claimNamespace = claim.ns;
         leftover.claimName = claim.name;
@@ -523,7 +609,10 @@ Status Preparer::unprepare(const plugin::ClaimRef& claim) {
                     leftover.files.push_back(s.options.cdiDir + "/" + name);
             }
         }
-        return s.removeFiles(leftover);
+        if (auto removed = s.removeFiles(leftover); !removed)
+            return removed;
+        s.release(claim.uid);
+        return {};
     }
     if (auto removed = s.removeFiles(*record); !removed)
         return removed;

@@ -167,6 +167,10 @@ Status validateDevice(const api::Device& device) {
     return Status::Ok();
 }
 
+std::string deviceName(const discovery::PciFunction& function) {
+    return detail::pciDeviceName(function.kind, function.address);
+}
+
 std::string sliceName(const std::string& nodeName, const std::string& driverName, size_t index) {
     char suffix[16];
     std::snprintf(suffix, sizeof suffix, "-%05zx", index);

@@ -70,6 +70,8 @@ Json deviceToJson(const DeviceRecord& device) {
     out["device"] = device.device;
     if (device.shareId)
         out["shareID"] = *device.shareId;
+    if (device.adminAccess)
+        out["adminAccess"] = true;
     out["kind"] = device.kind;
     if (!device.pciAddress.empty())
         out["pciAddress"] = device.pciAddress;
@@ -77,6 +79,10 @@ Json deviceToJson(const DeviceRecord& device) {
     // tell "not a PCI device" from "absent".
     out["vendorID"] = device.vendorId;
     out["deviceID"] = device.deviceId;
+    if (!device.interfaceName.empty())
+        out["interfaceName"] = device.interfaceName;
+    if (!device.hardwareAddress.empty())
+        out["hardwareAddress"] = device.hardwareAddress;
     if (device.numaNode)
         out["numaNode"] = *device.numaNode;
     if (!device.cpus.empty())
@@ -189,6 +195,11 @@ class FieldReader {
         });
     }
 
+    void boolean(const Json& value, const std::string& path, bool& out) {
+        if (expect(value.is_boolean(), value, path, "a boolean"))
+            out = value.get<bool>();
+    }
+
     void fail(std::string problem) {
         if (!failed())
             problem_ = std::move(problem);
@@ -220,6 +231,8 @@ DeviceRecord readDevice(FieldReader& reader, const Json& value, const std::strin
         reader.string(*v, path + ".device", device.device);
     if (const auto* v = reader.member(value, path, "shareID", false))
         reader.string(*v, path + ".shareID", device.shareId.emplace());
+    if (const auto* v = reader.member(value, path, "adminAccess", false))
+        reader.boolean(*v, path + ".adminAccess", device.adminAccess);
     if (const auto* v = reader.member(value, path, "kind", true))
         reader.string(*v, path + ".kind", device.kind);
     if (const auto* v = reader.member(value, path, "pciAddress", false))
@@ -228,6 +241,10 @@ DeviceRecord readDevice(FieldReader& reader, const Json& value, const std::strin
         reader.integer(*v, path + ".vendorID", device.vendorId);
     if (const auto* v = reader.member(value, path, "deviceID", true))
         reader.integer(*v, path + ".deviceID", device.deviceId);
+    if (const auto* v = reader.member(value, path, "interfaceName", false))
+        reader.string(*v, path + ".interfaceName", device.interfaceName);
+    if (const auto* v = reader.member(value, path, "hardwareAddress", false))
+        reader.string(*v, path + ".hardwareAddress", device.hardwareAddress);
     if (const auto* v = reader.member(value, path, "numaNode", false))
         reader.integer(*v, path + ".numaNode", device.numaNode.emplace());
     if (const auto* v = reader.member(value, path, "cpus", false)) {

@@ -406,6 +406,30 @@ TEST(CdiVfioEdits, FailNamingAMissingGroupNode) {
     EXPECT_THAT(edits.error().message, HasSubstr("device node /dev/vfio/" + group + " "));
 }
 
+TEST(CdiVfioEdits, KernelsWithoutTheVfioContainerNodeStillWork) {
+    Host host("sriov-nic", {"vfio/vfio"});  // iommufd-only kernel
+    const auto& f = host.function("0000:01:02.6");
+    auto edits = host.edits("0000:01:02.6");
+    ASSERT_TRUE(edits.ok()) << edits.error().message;
+    ASSERT_EQ(edits->deviceNodes.size(), 1U);
+    EXPECT_EQ(edits->deviceNodes[0].path, "/dev/vfio/" + std::to_string(*f.iommuGroup));
+}
+
+TEST(CdiVfioEdits, ANoIommuGroupUsesItsNoiommuNode) {
+    discovery::PciFunction f;
+    f.address = "0000:00:06.0";
+    f.kind = discovery::kKindNic;
+    f.kernelDriver = "vfio-pci";
+    f.iommuGroup = 7;
+    TempTree dev;
+    dev.link("dev/vfio/noiommu-7", "/dev/null");
+    auto edits =
+        pciDeviceEdits(f, "nic-0000-00-06-0", HostDeviceNodes(HostRoots{dev.path("dev")}));
+    ASSERT_TRUE(edits.ok()) << edits.error().message;
+    ASSERT_EQ(edits->deviceNodes.size(), 1U);
+    EXPECT_EQ(edits->deviceNodes[0].path, "/dev/vfio/noiommu-7");
+}
+
 TEST(CdiVfioEdits, AFunctionWithoutIommuGroupIsAnError) {
     discovery::PciFunction f;
     f.address = "0000:00:06.0";

@@ -309,10 +309,17 @@ TEST(DecodeStream, KeepsAFullSubrequestName) {
     EXPECT_EQ(decoded->requestName, "gpu/large");
 }
 
-TEST(ValidateVersions, AcceptsTheKnownVersionsInEitherOrder) {
+TEST(ValidateVersions, AcceptsTheKnownVersionsNewestFirst) {
     EXPECT_TRUE(validateVersions({kV1alpha1}).ok());
+    EXPECT_TRUE(validateVersions({kV1beta1}).ok());
     EXPECT_TRUE(validateVersions({kV1beta1, kV1alpha1}).ok());
-    EXPECT_TRUE(validateVersions({kV1alpha1, kV1beta1}).ok());
+}
+
+TEST(ValidateVersions, RejectsOldestFirst) {
+    // Readers take the first object they understand: an old one first would hide the new one.
+    auto wrongOrder = validateVersions({kV1alpha1, kV1beta1});
+    ASSERT_FALSE(wrongOrder.ok());
+    EXPECT_NE(wrongOrder.error().message.find("newest first"), std::string::npos);
 }
 
 TEST(ValidateVersions, RejectsEmptyUnknownAndDuplicateLists) {

@@ -86,11 +86,11 @@ class PreparerTest : public ::testing::Test {
     NodeView node() const { return {machine, devices}; }
 
     static AllocatedDevice device(const std::string& request, const std::string& name) {
-        return {request, kPool, name, std::nullopt, {}};
+        return {request, kPool, name, std::nullopt, false, {}};
     }
     static AllocatedDevice cpuShare(const std::string& request, const std::string& name,
                                     const std::string& shareId, int cpus) {
-        AllocatedDevice d{request, kPool, name, shareId, {}};
+        AllocatedDevice d{request, kPool, name, shareId, false, {}};
         d.consumedCapacity.emplace("cpu", api::Quantity::decimal(cpus));
         return d;
     }
@@ -371,6 +371,143 @@ TEST_F(PreparerTest, ANewClaimWithTheSameNameKeepsItsMetadataWhenTheOldOneIsUnpr
     ASSERT_TRUE(prepare(claim("uid-new", {device("gpu", kGpu)}, "same")));
     ASSERT_TRUE(preparer->unprepare({"default", "same", "uid-old"}));  // a late retry
     EXPECT_TRUE(files::exists(tree.path("metadata/default_same/gpu/metadata.json")));
+}
+
+std::string envOf(const cdi::Spec& spec, size_t device, const std::string& suffix) {
+    for (const auto& env : spec.devices.at(device).containerEdits.env) {
+        const auto eq = env.find('=');
+        if (env.substr(0, eq).ends_with(suffix))
+            return env.substr(eq + 1);
+    }
+    return {};
+}
+
+TEST_F(PreparerTest, ACpuDeviceWithoutAShareGetsTheWholeNode) {
+    ASSERT_TRUE(prepare(claim("uid-a", {device("cpu", "cpu-numa-0")})));
+    auto spec = cdi::parse(files::readFile(claimSpecPath("uid-a")).value(), "a").value();
+    EXPECT_EQ(envOf(spec, 0, "_CPUS"), "0-3,32-35");
+    EXPECT_FALSE(prepare(claim("uid-b", {cpuShare("cpu", "cpu-numa-0", "share-b", 1)})));
+}
+
+TEST_F(PreparerTest, AdminAccessSeesADeviceWithoutTakingIt) {
+    ASSERT_TRUE(prepare(claim("uid-a", {device("gpu", kGpu)})));
+    auto admin = device("gpu", kGpu);
+    admin.adminAccess = true;
+    EXPECT_TRUE(prepare(claim("uid-monitor", {admin})));
+    EXPECT_FALSE(prepare(claim("uid-b", {device("gpu", kGpu)})));
+}
+
+TEST_F(PreparerTest, ASecondClaimWithTheSameNameWaitsForTheFirstToBeUnprepared) {
+    ASSERT_TRUE(prepare(claim("uid-old", {device("gpu", kGpu)}, "same")));
+    auto second = prepare(claim("uid-new", {device("nic", kNic)}, "same"));
+    ASSERT_FALSE(second);
+    EXPECT_NE(second.error().message.find("must be unprepared first"), std::string::npos);
+    ASSERT_TRUE(preparer->unprepare({"default", "same", "uid-old"}));
+    EXPECT_TRUE(prepare(claim("uid-new", {device("nic", kNic)}, "same")));
+}
+
+TEST_F(PreparerTest, ReservationsSurviveARestart) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    open();
+    ASSERT_TRUE(preparer->restore(node()));
+    EXPECT_FALSE(prepare(claim("uid-2", {device("gpu", kGpu)})));
+}
+
+TEST_F(PreparerTest, OnlyOneOfTwoRacingClaimsGetsAnExclusiveDevice) {
+    for (int round = 0; round < 20; ++round) {
+        std::atomic<int> won{0};
+        std::vector<std::thread> racers;
+        for (int i = 0; i < 2; ++i) {
+            racers.emplace_back([&, i] {
+                const std::string uid = "r" + std::to_string(round) + "-" + std::to_string(i);
+                if (prepare(claim(uid, {device("gpu", kGpu)})))
+                    ++won;
+            });
+        }
+        for (auto& racer : racers)
+            racer.join();
+        ASSERT_EQ(won, 1) << "round " << round;
+        for (int i = 0; i < 2; ++i) {
+            const std::string uid = "r" + std::to_string(round) + "-" + std::to_string(i);
+            ASSERT_TRUE(preparer->unprepare({"default", "claim-" + uid, uid}));
+        }
+    }
+    EXPECT_TRUE(foldersEmpty());
+}
+
+TEST_F(PreparerTest, ADeviceNodeMissingAtRestartKeepsTheClaimAndItsDevices) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    // After a reboot the GPU driver may create its nodes after we start.
+    std::filesystem::remove(dev.root + "/nvidia0");
+    std::filesystem::remove_all(tree.path("cdi"));
+    open("boot-2");
+    auto report = preparer->restore(node());
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_EQ(report->repairFailed, 1U);
+    EXPECT_EQ(report->quarantined, 0U);
+    EXPECT_EQ(preparer->preparedClaimCount(), 1U);
+    EXPECT_FALSE(prepare(claim("uid-2", {device("gpu", kGpu)})));
+    const plugin::ClaimRef ref{"default", std::string("claim-") + kUid, kUid};
+    auto early = preparer->preparedClaim(ref, node());
+    ASSERT_TRUE(early.has_value());
+    EXPECT_FALSE(early->ok());
+    // The node appears: the next Prepare succeeds.
+    std::filesystem::create_symlink(dev.targets.at("nvidia0"), dev.root + "/nvidia0");
+    auto later = preparer->preparedClaim(ref, node());
+    ASSERT_TRUE(later.has_value());
+    EXPECT_TRUE(later->ok()) << later->error().message;
+    EXPECT_TRUE(files::exists(claimSpecPath(kUid)));
+}
+
+TEST_F(PreparerTest, AQuarantinedClaimKeepsItsDevicesUntilUnprepared) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    // Another card of another model now sits at the address.
+    for (auto& f : machine.pci) {
+        if (f.address == "0000:21:00.0")
+            f.deviceId = 0x1234;
+    }
+    open("boot-2");
+    auto report = preparer->restore(node());
+    ASSERT_TRUE(report);
+    EXPECT_EQ(report->quarantined, 1U);
+    for (auto& f : machine.pci) {
+        if (f.address == "0000:21:00.0")
+            f.deviceId = 0x2330;
+    }
+    EXPECT_FALSE(prepare(claim("uid-2", {device("gpu", kGpu)})));
+    ASSERT_TRUE(preparer->unprepare({"default", std::string("claim-") + kUid, kUid}));
+    EXPECT_TRUE(filesBelow(tree.path("state/quarantine")).empty());
+    EXPECT_TRUE(prepare(claim("uid-2", {device("gpu", kGpu)})));
+}
+
+TEST_F(PreparerTest, ARollbackThatFailsIsQuarantinedNotFatal) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    auto store = state::CheckpointStore::open(tree.path("state")).value();
+    auto record = store.load()->records.at(0);
+    record.state = state::ClaimState::PrepareStarted;
+    record.files.push_back(tree.path("cdi/not-removable"));
+    tree.file("cdi/not-removable/inside", "x");  // a folder: unlink fails
+    ASSERT_TRUE(store.save(record));
+    open();
+    auto report = preparer->restore(node());
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_EQ(report->quarantined, 1U);
+}
+
+TEST_F(PreparerTest, ANetdevMovedIntoThePodStaysInTheContainersView) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("nic", kNic)})));
+    const auto spec = files::readFile(claimSpecPath(kUid)).value();
+    for (auto& f : machine.pci) {
+        if (f.address == "0000:c1:00.0")
+            f.netdevs.clear();  // CNI moved it into the pod's network namespace
+    }
+    ASSERT_TRUE(prepare(claim(kUid, {device("nic", kNic)})));
+    EXPECT_EQ(files::readFile(claimSpecPath(kUid)).value(), spec);
+    const std::string file = tree.path("metadata/default_claim-") + kUid + "/nic/metadata.json";
+    auto object = metadata::decodeStream(files::readFile(file).value(), file);
+    ASSERT_TRUE(object);
+    EXPECT_EQ(object->generation, 1);
+    EXPECT_EQ(object->devices.at(0).networkData->interfaceName, "ens5f0np0");
 }
 
 // 100 claims prepared and unprepared from 8 threads: nothing lost, nothing handed out twice.

@@ -56,6 +56,9 @@ ClaimRecord fullRecord() {
     nic.vendorId = 0xffff;
     nic.deviceId = 0;
     nic.numaNode = -1;
+    nic.adminAccess = true;
+    nic.interfaceName = "ens5f1np1";
+    nic.hardwareAddress = "b8:ce:f6:00:00:01";
 
     record.devices = {gpu, cpu, nic};
     record.files = {"/var/run/cdi/numa.dra.example.com-claim-0f1e.json",

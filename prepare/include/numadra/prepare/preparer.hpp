@@ -32,6 +32,7 @@ struct AllocatedDevice {
     std::string pool;
     std::string device;
     std::optional<std::string> shareId;
+    bool adminAccess = false;
     std::map<std::string, api::Quantity> consumedCapacity;
 };
 
@@ -66,6 +67,7 @@ struct RestoreReport {
     size_t restored = 0;        // completed claims, verified (files re-created as needed)
     size_t rolledBack = 0;      // prepares a crash interrupted: their files were removed
     size_t quarantined = 0;     // damaged records, or claims whose devices are gone
+    size_t repairFailed = 0;    // kept (devices stay reserved); the next Prepare retries
     size_t filesRecreated = 0;  // CDI/metadata files that were missing or stale
     size_t fromEarlierBoot = 0;
 };

@@ -67,6 +67,9 @@ Status validateDevice(const api::Device& device);
 // in preference order and per node in `kubectl get resourceslices`.
 std::string sliceName(const std::string& nodeName, const std::string& driverName, size_t index);
 
+// The name a PCI function is published under ("gpu-0000-3b-00-0"), stable across scans.
+std::string deviceName(const discovery::PciFunction& function);
+
 bool isDnsLabel(const std::string& name);
 bool isDnsSubdomain(const std::string& name, size_t maxLength = 253);
 

@@ -27,10 +27,15 @@ struct DeviceRecord {
     std::string pool;
     std::string device;
     std::optional<std::string> shareId;
-    std::string kind;        // gpu, accelerator, nic, cpu
+    bool adminAccess = false;  // admin claims share devices with the claims they watch
+    std::string kind;          // gpu, accelerator, nic, cpu
     std::string pciAddress;  // PCI devices: the stable identity ...
     std::uint16_t vendorId = 0;
     std::uint16_t deviceId = 0;  // ... checked again before the record is honoured
+    // NICs: the netdev as prepared. Once CNI moves it into the pod, the host no longer shows it,
+    // and repairs must not drop it from the container's view.
+    std::string interfaceName;
+    std::string hardwareAddress;
     std::optional<int> numaNode;                          // CPU devices
     std::vector<int> cpus;                                // CPU shares: the CPUs handed out
     std::map<std::string, std::string> consumedCapacity;  // name -> quantity text
