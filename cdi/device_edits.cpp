@@ -112,10 +112,10 @@ Status vfioEdits(const discovery::PciFunction& f, const std::string& deviceName,
     }
     const std::string group = std::to_string(*f.iommuGroup);
     // A group without an IOMMU (vfio's no-IOMMU mode) is /dev/vfio/noiommu-<group>.
-    const std::string node = builder.exists("vfio/noiommu-" + group) &&
-                                     !builder.exists("vfio/" + group)
-                                 ? "vfio/noiommu-" + group
-                                 : "vfio/" + group;
+    const std::string node =
+        builder.exists("vfio/noiommu-" + group) && !builder.exists("vfio/" + group)
+            ? "vfio/noiommu-" + group
+            : "vfio/" + group;
     if (Status s = builder.required(node); !s)
         return s;
     // The legacy container node; kernels with iommufd only (no VFIO container) lack it.

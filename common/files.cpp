@@ -66,7 +66,22 @@ Status syncDirectory(const std::string& path) {
     return {};
 }
 
-Status writeFileAtomically(const std::string& path, std::string_view content, mode_t mode) {
+Status PendingDirectorySyncs::syncAll() {
+    // Deepest first: a folder created in this batch is synced before the parent naming it.
+    std::vector<std::string> ordered(folders_.begin(), folders_.end());
+    std::sort(ordered.begin(), ordered.end(), [](const std::string& a, const std::string& b) {
+        return std::count(a.begin(), a.end(), '/') > std::count(b.begin(), b.end(), '/');
+    });
+    for (const auto& folder : ordered) {
+        if (auto synced = syncDirectory(folder); !synced)
+            return synced;
+    }
+    folders_.clear();
+    return {};
+}
+
+Status writeFileAtomically(const std::string& path, std::string_view content, mode_t mode,
+                           PendingDirectorySyncs* deferred) {
     const std::string temp = tempNameFor(path);
     UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
     if (!fd)
@@ -85,6 +100,10 @@ Status writeFileAtomically(const std::string& path, std::string_view content, mo
     fd.reset();
     if (::rename(temp.c_str(), path.c_str()) != 0)
         return fail(systemError("renaming " + temp + " to", path, errno));
+    if (deferred != nullptr) {
+        deferred->add(parentOf(path));
+        return {};
+    }
     return syncDirectory(parentOf(path));
 }
 
@@ -120,31 +139,35 @@ Result<std::string> readFile(const std::string& path) {
     return content;
 }
 
-Status makeDirectories(const std::string& path, mode_t mode) {
+Status makeDirectories(const std::string& path, mode_t mode, PendingDirectorySyncs* deferred) {
     if (path.empty())
         return Error{"cannot create a folder with an empty path", EINVAL};
-    std::string current;
-    size_t position = 0;
-    while (position != std::string::npos) {
-        position = path.find('/', position + 1);
-        current = path.substr(0, position);
-        if (current.empty() || current == "/")
-            continue;
-        if (::mkdir(current.c_str(), mode) == 0) {
-            ::chmod(current.c_str(), mode);  // the umask must not change the mode we asked for
-            // A new folder is only durable once its parent's entry is: without this a power
-            // loss could take a checkpoint folder and every record in it.
-            if (auto synced = syncDirectory(parentOf(current)); !synced)
-                return synced;
-            continue;
+    // Usually the folder or its parent exists: try the deepest level first and only walk up on
+    // ENOENT (a prepare creates two levels below a metadata root that is always there).
+    if (::mkdir(path.c_str(), mode) == 0) {
+        ::chmod(path.c_str(), mode);  // the umask must not change the mode we asked for
+        // A new folder is only durable once its parent's entry is: without this a power loss
+        // could take a checkpoint folder and every record in it.
+        if (deferred != nullptr) {
+            deferred->add(parentOf(path));
+            return {};
         }
-        if (errno != EEXIST)
-            return systemError("creating folder", current, errno);
-        struct stat info {};
-        if (::stat(current.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
-            return Error{"creating folder " + current + ": exists and is not a folder", ENOTDIR};
+        return syncDirectory(parentOf(path));
     }
-    return {};
+    if (errno == EEXIST) {
+        struct stat info {};
+        if (::stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+            return Error{"creating folder " + path + ": exists and is not a folder", ENOTDIR};
+        return {};
+    }
+    if (errno != ENOENT)
+        return systemError("creating folder", path, errno);
+    const std::string parent = parentOf(path);
+    if (parent == path || parent == "/" || parent == ".")
+        return systemError("creating folder", path, ENOENT);
+    if (auto made = makeDirectories(parent, mode, deferred); !made)
+        return made;
+    return makeDirectories(path, mode, deferred);
 }
 
 Status removeFile(const std::string& path) {
@@ -164,7 +187,8 @@ Status removeTreeAt(int parentFd, const std::string& name, const std::string& pa
     if (errno != EISDIR && errno != EPERM)
         return systemError("removing", path, errno);
     // O_NOFOLLOW: a symlink planted where a folder was expected is removed, never followed.
-    UniqueFd dirFd(::openat(parentFd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    UniqueFd dirFd(
+        ::openat(parentFd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!dirFd)
         return systemError("opening folder", path, errno);
     UniqueFd listFd(::dup(dirFd.get()));

@@ -114,9 +114,9 @@ Result<prepare::ClaimAllocation> ClaimPreparer::allocationFor(const plugin::Clai
         if (result.value("driver", std::string()) != driverName_)
             continue;
         prepare::AllocatedDevice device;
-        for (auto [key, target] : {std::pair{"request", &device.request},
-                                   std::pair{"pool", &device.pool},
-                                   std::pair{"device", &device.device}}) {
+        for (auto [key, target] :
+             {std::pair{"request", &device.request}, std::pair{"pool", &device.pool},
+              std::pair{"device", &device.device}}) {
             if (!result.contains(key) || !result[key].is_string() ||
                 result[key].get<std::string>().empty())
                 return Error{what + ": " + field + "." + key + " is missing"};
@@ -197,8 +197,8 @@ std::string ClaimPreparer::unprepare(const plugin::ClaimRef& ref, plugin::Deadli
     metrics_.counterAdd("numadra_unprepare_claims_total", {undone ? "ok" : "error"});
     metrics_.histogramObserve("numadra_unprepare_duration_seconds", {}, seconds);
     if (!undone) {
-        spdlog::warn("claim not unprepared claim={} uid={} error=\"{}\"", claimName(ref),
-                     ref.uid, undone.error().message);
+        spdlog::warn("claim not unprepared claim={} uid={} error=\"{}\"", claimName(ref), ref.uid,
+                     undone.error().message);
         return "ResourceClaim " + claimName(ref) + ": " + undone.error().message;
     }
     spdlog::info("claim unprepared claim={} uid={} seconds={:.4f}", claimName(ref), ref.uid,

@@ -3,9 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <csignal>
 #include <cstdlib>
-#include <condition_variable>
 #include <iostream>
 #include <mutex>
 #include <thread>

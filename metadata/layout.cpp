@@ -247,15 +247,16 @@ cdi::Spec cdiSpec(const RequestFiles& files) {
 }
 
 Status createFile(const RequestFiles& files, const DeviceMetadata& metadata,
-                  const std::vector<std::string>& versionsNewestFirst) {
+                  const std::vector<std::string>& versionsNewestFirst,
+                  files::PendingDirectorySyncs* deferred) {
     if (auto versions = validateVersions(versionsNewestFirst); !versions)
         return versions;
-    if (auto made = files::makeDirectories(parentOf(files.hostFile), 0755); !made)
+    if (auto made = files::makeDirectories(parentOf(files.hostFile), 0755, deferred); !made)
         return Error{"creating device metadata folder: " + made.error().message, made.error().code};
     // Atomic, once: the CDI spec that mounts this file is published only afterwards, so no
     // container can see it half-written.
     if (auto written = files::writeFileAtomically(
-            files.hostFile, encodeStream(metadata, versionsNewestFirst), 0644);
+            files.hostFile, encodeStream(metadata, versionsNewestFirst), 0644, deferred);
         !written) {
         return Error{"writing device metadata: " + written.error().message, written.error().code};
     }

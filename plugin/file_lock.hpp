@@ -4,8 +4,8 @@
 #include <string>
 
 #include "numadra/common/result.hpp"
-#include "numadra/plugin/claims.hpp"
 #include "numadra/common/unique_fd.hpp"
+#include "numadra/plugin/claims.hpp"
 
 namespace numadra::plugin {
 

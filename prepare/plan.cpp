@@ -88,9 +88,8 @@ std::string baseRequest(const std::string& request) {
 Result<state::DeviceRecord> identify(const AllocatedDevice& device, const NodeView& node,
                                      const Options& options) {
     if (device.pool != options.poolName) {
-        return Error{"device " + device.device + " of request " + device.request +
-                     " is in pool '" + device.pool + "', not this node's pool '" +
-                     options.poolName + "'"};
+        return Error{"device " + device.device + " of request " + device.request + " is in pool '" +
+                     device.pool + "', not this node's pool '" + options.poolName + "'"};
     }
     auto published = node.devices.find(device.device);
     if (published == node.devices.end()) {
@@ -119,11 +118,21 @@ Result<state::DeviceRecord> identify(const AllocatedDevice& device, const NodeVi
         record.numaNode = static_cast<int>(*numa);
         return record;
     }
-    // By name, not by the pciBusID attribute: devices with a 5-digit PCI domain have none.
-    const auto function = std::find_if(
-        node.machine.pci.begin(), node.machine.pci.end(),
-        [&](const discovery::PciFunction& f) { return slices::deviceName(f) == device.device; });
-    if (function == node.machine.pci.end())
+    // The pciBusID attribute finds the function at once; devices with a 5-digit PCI domain have
+    // none, so they are looked up by name.
+    const discovery::PciFunction* function = nullptr;
+    if (const auto* busId =
+            attribute<std::string>(published->second, topology::kPciBusIdAttribute)) {
+        function = node.machine.pciFunction(*busId);
+    }
+    if (function == nullptr || slices::deviceName(*function) != device.device) {
+        auto byName = std::find_if(node.machine.pci.begin(), node.machine.pci.end(),
+                                   [&](const discovery::PciFunction& f) {
+                                       return slices::deviceName(f) == device.device;
+                                   });
+        function = byName == node.machine.pci.end() ? nullptr : &*byName;
+    }
+    if (function == nullptr)
         return Error{"device " + device.device + " has no PCI function on this node"};
     record.kind = function->kind;
     record.pciAddress = function->address;
@@ -171,8 +180,7 @@ Result<std::vector<int>> chooseCpus(const discovery::Machine& machine, int numaN
     }
     if (count < 0 || static_cast<size_t>(count) > free.size()) {
         return Error{std::to_string(count) + " CPUs asked on NUMA node " +
-                     std::to_string(numaNode) + ", " + std::to_string(free.size()) +
-                     " are free"};
+                     std::to_string(numaNode) + ", " + std::to_string(free.size()) + " are free"};
     }
     const std::set<int> freeSet(free.begin(), free.end());
     std::set<int> chosen;
@@ -181,8 +189,8 @@ Result<std::vector<int>> chooseCpus(const discovery::Machine& machine, int numaN
         if (chosen.size() == static_cast<size_t>(count))
             break;
         const auto* cpu = machine.cpu(id);
-        std::vector<int> core = cpu->threadSiblings.empty() ? std::vector<int>{id}
-                                                            : cpu->threadSiblings;
+        std::vector<int> core =
+            cpu->threadSiblings.empty() ? std::vector<int>{id} : cpu->threadSiblings;
         const bool wholeCoreFree = std::all_of(core.begin(), core.end(), [&](int sibling) {
             return freeSet.count(sibling) && !chosen.count(sibling);
         });
@@ -240,8 +248,7 @@ Result<Plan> buildPlan(const ClaimIdentity& claim, std::vector<state::DeviceReco
         auto [it, isNew] = requestIndex.emplace(base, plan.requests.size());
         if (isNew) {
             auto files = metadata::requestFiles(layout, claim.claimNamespace, claim.claimName,
-                                                claim.claimUid, record.request,
-                                                claim.podClaimName);
+                                                claim.claimUid, record.request, claim.podClaimName);
             if (!files)
                 return files.error();
             RequestPlan request;
@@ -262,9 +269,9 @@ Result<Plan> buildPlan(const ClaimIdentity& claim, std::vector<state::DeviceReco
         return Error{"no devices to prepare"};
     if (auto valid = cdi::validate(spec); !valid)
         return Error{"CDI spec for claim " + claim.claimUid + ": " + valid.error().message};
-    plan.claimSpecPath = options.cdiDir + "/" +
-                         cdi::transientSpecFileName(options.driverName, kClaimSpecClass,
-                                                    claim.claimUid);
+    plan.claimSpecPath =
+        options.cdiDir + "/" +
+        cdi::transientSpecFileName(options.driverName, kClaimSpecClass, claim.claimUid);
     plan.claimSpec = cdi::serialize(spec);
     // Metadata before the specs that mount it; the claim's spec last.
     for (const auto& request : plan.requests)

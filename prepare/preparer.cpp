@@ -122,8 +122,7 @@ struct Preparer::State {
 
     // Under `mutex`: why `devices` cannot be prepared for the claim next to what others hold.
     std::optional<std::string> conflict(const std::string& uid, const std::string& ns,
-                                        const std::string& name,
-                                        const DeviceRecord& record) const {
+                                        const std::string& name, const DeviceRecord& record) const {
         for (const auto& [owner, holding] : held) {
             if (owner == uid)
                 continue;
@@ -277,37 +276,41 @@ struct Preparer::State {
             claimText(record.claimNamespace, record.claimName, record.claimUid), reason);
         metrics.counterAdd(kQuarantined, {"unusable"});
         if (auto moved = store.quarantine(record.claimUid, reason); !moved)
-            spdlog::error("quarantining checkpoint entry failed error=\"{}\"", moved.error().message);
+            spdlog::error("quarantining checkpoint entry failed error=\"{}\"",
+                          moved.error().message);
         std::lock_guard lock(mutex);
         records.erase(record.claimUid);
         metrics.gaugeSet(kPreparedClaims, {}, static_cast<double>(records.size()));
     }
 
-    // Writes the plan's files; the caller undoes them on failure.
+    // Writes the plan's files; the caller undoes them on failure. They become durable together
+    // (each folder fsynced once) before the record that says they are complete is written.
     Status writePlan(const Plan& plan, ClaimRecord& record) {
+        files::PendingDirectorySyncs syncs;
         record.metadataGenerations.clear();
         for (const auto& request : plan.requests) {
             auto object = request.object;
             object.generation = 1;
-            if (auto created =
-                    metadata::createFile(request.files, object, options.metadataVersions);
+            if (auto created = metadata::createFile(request.files, object,
+                                                    options.metadataVersions, &syncs);
                 !created)
                 return created;
             record.metadataGenerations[detail::baseRequest(request.object.requestName)] = 1;
             wrote(request.files.hostFile);
         }
         for (const auto& request : plan.requests) {
-            if (auto written = files::writeFileAtomically(request.files.cdiSpecFile,
-                                                          request.metadataCdiSpec);
+            if (auto written = files::writeFileAtomically(
+                    request.files.cdiSpecFile, request.metadataCdiSpec, 0644, &syncs);
                 !written)
                 return written;
             wrote(request.files.cdiSpecFile);
         }
-        if (auto written = files::writeFileAtomically(plan.claimSpecPath, plan.claimSpec);
+        if (auto written =
+                files::writeFileAtomically(plan.claimSpecPath, plan.claimSpec, 0644, &syncs);
             !written)
             return written;
         wrote(plan.claimSpecPath);
-        return {};
+        return syncs.syncAll();
     }
 
     // A prepared claim: checks its devices, re-creates files that are missing or stale (after a
@@ -318,9 +321,9 @@ struct Preparer::State {
             if (auto same = detail::verifyIdentity(device, node); !same)
                 return Error{same.error().message, kDeviceChanged};
         }
-        auto plan = detail::buildPlan({record.claimNamespace, record.claimName, record.claimUid,
-                                       record.podClaimName},
-                                      record.devices, node, options, host);
+        auto plan = detail::buildPlan(
+            {record.claimNamespace, record.claimName, record.claimUid, record.podClaimName},
+            record.devices, node, options, host);
         if (!plan)
             return plan.error();
         size_t recreated = 0;
@@ -365,9 +368,8 @@ struct Preparer::State {
     // file changed.
     Result<bool> repairMetadata(const detail::RequestPlan& request, ClaimRecord& record) {
         const std::string base = detail::baseRequest(request.object.requestName);
-        const std::int64_t last = record.metadataGenerations.count(base)
-                                      ? record.metadataGenerations.at(base)
-                                      : 0;
+        const std::int64_t last =
+            record.metadataGenerations.count(base) ? record.metadataGenerations.at(base) : 0;
         auto wanted = request.object;
         auto content = files::readFile(request.files.hostFile);
         if (!content) {
@@ -407,10 +409,10 @@ struct Preparer::State {
             return;
         }
         metrics.counterAdd(kRepairFailures);
-        spdlog::error("prepared claim could not be repaired claim={} error=\"{}\" action=\"kept; "
-                      "retried on the next Prepare\"",
-                      claimText(record.claimNamespace, record.claimName, record.claimUid),
-                      error.message);
+        spdlog::error(
+            "prepared claim could not be repaired claim={} error=\"{}\" action=\"kept; "
+            "retried on the next Prepare\"",
+            claimText(record.claimNamespace, record.claimName, record.claimUid), error.message);
     }
 };
 
@@ -478,8 +480,7 @@ Result<RestoreReport> Preparer::restore(const NodeView& node) {
         if (removed)
             removed = s.store.remove(record.claimUid);
         if (!removed) {
-            s.quarantine(record, "rolling back an interrupted prepare: " +
-                                     removed.error().message);
+            s.quarantine(record, "rolling back an interrupted prepare: " + removed.error().message);
             ++report.quarantined;
             continue;
         }
@@ -516,11 +517,10 @@ std::optional<Result<std::vector<plugin::PreparedDevice>>> Preparer::preparedCla
     auto repaired = s.repair(*record, node);
     if (!repaired) {
         s.repairFailed(*record, repaired.error());
-        return Result<std::vector<plugin::PreparedDevice>>(
-            Error{"claim was prepared, but " + repaired.error().message +
-                  (repaired.error().code == kDeviceChanged
-                       ? "; its checkpoint entry was quarantined"
-                       : "; the next Prepare retries")});
+        return Result<std::vector<plugin::PreparedDevice>>(Error{
+            "claim was prepared, but " + repaired.error().message +
+            (repaired.error().code == kDeviceChanged ? "; its checkpoint entry was quarantined"
+                                                     : "; the next Prepare retries")});
     }
     s.commit(*record);
     return Result<std::vector<plugin::PreparedDevice>>(detail::preparedDevices(record->devices));
@@ -543,8 +543,7 @@ Result<std::vector<plugin::PreparedDevice>> Preparer::prepare(const ClaimAllocat
             return record.error();
         devices.push_back(std::move(record).value());
     }
-    if (auto reserved = s.reserve(ref.uid, ref.ns, ref.name, devices, node.machine);
-        !reserved)
+    if (auto reserved = s.reserve(ref.uid, ref.ns, ref.name, devices, node.machine); !reserved)
         return reserved.error();
     auto plan = detail::buildPlan({ref.ns, ref.name, ref.uid, allocation.podClaimName}, devices,
                                   node, s.options, s.host);
@@ -599,9 +598,9 @@ Status Preparer::unprepare(const plugin::ClaimRef& claim) {
         leftover.claimNamespace = claim.ns;
         leftover.claimName = claim.name;
         leftover.claimUid = claim.uid;
-        leftover.files.push_back(s.options.cdiDir + "/" +
-                                 cdi::transientSpecFileName(s.options.driverName, "claim",
-                                                            claim.uid));
+        leftover.files.push_back(
+            s.options.cdiDir + "/" +
+            cdi::transientSpecFileName(s.options.driverName, "claim", claim.uid));
         const std::string metadataPrefix = s.options.driverName + "_metadata_" + claim.uid + "_";
         if (auto names = files::listDirectory(s.options.cdiDir)) {
             for (const auto& name : *names) {

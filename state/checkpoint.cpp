@@ -4,6 +4,7 @@
 
 #include "numadra/state/checkpoint.hpp"
 
+#include <cerrno>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -305,6 +306,23 @@ void readClaim(FieldReader& reader, const Json& claim, ClaimRecord& record) {
 }
 
 }  // namespace
+
+Result<std::string> encodeExactly(const ClaimRecord& record) {
+    const Json claim = claimToJson(record);
+    std::string compact;
+    try {
+        compact = claim.dump(-1, ' ', false, Json::error_handler_t::strict);
+    } catch (const Json::type_error& e) {
+        return Error{std::string("text that is not valid UTF-8: ") + e.what(), EINVAL};
+    }
+    Json document = Json::object();
+    document["version"] = kCheckpointVersion;
+    document["checksum"] =
+        std::string(kChecksumPrefix) +
+        text::hex(crc32c(compact), static_cast<int>(kChecksumHexDigits));
+    document["claim"] = claim;
+    return document.dump(2) + "\n";
+}
 
 std::string encode(const ClaimRecord& record) {
     const Json claim = claimToJson(record);

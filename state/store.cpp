@@ -154,17 +154,13 @@ std::string CheckpointStore::recordPath(const std::string& claimUid) const {
 Status CheckpointStore::save(const ClaimRecord& record) {
     if (auto valid = checkClaimUid(record.claimUid); !valid)
         return valid;
-    const std::string content = encode(record);
-    // A record that would not read back identically (text that is not valid UTF-8) would be
-    // state silently changed; refuse it now rather than quarantine it after a restart.
-    auto readBack = decode(content, recordPath(record.claimUid));
-    if (!readBack || *readBack != record) {
-        return Error{"cannot checkpoint claim " + record.claimUid +
-                         ": the record does not read back identically (text that is not valid "
-                         "UTF-8?)",
+    // Text that is not valid UTF-8 would be silently changed on disk: refuse it now rather than
+    // quarantine the record after a restart.
+    auto content = encodeExactly(record);
+    if (!content)
+        return Error{"cannot checkpoint claim " + record.claimUid + ": " + content.error().message,
                      EINVAL};
-    }
-    return files::writeFileAtomically(recordPath(record.claimUid), content, 0600);
+    return files::writeFileAtomically(recordPath(record.claimUid), *content, 0600);
 }
 
 Status CheckpointStore::remove(const std::string& claimUid) {

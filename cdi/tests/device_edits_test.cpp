@@ -423,8 +423,7 @@ TEST(CdiVfioEdits, ANoIommuGroupUsesItsNoiommuNode) {
     f.iommuGroup = 7;
     TempTree dev;
     dev.link("dev/vfio/noiommu-7", "/dev/null");
-    auto edits =
-        pciDeviceEdits(f, "nic-0000-00-06-0", HostDeviceNodes(HostRoots{dev.path("dev")}));
+    auto edits = pciDeviceEdits(f, "nic-0000-00-06-0", HostDeviceNodes(HostRoots{dev.path("dev")}));
     ASSERT_TRUE(edits.ok()) << edits.error().message;
     ASSERT_EQ(edits->deviceNodes.size(), 1U);
     EXPECT_EQ(edits->deviceNodes[0].path, "/dev/vfio/noiommu-7");

@@ -64,8 +64,7 @@ struct ClaimsTest : ::testing::Test {
         options.cdiDir = dirs.path("cdi");
         options.metadataDir = dirs.path("metadata");
         options.stateDir = dirs.path("state");
-        options.hostRoots = {dev.root,
-                             std::string(NUMADRA_GENERATED_SYSFS) + "/epyc-2s-nps4/proc"};
+        options.hostRoots = {dev.root, std::string(NUMADRA_GENERATED_SYSFS) + "/epyc-2s-nps4/proc"};
         auto opened = prepare::Preparer::open(options, registry);
         ASSERT_TRUE(opened) << opened.error().message;
         devices = std::move(opened).value();
@@ -131,8 +130,8 @@ TEST_F(ClaimsTest, MissingClaimIsAPerClaimError) {
 }
 
 TEST_F(ClaimsTest, ReplacedClaimIsRefused) {
-    source.claims["ns/c"] = allocatedClaim(
-        "uid-2", api::Json::array({result("gpu", "numa.dra.dev", "node-a", kGpu)}));
+    source.claims["ns/c"] =
+        allocatedClaim("uid-2", api::Json::array({result("gpu", "numa.dra.dev", "node-a", kGpu)}));
     auto prepared = preparer->prepare(ref, deadline);
     EXPECT_NE(prepared.error.find("has UID uid-2, not uid-1"), std::string::npos) << prepared.error;
 }
@@ -151,8 +150,8 @@ TEST_F(ClaimsTest, ClaimForAnotherDriverOnlyIsRefused) {
 }
 
 TEST_F(ClaimsTest, DeviceOfAnotherNodesPoolIsRefused) {
-    source.claims["ns/c"] = allocatedClaim(
-        "uid-1", api::Json::array({result("gpu", "numa.dra.dev", "node-b", kGpu)}));
+    source.claims["ns/c"] =
+        allocatedClaim("uid-1", api::Json::array({result("gpu", "numa.dra.dev", "node-b", kGpu)}));
     EXPECT_NE(preparer->prepare(ref, deadline).error.find("not this node's pool 'node-a'"),
               std::string::npos);
 }

@@ -288,14 +288,14 @@ TEST_F(DaemonTest, HundredClaimsFromEightConcurrentClients) {
             result["shareID"] = "share-" + std::to_string(i);
             result["consumedCapacity"] = {{"cpu", "1"}};
         }
-        api.putResourceClaim(
-            Json{{"apiVersion", "resource.k8s.io/v1"},
-                 {"kind", "ResourceClaim"},
-                 {"metadata",
-                  {{"name", "c" + std::to_string(i)},
-                   {"namespace", "default"},
-                   {"uid", "uid-" + std::to_string(i)}}},
-                 {"status", {{"allocation", {{"devices", {{"results", Json::array({result})}}}}}}}});
+        api.putResourceClaim(Json{
+            {"apiVersion", "resource.k8s.io/v1"},
+            {"kind", "ResourceClaim"},
+            {"metadata",
+             {{"name", "c" + std::to_string(i)},
+              {"namespace", "default"},
+              {"uid", "uid-" + std::to_string(i)}}},
+            {"status", {{"allocation", {{"devices", {{"results", Json::array({result})}}}}}}}});
     }
     auto claimOf = [](int i) {
         drav1::Claim claim;
@@ -505,7 +505,6 @@ TEST_F(DaemonProcessTest, BadFlagExitsTwo) {
     EXPECT_EQ(WEXITSTATUS(status), kExitBadConfig);
 }
 
-
 // Crash safety: the process is SIGKILLed right after each file a Prepare writes (checkpoint
 // record "started", two metadata files, their two CDI specs, the claim's spec, the record
 // "completed"), then restarted. A repeated Prepare must give the answer an uninterrupted run
@@ -513,12 +512,27 @@ TEST_F(DaemonProcessTest, BadFlagExitsTwo) {
 class CrashTest : public DaemonProcessTest {
   protected:
     std::vector<std::string> daemonArgs() const {
-        return {"--kubeconfig", dirs.path("kubeconfig"), "--node-name", "node-a",
-                "--sysfs-root", numadra::testing::machineRoot("epyc-2s-nps4"),
-                "--kubelet-registry-dir", dirs.path("registry"), "--kubelet-plugins-dir",
-                dirs.path("plugins"), "--cdi-dir", dirs.path("cdi"), "--dev-root", dev.root,
-                "--proc-root", procRoot("epyc-2s-nps4"), "--metrics-addr", "", "--log-level",
-                "warn", "--keep-slices-on-exit"};
+        return {"--kubeconfig",
+                dirs.path("kubeconfig"),
+                "--node-name",
+                "node-a",
+                "--sysfs-root",
+                numadra::testing::machineRoot("epyc-2s-nps4"),
+                "--kubelet-registry-dir",
+                dirs.path("registry"),
+                "--kubelet-plugins-dir",
+                dirs.path("plugins"),
+                "--cdi-dir",
+                dirs.path("cdi"),
+                "--dev-root",
+                dev.root,
+                "--proc-root",
+                procRoot("epyc-2s-nps4"),
+                "--metrics-addr",
+                "",
+                "--log-level",
+                "warn",
+                "--keep-slices-on-exit"};
     }
 
     void putClaim() {
@@ -528,15 +542,15 @@ class CrashTest : public DaemonProcessTest {
                         {"pool", "node-a"},
                         {"device", device}};
         };
-        api.putResourceClaim(Json{
-            {"apiVersion", "resource.k8s.io/v1"},
-            {"kind", "ResourceClaim"},
-            {"metadata", {{"name", "job"}, {"namespace", "default"}, {"uid", "crash-uid"}}},
-            {"status",
-             {{"allocation",
-               {{"devices",
-                 {{"results", Json::array({result("gpu", "gpu-0000-21-00-0"),
-                                           result("nic", "nic-0000-c1-00-0")})}}}}}}}});
+        api.putResourceClaim(
+            Json{{"apiVersion", "resource.k8s.io/v1"},
+                 {"kind", "ResourceClaim"},
+                 {"metadata", {{"name", "job"}, {"namespace", "default"}, {"uid", "crash-uid"}}},
+                 {"status",
+                  {{"allocation",
+                    {{"devices",
+                      {{"results", Json::array({result("gpu", "gpu-0000-21-00-0"),
+                                                result("nic", "nic-0000-c1-00-0")})}}}}}}}});
     }
 
     drav1::Claim claimRef() const {
@@ -630,12 +644,15 @@ TEST_F(CrashTest, KilledAfterEachWriteThenRestartedLosesAndLeaksNothing) {
         spawn(daemonArgs(), std::to_string(step));
         EXPECT_EQ(prepareUntilKilled(), 128 + SIGKILL);
 
-        const int claimGets = api.requestCount("GET", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/job");
+        const int claimGets = api.requestCount(
+            "GET", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/job");
         spawn(daemonArgs());
         EXPECT_EQ(prepareWhenServing(), expected);
         if (step == kWritesPerPrepare) {
             // Completed before the crash: answered from the checkpoint, not the API server.
-            EXPECT_EQ(api.requestCount("GET", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/job"), claimGets);
+            EXPECT_EQ(api.requestCount(
+                          "GET", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/job"),
+                      claimGets);
         }
         EXPECT_EQ(unprepare(), "");
         EXPECT_EQ(terminateAndWait(), 0);

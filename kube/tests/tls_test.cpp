@@ -136,7 +136,8 @@ TEST_F(TlsTest, WatchesOverHttps) {
     ASSERT_TRUE(watch.waitForChanges(1, 20s));
     const auto start = std::chrono::steady_clock::now();
     EXPECT_TRUE(watch.stop().ok());
-    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);  // far below the watch timeout: stop interrupts it
+    EXPECT_LT(std::chrono::steady_clock::now() - start,
+              5s);  // far below the watch timeout: stop interrupts it
 }
 
 TEST_F(TlsTest, RefusesAServerSignedByAnotherCa) {

@@ -70,7 +70,8 @@ class PreparerTest : public ::testing::Test {
         o.cdiDir = tree.path("cdi");
         o.metadataDir = tree.path("metadata");
         o.stateDir = tree.path("state");
-        o.hostRoots = {dev.root, std::string(NUMADRA_GENERATED_SYSFS) + "/" + machineName_ + "/proc"};
+        o.hostRoots = {dev.root,
+                       std::string(NUMADRA_GENERATED_SYSFS) + "/" + machineName_ + "/proc"};
         o.bootId = bootId;
         return o;
     }
@@ -96,8 +97,7 @@ class PreparerTest : public ::testing::Test {
     }
     static ClaimAllocation claim(const std::string& uid, std::vector<AllocatedDevice> devices,
                                  std::optional<std::string> name = std::nullopt) {
-        return {{"default", name.value_or("claim-" + uid), uid}, std::nullopt,
-                std::move(devices)};
+        return {{"default", name.value_or("claim-" + uid), uid}, std::nullopt, std::move(devices)};
     }
 
     Result<std::vector<plugin::PreparedDevice>> prepare(const ClaimAllocation& allocation) {
@@ -278,7 +278,8 @@ TEST_F(PreparerTest, UnknownDeviceIsRefused) {
 }
 
 TEST_F(PreparerTest, ClaimNamesThatCouldEscapeTheMetadataFolderAreRefused) {
-    for (const std::string& bad : std::vector<std::string>{"../x", "a/b", "", std::string(300, 'a')}) {
+    for (const std::string& bad :
+         std::vector<std::string>{"../x", "a/b", "", std::string(300, 'a')}) {
         auto prepared = prepare(claim(kUid, {device("gpu", kGpu)}, bad));
         EXPECT_FALSE(prepared) << bad;
     }

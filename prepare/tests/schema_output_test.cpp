@@ -35,8 +35,8 @@ ClaimAllocation everything(const std::string& uid, const std::vector<api::Device
         const auto type = std::get<std::string>(device.attributes.at("type"));
         AllocatedDevice allocated{type, "node-a", device.name, std::nullopt, false, {}};
         if (device.allowMultipleAllocations) {
-            allocated.shareId = "5a4e0000-0000-4000-8000-" + std::to_string(100000000000 +
-                                                                            allocation.devices.size());
+            allocated.shareId = "5a4e0000-0000-4000-8000-" +
+                                std::to_string(100000000000 + allocation.devices.size());
             allocated.consumedCapacity.emplace("cpu", api::Quantity::decimal(1));
         }
         allocation.devices.push_back(std::move(allocated));
@@ -71,8 +71,8 @@ TEST(CdiSchemaSpecs, PreparedClaimsOfEveryMachine) {
         metrics::Registry registry;
         auto preparer = Preparer::open(options, registry);
         ASSERT_TRUE(preparer) << preparer.error().message;
-        auto prepared = (*preparer)->prepare(everything("9f00aa00-" + name, devices),
-                                             {machine, byName});
+        auto prepared =
+            (*preparer)->prepare(everything("9f00aa00-" + name, devices), {machine, byName});
         ASSERT_TRUE(prepared) << prepared.error().message;
         for (const auto& entry : std::filesystem::directory_iterator(tree.path("cdi"))) {
             std::filesystem::copy_file(entry.path(),

@@ -157,12 +157,12 @@ TEST_F(StoreTest, SaveReplacesTheRecordKeepingOneFile) {
     EXPECT_EQ(loaded.records[0], record);
 }
 
-TEST_F(StoreTest, SaveRefusesARecordThatWouldNotReadBackIdentically) {
+TEST_F(StoreTest, SaveRefusesTextThatIsNotUtf8) {
     auto record = recordFor("a");
     record.files = {std::string("/bad/\xff\xfe")};
     auto saved = store().save(record);
     ASSERT_FALSE(saved);
-    EXPECT_THAT(saved.error().message, HasSubstr("does not read back identically"));
+    EXPECT_THAT(saved.error().message, HasSubstr("not valid UTF-8"));
     EXPECT_TRUE(list(checkpoints()).empty());
 }
 

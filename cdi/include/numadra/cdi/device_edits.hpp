@@ -55,8 +55,7 @@ std::string envPrefix(const std::string& deviceName);
 //    vfio-pci, NICs too; DRM_* hold /dev/dri paths; several values are joined with ',').
 // A device node the device needs that is missing on the host is an error naming it.
 Result<ContainerEdits> pciDeviceEdits(const discovery::PciFunction& function,
-                                      const std::string& deviceName,
-                                      const HostDeviceNodes& host);
+                                      const std::string& deviceName, const HostDeviceNodes& host);
 
 // A share of a CPU device: env <prefix>CPUS (range list), <prefix>NUMA_NODE, and
 // <prefix>MEMORY (bytes) when memory was consumed. The prefix includes the share id when there

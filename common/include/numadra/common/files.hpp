@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,9 +14,22 @@
 
 namespace numadra::files {
 
-// Temp file in the same folder -> write -> fsync -> rename over `path` -> fsync the folder.
+// Folders whose fsync a batch of writes has put off: a writer that makes several files durable
+// together syncs each folder once (syncAll) instead of once per file.
+class PendingDirectorySyncs {
+  public:
+    void add(std::string folder) { folders_.insert(std::move(folder)); }
+    Status syncAll();  // deepest folders first
+
+  private:
+    std::set<std::string> folders_;
+};
+
+// Temp file in the same folder -> write -> fsync -> rename over `path` -> fsync the folder
+// (or, with `deferred`, record the folder there for the caller's syncAll()).
 // The temp file is removed when any step fails.
-Status writeFileAtomically(const std::string& path, std::string_view content, mode_t mode = 0644);
+Status writeFileAtomically(const std::string& path, std::string_view content, mode_t mode = 0644,
+                           PendingDirectorySyncs* deferred = nullptr);
 
 // Truncates and rewrites an existing file keeping its inode (a single-file bind mount pins the
 // inode, so a rename would never be seen by a running container), then fsyncs it.
@@ -25,8 +39,10 @@ Status rewriteFileInPlace(const std::string& path, std::string_view content);
 // Whole file; Error::code is errno (ENOENT when missing).
 Result<std::string> readFile(const std::string& path);
 
-// mkdir -p with `mode` for the folders it creates.
-Status makeDirectories(const std::string& path, mode_t mode = 0755);
+// mkdir -p with `mode` for the folders it creates, each made durable (its parent fsynced, now or
+// through `deferred`).
+Status makeDirectories(const std::string& path, mode_t mode = 0755,
+                       PendingDirectorySyncs* deferred = nullptr);
 
 // Removes a file and fsyncs its folder; a missing file is success.
 Status removeFile(const std::string& path);

@@ -36,4 +36,4 @@ class UniqueFd {
     int fd_ = -1;
 };
 
-}  // namespace numadra::plugin
+}  // namespace numadra

@@ -2,9 +2,9 @@
 // The node's current devices: the latest scan and the slices built from it, swapped atomically
 // so Prepare calls read a consistent snapshot without waiting for a rescan.
 
+#include <map>
 #include <memory>
 #include <mutex>
-#include <map>
 #include <string>
 #include <vector>
 

@@ -14,6 +14,7 @@
 
 #include "numadra/api/resource_slice.hpp"
 #include "numadra/cdi/spec.hpp"
+#include "numadra/common/files.hpp"
 #include "numadra/common/result.hpp"
 
 namespace numadra::metadata {
@@ -78,11 +79,12 @@ struct Layout {
 struct RequestFiles {
     std::string claimDirectory;  // <metadataDir>/<ns>_<claim>
     std::string hostFile;        // <claimDirectory>/<baseRequest>/metadata.json
-    std::string containerPath;   // <kContainerRoot>/{resourceclaims/<claim>|resourceclaimtemplates/<podClaimName>}/<baseRequest>/<driver>-metadata.json
-    std::string cdiSpecFile;     // <cdiDir>/<driver>_metadata_<claimUID>_<baseRequest>.json
-    std::string cdiKind;         // <driver>/metadata
-    std::string cdiDeviceName;   // <claimUID>_<baseRequest>
-    std::string cdiDeviceId;     // <driver>/metadata=<claimUID>_<baseRequest>
+    std::string
+        containerPath;  // <kContainerRoot>/{resourceclaims/<claim>|resourceclaimtemplates/<podClaimName>}/<baseRequest>/<driver>-metadata.json
+    std::string cdiSpecFile;    // <cdiDir>/<driver>_metadata_<claimUID>_<baseRequest>.json
+    std::string cdiKind;        // <driver>/metadata
+    std::string cdiDeviceName;  // <claimUID>_<baseRequest>
+    std::string cdiDeviceId;    // <driver>/metadata=<claimUID>_<baseRequest>
 };
 
 // Validates every name first (validateNames + the claim UID) and checks the results stay below
@@ -96,9 +98,12 @@ Result<RequestFiles> requestFiles(const Layout& layout, std::string_view claimNa
 // upstream; one device, a mount with options ro, bind).
 cdi::Spec cdiSpec(const RequestFiles& files);
 
-// Creates the metadata file (and its folders) atomically; the file must not be visible half-written.
+// Creates the metadata file (and its folders) atomically; the file must not be visible
+// half-written.
+// With `deferred`, the folder fsyncs are left to the caller's batch.
 Status createFile(const RequestFiles& files, const DeviceMetadata& metadata,
-                  const std::vector<std::string>& versionsNewestFirst);
+                  const std::vector<std::string>& versionsNewestFirst,
+                  files::PendingDirectorySyncs* deferred = nullptr);
 
 // Rewrites an existing file in place (same inode) with generation = stored generation + 1 and
 // podClaimName kept from the stored object; returns the new generation. ENOENT-coded error when

@@ -29,7 +29,7 @@ struct DeviceRecord {
     std::optional<std::string> shareId;
     bool adminAccess = false;  // admin claims share devices with the claims they watch
     std::string kind;          // gpu, accelerator, nic, cpu
-    std::string pciAddress;  // PCI devices: the stable identity ...
+    std::string pciAddress;    // PCI devices: the stable identity ...
     std::uint16_t vendorId = 0;
     std::uint16_t deviceId = 0;  // ... checked again before the record is honoured
     // NICs: the netdev as prepared. Once CNI moves it into the pod, the host no longer shows it,
@@ -55,6 +55,9 @@ struct ClaimRecord {
 };
 
 std::string encode(const ClaimRecord& record);
+// The same, but an error (instead of replacement characters) for text that is not valid UTF-8,
+// so what is written always reads back identically.
+Result<std::string> encodeExactly(const ClaimRecord& record);
 
 // Errors name `source` and what is wrong: not JSON, unknown version (newer than this binary
 // knows: refuse to guess), checksum mismatch, missing or mistyped field.
@@ -75,7 +78,7 @@ class CheckpointStore {
     // Creates <stateDir>/checkpoints and <stateDir>/quarantine (0700) when missing.
     static Result<CheckpointStore> open(const std::string& stateDir);
 
-    Status save(const ClaimRecord& record);  // atomic; replaces the claim's record
+    Status save(const ClaimRecord& record);      // atomic; replaces the claim's record
     Status remove(const std::string& claimUid);  // missing is success
 
     // Reads every record. A file that cannot be decoded is moved to the quarantine folder
