@@ -291,16 +291,16 @@ struct Preparer::State {
         for (const auto& request : plan.requests) {
             auto object = request.object;
             object.generation = 1;
-            if (auto created = metadata::createFile(request.files, object,
-                                                    options.metadataVersions, &syncs);
+            if (auto created =
+                    metadata::createFile(request.files, object, options.metadataVersions, &syncs);
                 !created)
                 return created;
             record.metadataGenerations[detail::baseRequest(request.object.requestName)] = 1;
             wrote(request.files.hostFile);
         }
         for (const auto& request : plan.requests) {
-            if (auto written = files::writeFileAtomically(
-                    request.files.cdiSpecFile, request.metadataCdiSpec, 0644, &syncs);
+            if (auto written = files::writeFileAtomically(request.files.cdiSpecFile,
+                                                          request.metadataCdiSpec, 0644, &syncs);
                 !written)
                 return written;
             wrote(request.files.cdiSpecFile);

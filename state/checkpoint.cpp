@@ -317,9 +317,8 @@ Result<std::string> encodeExactly(const ClaimRecord& record) {
     }
     Json document = Json::object();
     document["version"] = kCheckpointVersion;
-    document["checksum"] =
-        std::string(kChecksumPrefix) +
-        text::hex(crc32c(compact), static_cast<int>(kChecksumHexDigits));
+    document["checksum"] = std::string(kChecksumPrefix) +
+                           text::hex(crc32c(compact), static_cast<int>(kChecksumHexDigits));
     document["claim"] = claim;
     return document.dump(2) + "\n";
 }

@@ -331,6 +331,9 @@ TEST_F(PreparerTest, RestartRollsBackAPrepareThatACrashInterrupted) {
     auto record = store.load()->records.at(0);
     record.state = state::ClaimState::PrepareStarted;
     ASSERT_TRUE(store.save(record));
+    // Killed in the middle of an atomic write: its temp file is still there.
+    tree.file(std::string("cdi/.numa.dra.dev-claim_") + kUid + ".json.tmp.1a2b3c4d5e6f",
+              "{\"cdiVer");
     open();
     auto report = preparer->restore(node());
     ASSERT_TRUE(report);
