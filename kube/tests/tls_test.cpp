@@ -129,7 +129,11 @@ TEST_F(TlsTest, TalksHttpsWithCaAndClientCertificateFiles) {
 
 TEST_F(TlsTest, WatchesOverHttps) {
     FakeApiServer server(serverOptions());
-    KubeClient client(configWithData(server), quickOptions());
+    // The watch's connect timeout covers the TLS handshake, which a loaded 2-core machine
+    // running the whole suite can stretch past quickOptions()' 2 s.
+    ClientOptions options = quickOptions();
+    options.requestTimeout = 15s;
+    KubeClient client(configWithData(server), options);
     test::BackgroundWatch watch(client, "", std::to_string(server.currentResourceVersion()));
     ASSERT_TRUE(client.createResourceSlice(test::sliceJson("s", "n1")).ok());
     // TLS under the sanitizers on a loaded 2-core machine can take seconds to set up.
