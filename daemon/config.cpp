@@ -117,6 +117,70 @@ const std::vector<Flag>& flags() {
              c.resyncInterval = *d;
              return Status::Ok();
          }},
+        boolFlag("health", "detect device health, stream it to the kubelet, taint unhealthy devices",
+                 [](DaemonConfig& c) -> bool& { return c.health; }),
+        {"health-interval", FlagKind::Duration, "how often device health is checked (e.g. 5s)",
+         [](DaemonConfig& c, const std::string& v) -> Status {
+             auto d = parseDuration(v);
+             if (!d)
+                 return d.error();
+             if (d->count() < 10)
+                 return Error{"must be at least 10ms"};
+             c.healthInterval = *d;
+             return Status::Ok();
+         }},
+        {"health-timeout", FlagKind::Duration,
+         "how long the kubelet may trust a health report (health_check_timeout_seconds)",
+         [](DaemonConfig& c, const std::string& v) -> Status {
+             auto d = parseDuration(v);
+             if (!d)
+                 return d.error();
+             if (d->count() < 1000)
+                 return Error{"must be at least 1s"};
+             c.healthTimeout = std::chrono::duration_cast<std::chrono::seconds>(*d);
+             return Status::Ok();
+         }},
+        {"health-resend-interval", FlagKind::Duration,
+         "how often the full health list is resent on idle streams (below --health-timeout)",
+         [](DaemonConfig& c, const std::string& v) -> Status {
+             auto d = parseDuration(v);
+             if (!d)
+                 return d.error();
+             if (d->count() < 10)
+                 return Error{"must be at least 10ms"};
+             c.healthResendInterval = *d;
+             return Status::Ok();
+         }},
+        {"health-taint-effect", FlagKind::String,
+         "effect of the taint on unhealthy devices: NoSchedule, NoExecute, None (inform only)",
+         [](DaemonConfig& c, const std::string& v) -> Status {
+             if (v != "NoSchedule" && v != "NoExecute" && v != "None")
+                 return Error{"'" + v + "' is not NoSchedule, NoExecute or None"};
+             c.healthTaintEffect = v;
+             return Status::Ok();
+         }},
+        {"health-aer-recovery", FlagKind::Duration,
+         "a device with a fatal/non-fatal AER error is healthy again after this long without one",
+         [](DaemonConfig& c, const std::string& v) -> Status {
+             auto d = parseDuration(v);
+             if (!d)
+                 return d.error();
+             c.healthAerRecovery = std::chrono::duration_cast<std::chrono::seconds>(*d);
+             return Status::Ok();
+         }},
+        {"health-correctable-burst", FlagKind::Unsigned,
+         "correctable AER errors per minute above which the message carries a warning",
+         [](DaemonConfig& c, const std::string& v) -> Status {
+             auto n = text::parseInt(v);
+             if (!n || *n < 0)
+                 return Error{"'" + v + "' is not a count"};
+             c.healthCorrectableBurst = *n;
+             return Status::Ok();
+         }},
+        boolFlag("health-gpu-link-speed-unhealthy",
+                 "a GPU link below its maximum speed is unhealthy (default: a warning, GPUs slow "
+                 "their link when idle)",
+                 [](DaemonConfig& c) -> bool& { return c.healthGpuLinkSpeedUnhealthy; }),
         {"log-level", FlagKind::String, "trace, debug, info, warn, error",
          [](DaemonConfig& c, const std::string& v) -> Status {
              static const std::vector<std::string> levels{"trace", "debug", "info", "warn",
@@ -171,6 +235,14 @@ const Flag* findFlag(const std::string& name) {
 Status finish(DaemonConfig& config) {
     if (auto status = slices::validateOptions(config.slices); !status)
         return status;
+    // The kubelet turns a device Unknown when no report came within the timeout.
+    if (config.healthResendInterval >= config.healthTimeout) {
+        return Error{"--health-resend-interval (" +
+                     std::to_string(config.healthResendInterval.count()) +
+                     "ms) must be shorter than --health-timeout (" +
+                     std::to_string(config.healthTimeout.count()) + "s)"};
+    }
+    config.slices.devicesMayBeTainted = config.health;
     if (config.metadataDir.empty())
         config.metadataDir = config.pluginDir() + "/dra-device-metadata";
     if (config.stateDir.empty())

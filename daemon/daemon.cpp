@@ -15,6 +15,7 @@
 #include "numadra/daemon/inventory.hpp"
 #include "numadra/discovery/discovery.hpp"
 #include "numadra/discovery/uevents.hpp"
+#include "numadra/health/health.hpp"
 #include "numadra/kube/client.hpp"
 #include "numadra/kube/config.hpp"
 #include "numadra/metrics/http_server.hpp"
@@ -69,19 +70,37 @@ void declareMetrics(metrics::Registry& registry) {
                               metrics::latencyBuckets());
 }
 
-void recordDevices(metrics::Registry& registry, const InventorySnapshot& snapshot) {
-    std::map<std::string, double> byType;
+const char* healthName(health::State state) {
+    switch (state) {
+        case health::State::Healthy:
+            return "healthy";
+        case health::State::Unhealthy:
+            return "unhealthy";
+        case health::State::Unknown:
+            break;
+    }
+    return "unknown";
+}
+
+void recordDevices(metrics::Registry& registry, const InventorySnapshot& snapshot,
+                   const health::Monitor* monitor) {
+    const auto health =
+        monitor ? monitor->current() : std::map<std::string, health::DeviceHealth>{};
+    std::map<std::pair<std::string, std::string>, double> counts;
     for (const auto& slice : snapshot.slices) {
         for (const auto& device : slice.devices) {
             auto it = device.attributes.find("type");
             const auto* type =
                 it == device.attributes.end() ? nullptr : std::get_if<std::string>(&it->second);
-            byType[type ? *type : "unknown"] += 1;
+            auto state = health.find(device.name);
+            counts[{type ? *type : "unknown",
+                    healthName(state == health.end() ? health::State::Unknown
+                                                     : state->second.state)}] += 1;
         }
     }
     registry.gaugeClear("numadra_devices");
-    for (const auto& [type, count] : byType)
-        registry.gaugeSet("numadra_devices", {type, "unknown"}, count);
+    for (const auto& [labels, count] : counts)
+        registry.gaugeSet("numadra_devices", {labels.first, labels.second}, count);
 }
 
 // Fault injection for the crash-safety tests: NUMADRA_TEST_KILL_AFTER_WRITES=N makes the
@@ -218,6 +237,13 @@ class Daemon {
         : config_(config), started_(started) {
         declareMetrics(metrics_);
     }
+    // The health thread calls back into members declared after it: stop it before they go.
+    ~Daemon() {
+        if (health_)
+            health_->stop();
+    }
+    Daemon(const Daemon&) = delete;
+    Daemon& operator=(const Daemon&) = delete;
 
     int run(std::stop_token stop);
 
@@ -226,6 +252,8 @@ class Daemon {
     bool rescan();
     Status connectApi();
     Status openCheckpoint();
+    std::map<std::string, api::DeviceTaint> currentTaints() const;
+    void healthChanged();
     void publishLoop(std::stop_token stop);
     void watchLoop(std::stop_token stop);
     void rescanLoop(std::stop_token stop);
@@ -244,6 +272,8 @@ class Daemon {
     std::unique_ptr<slices::Publisher> publisher_;
     std::unique_ptr<ClaimSource> claimSource_;
     std::unique_ptr<prepare::Preparer> devices_;
+    std::unique_ptr<health::Monitor> health_;
+    std::mutex buildMutex_;  // one slice build (scan or health change) at a time
     std::unique_ptr<ClaimPreparer> preparer_;
     std::unique_ptr<plugin::PluginServer> server_;
     Trigger publishTrigger_;
@@ -262,15 +292,49 @@ Result<bool> Daemon::scan() {
     for (const auto& d : machine->diagnostics) {
         spdlog::warn("sysfs file unreadable path={} problem=\"{}\"", d.path, d.message);
     }
-    auto built = slices::buildResourceSlices(*machine, config_.slices);
+    std::lock_guard building(buildMutex_);
+    auto built = slices::buildResourceSlices(*machine, config_.slices, currentTaints());
     if (!built)
         return built.error();
     metrics_.histogramObserve("numadra_discovery_duration_seconds", {},
                               std::chrono::duration<double>(Clock::now() - begin).count());
+    if (health_) {
+        std::vector<api::Device> published;
+        for (const auto& slice : *built)
+            published.insert(published.end(), slice.devices.begin(), slice.devices.end());
+        health_->setDevices(health::watchList(*machine, published));
+    }
     const bool changed = inventory_.update(std::move(machine).value(), std::move(built).value());
     if (changed)
-        recordDevices(metrics_, *inventory_.current());
+        recordDevices(metrics_, *inventory_.current(), health_.get());
     return changed;
+}
+
+std::map<std::string, api::DeviceTaint> Daemon::currentTaints() const {
+    if (!health_)
+        return {};
+    return health::taintsFor(health_->current(), config_.slices.driverName,
+                             config_.healthTaintEffect);
+}
+
+// A device's health changed: the slices get (or lose) its taint; nothing is rescanned.
+void Daemon::healthChanged() {
+    bool changed = false;
+    {
+        std::lock_guard building(buildMutex_);
+        const auto snapshot = inventory_.current();
+        auto built =
+            slices::buildResourceSlices(snapshot->machine, config_.slices, currentTaints());
+        if (!built) {
+            spdlog::error("rebuilding slices for device health failed error=\"{}\"",
+                          built.error().message);
+            return;
+        }
+        changed = inventory_.update(snapshot->machine, std::move(built).value());
+    }
+    recordDevices(metrics_, *inventory_.current(), health_.get());
+    if (changed)
+        publishTrigger_.fire();
 }
 
 // True when the published content changed.
@@ -446,6 +510,8 @@ void Daemon::rescanLoop(std::stop_token stop) {
             const auto slice = std::clamp(timeout, std::chrono::milliseconds(0), kStopCheck);
             auto events = listener->wait(slice, kSubsystems);
             if (!events.empty()) {
+                if (health_)
+                    health_->checkNow();  // a removal is unhealthy at once, not at the next poll
                 spdlog::info("device event action={} devpath={} subsystem={}",
                              events.front().action, events.front().devpath,
                              events.front().subsystem);
@@ -495,9 +561,25 @@ int Daemon::run(std::stop_token stop) {
             return kExitBadConfig;
         }
     }
+    if (config_.health) {
+        health::MonitorOptions options;
+        options.poolName = config_.slices.nodeName;
+        options.pollInterval = config_.healthInterval;
+        options.reportTimeout = config_.healthTimeout;
+        options.policy.aerRecovery = config_.healthAerRecovery;
+        options.policy.correctableBurstPerMinute = config_.healthCorrectableBurst;
+        options.policy.gpuLinkSpeedUnhealthy = config_.healthGpuLinkSpeedUnhealthy;
+        health_ = std::make_unique<health::Monitor>(discovery::Sysfs(config_.sysfsRoot), options);
+    }
     if (auto scanned = scan(); !scanned) {
         spdlog::error("discovery failed error=\"{}\"", scanned.error().message);
         return kExitBadConfig;
+    }
+    if (health_) {
+        // The first round before anything is published: unhealthy devices start tainted.
+        health_->checkOnce();
+        healthChanged();
+        health_->start([this] { healthChanged(); });
     }
     if (auto status = connectApi(); !status) {
         spdlog::error("API server configuration failed error=\"{}\"", status.error().message);
@@ -517,7 +599,8 @@ int Daemon::run(std::stop_token stop) {
     options.podUid = config_.podUid;
     if (config_.socketGroup)
         options.socketGroup = static_cast<gid_t>(*config_.socketGroup);
-    auto server = std::make_unique<plugin::PluginServer>(options, *preparer_, nullptr);
+    options.healthResendInterval = config_.healthResendInterval;
+    auto server = std::make_unique<plugin::PluginServer>(options, *preparer_, health_.get());
     if (auto status = server->start(); !status) {
         spdlog::error("kubelet plugin sockets failed error=\"{}\"", status.error().message);
         return kExitBadConfig;
@@ -547,6 +630,8 @@ void Daemon::shutdown() {
     spdlog::info("shutting down keep_slices={}", config_.keepSlicesOnExit);
     if (server_)
         server_->stop();  // the registration socket goes first: the kubelet deregisters
+    if (health_)
+        health_->stop();  // after the streams: they read from it until the end
     if (!config_.keepSlicesOnExit && publisher_ && fatalExit_ < 0) {
         if (auto removed = publisher_->removeAll()) {
             spdlog::info("slices deleted count={}", *removed);

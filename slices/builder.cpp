@@ -240,7 +240,8 @@ Result<std::vector<api::ResourceSlice>> splitIntoSlices(PoolContent content,
     for (auto& device : content.devices) {
         if (auto status = validateDevice(device); !status)
             return status.error();
-        const bool advanced = currentAdvanced || device.usesAdvancedFeatures();
+        const bool advanced =
+            options.devicesMayBeTainted || currentAdvanced || device.usesAdvancedFeatures();
         const size_t limit =
             advanced ? SliceLimits::kDevicesPerSliceAdvanced : SliceLimits::kDevicesPerSlice;
         if (current.devices.size() + 1 > limit) {
@@ -263,11 +264,19 @@ Result<std::vector<api::ResourceSlice>> splitIntoSlices(PoolContent content,
     return slices;
 }
 
-Result<std::vector<api::ResourceSlice>> buildResourceSlices(const discovery::Machine& machine,
-                                                            const SliceOptions& options) {
+Result<std::vector<api::ResourceSlice>> buildResourceSlices(
+    const discovery::Machine& machine, const SliceOptions& options,
+    const std::map<std::string, api::DeviceTaint>& taints) {
     if (auto status = validateOptions(options); !status)
         return status.error();
-    return splitIntoSlices(buildPoolContent(machine, options), options);
+    auto content = buildPoolContent(machine, options);
+    if (!taints.empty()) {
+        for (auto& device : content.devices) {
+            if (auto it = taints.find(device.name); it != taints.end())
+                device.taints.push_back(it->second);
+        }
+    }
+    return splitIntoSlices(std::move(content), options);
 }
 
 }  // namespace numadra::slices

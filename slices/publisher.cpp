@@ -39,12 +39,27 @@ bool equalScalars(const api::Json& a, const api::Json& b) {
     return false;
 }
 
+// A value the API server may fill in by default; its presence alone is no difference.
+bool isZeroValue(const api::Json& value) {
+    return value.is_null() || (value.is_boolean() && !value.get<bool>()) ||
+           (value.is_number() && value == 0) || (value.is_string() && value.empty()) ||
+           ((value.is_array() || value.is_object()) && value.empty());
+}
+
+// `extraMatters`: a field stored but no longer sent (a taint that was lifted) is a difference,
+// unless it is the kind of zero value the server adds by default.
 void compare(const api::Json& sent, const api::Json& stored, const std::string& path, bool& equal,
-             std::vector<std::string>* dropped) {
+             std::vector<std::string>* dropped, bool extraMatters = false) {
     if (sent.is_object()) {
         if (!stored.is_object()) {
             equal = false;
             return;
+        }
+        if (extraMatters) {
+            for (auto it = stored.begin(); it != stored.end(); ++it) {
+                if (!sent.contains(it.key()) && !isZeroValue(it.value()))
+                    equal = false;
+            }
         }
         for (auto it = sent.begin(); it != sent.end(); ++it) {
             const std::string child = path + "." + it.key();
@@ -54,7 +69,7 @@ void compare(const api::Json& sent, const api::Json& stored, const std::string& 
                     dropped->push_back(child);
                 continue;
             }
-            compare(it.value(), stored[it.key()], child, equal, dropped);
+            compare(it.value(), stored[it.key()], child, equal, dropped, extraMatters);
         }
         return;
     }
@@ -64,7 +79,8 @@ void compare(const api::Json& sent, const api::Json& stored, const std::string& 
             return;
         }
         for (size_t i = 0; i < sent.size(); ++i) {
-            compare(sent[i], stored[i], path + "[" + std::to_string(i) + "]", equal, dropped);
+            compare(sent[i], stored[i], path + "[" + std::to_string(i) + "]", equal, dropped,
+                    extraMatters);
         }
         return;
     }
@@ -81,7 +97,7 @@ bool sameContent(const api::Json& desired, const api::Json& existing) {
     if (b.contains("pool") && b["pool"].is_object())
         b["pool"].erase("generation");
     bool equal = true;
-    compare(a, b, "spec", equal, nullptr);
+    compare(a, b, "spec", equal, nullptr, true);
     // Owner references are part of what we publish.
     if (desired["metadata"].contains("ownerReferences")) {
         if (!existing["metadata"].contains("ownerReferences"))

@@ -23,6 +23,8 @@
 #include "numadra/testing/http.hpp"
 #include "numadra/testing/machines.hpp"
 #include "numadra/testing/temp_tree.hpp"
+#include "pkg/apis/dra-health/v1/api.grpc.pb.h"
+#include "pkg/apis/dra-health/v1alpha1/api.grpc.pb.h"
 #include "pkg/apis/dra/v1/api.grpc.pb.h"
 #include "pkg/apis/dra/v1beta1/api.grpc.pb.h"
 #include "pkg/apis/pluginregistration/v1/api.grpc.pb.h"
@@ -356,6 +358,190 @@ TEST_F(DaemonTest, HundredClaimsFromEightConcurrentClients) {
     EXPECT_TRUE(std::filesystem::is_empty(dirs.path("cdi")));
     EXPECT_TRUE(std::filesystem::is_empty(stateDir + "/checkpoints"));
     EXPECT_TRUE(std::filesystem::is_empty(stateDir + "/dra-device-metadata"));
+}
+
+// --- Device health ------------------------------------------------------------------------------
+
+// The kubelet's side of NodeWatchResources: reads snapshots until one satisfies `done`.
+template <class Stub, class Response>
+class HealthWatch {
+  public:
+    explicit HealthWatch(Stub& stub, std::chrono::seconds lifetime = 30s) {
+        context_.set_deadline(std::chrono::system_clock::now() + lifetime);
+        reader_ = stub.NodeWatchResources(&context_, {});
+    }
+    ~HealthWatch() {
+        context_.TryCancel();
+        Response drain;
+        while (reader_->Read(&drain)) {
+        }
+        reader_->Finish();
+    }
+    template <class Predicate>
+    bool readUntil(Predicate done, Response* last = nullptr) {
+        Response response;
+        while (reader_->Read(&response)) {
+            ++messages;
+            if (done(response)) {
+                if (last != nullptr)
+                    *last = response;
+                return true;
+            }
+        }
+        return false;
+    }
+    int messages = 0;
+
+  private:
+    grpc::ClientContext context_;
+    std::unique_ptr<grpc::ClientReader<Response>> reader_;
+};
+
+template <class Response>
+const auto* healthOf(const Response& response, const std::string& device) {
+    for (const auto& entry : response.devices()) {
+        if (entry.device().device_name() == device)
+            return &entry;
+    }
+    return static_cast<decltype(&response.devices(0))>(nullptr);
+}
+
+class HealthDaemonTest : public DaemonTest {
+  protected:
+    numadra::testing::TempTree machine;
+
+    void SetUp() override {
+        DaemonTest::SetUp();
+        machine.copyFrom(numadra::testing::machineRoot("epyc-2s-nps4"));
+    }
+
+    void startWithHealth(std::vector<std::string> extra = {}) {
+        std::vector<std::string> args{"--sysfs-root", machine.root(), "--health-interval",
+                                      "100ms", "--health-resend-interval", "400ms"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        start(args);
+    }
+
+    void write(const std::string& relative, const std::string& content) const {
+        std::ofstream(machine.path(relative), std::ios::trunc) << content;
+    }
+
+    std::optional<Json> publishedDeviceJson(const std::string& name) const {
+        for (const auto& slice : api.resourceSlices()) {
+            for (const auto& device : slice["spec"].value("devices", Json::array())) {
+                if (device["name"] == name)
+                    return device;
+            }
+        }
+        return std::nullopt;
+    }
+};
+
+constexpr const char* kEpycNic = "nic-0000-c1-00-0";
+
+TEST_F(HealthDaemonTest, AnUnhealthyNicIsStreamedAndTaintedThenRecovers) {
+    startWithHealth();
+    ASSERT_TRUE(eventually([&] { return publishedDeviceJson(kEpycNic).has_value(); }));
+    auto stub = ::v1::DRAResourceHealth::NewStub(
+        channel(draSocket()));
+    using Response = ::v1::NodeWatchResourcesResponse;
+    HealthWatch<decltype(*stub), Response> watch(*stub);
+    Response first;
+    ASSERT_TRUE(watch.readUntil([](const Response&) { return true; }, &first));
+    const auto* nic = healthOf(first, kEpycNic);
+    ASSERT_NE(nic, nullptr);
+    EXPECT_EQ(nic->health(), ::v1::HEALTHY);
+    EXPECT_EQ(nic->device().pool_name(), "node-a");
+    EXPECT_EQ(nic->health_check_timeout_seconds(), 30);
+    EXPECT_FALSE(nic->message().empty());
+
+    write("class/net/ens5f0np0/operstate", "down\n");
+    Response down;
+    ASSERT_TRUE(watch.readUntil(
+        [](const Response& r) {
+            const auto* d = healthOf(r, kEpycNic);
+            return d && d->health() == ::v1::UNHEALTHY;
+        },
+        &down));
+    EXPECT_NE(healthOf(down, kEpycNic)->message().find("ens5f0np0 is down"), std::string::npos);
+    EXPECT_TRUE(eventually([&] {
+        auto device = publishedDeviceJson(kEpycNic);
+        return device && device->contains("taints") &&
+               (*device)["taints"][0] == Json{{"key", "numa.dra.dev/unhealthy"},
+                                                {"value", "carrier-down"},
+                                                {"effect", "NoSchedule"}};
+    }));
+
+    write("class/net/ens5f0np0/operstate", "up\n");
+    ASSERT_TRUE(watch.readUntil([](const Response& r) {
+        const auto* d = healthOf(r, kEpycNic);
+        return d && d->health() == ::v1::HEALTHY;
+    }));
+    EXPECT_TRUE(eventually([&] {
+        auto device = publishedDeviceJson(kEpycNic);
+        return device && !device->contains("taints");
+    }));
+}
+
+TEST_F(HealthDaemonTest, V1alpha1StreamsReportARemovedGpu) {
+    startWithHealth({"--health-taint-effect", "None"});
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    auto stub =
+        ::v1alpha1::DRAResourceHealth::NewStub(
+            channel(draSocket()));
+    using Response = ::v1alpha1::NodeWatchResourcesResponse;
+    HealthWatch<decltype(*stub), Response> watch(*stub);
+    ASSERT_TRUE(watch.readUntil([](const Response& r) { return r.devices_size() > 0; }));
+    machine.remove("devices/pci0000:20/0000:20:01.1/0000:21:00.0");
+    Response gone;
+    ASSERT_TRUE(watch.readUntil(
+        [](const Response& r) {
+            const auto* d = healthOf(r, "gpu-0000-21-00-0");
+            return d &&
+                   d->health() == ::v1alpha1::UNHEALTHY;
+        },
+        &gone));
+}
+
+TEST_F(HealthDaemonTest, AnIdleStreamGetsPeriodicSnapshots) {
+    startWithHealth();
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    auto stub = ::v1::DRAResourceHealth::NewStub(
+        channel(draSocket()));
+    using Response = ::v1::NodeWatchResourcesResponse;
+    HealthWatch<decltype(*stub), Response> watch(*stub);
+    const auto begin = std::chrono::steady_clock::now();
+    int seen = 0;
+    ASSERT_TRUE(watch.readUntil([&](const Response& r) { return r.devices_size() > 0 && ++seen == 4; }));
+    // Nothing changed: the resend interval (400 ms) paced them.
+    EXPECT_GE(std::chrono::steady_clock::now() - begin, 1s);
+}
+
+int openFileDescriptors() {
+    int count = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd"))
+        ++count;
+    return count;
+}
+
+TEST_F(HealthDaemonTest, AKubeletReconnectingOverAndOverLeaksNothing) {
+    startWithHealth();
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    auto channelToPlugin = channel(draSocket());
+    auto stub = ::v1::DRAResourceHealth::NewStub(
+        channelToPlugin);
+    using Response = ::v1::NodeWatchResourcesResponse;
+    auto reconnect = [&] {
+        HealthWatch<decltype(*stub), Response> watch(*stub);
+        watch.readUntil([](const Response&) { return true; });
+    };
+    for (int i = 0; i < 10; ++i)
+        reconnect();  // warm-up: gRPC's pools and threads settle
+    const int before = openFileDescriptors();
+    for (int i = 0; i < 100; ++i)
+        reconnect();
+    EXPECT_TRUE(eventually([&] { return openFileDescriptors() <= before + 2; }, 5s))
+        << "before " << before << ", after " << openFileDescriptors();
 }
 
 TEST_F(DaemonTest, V1beta1ServesTheSameClaims) {

@@ -278,6 +278,33 @@ TEST(Slices, SharedConsumableCapacityAddsPerRootCpuDevices) {
     EXPECT_EQ(perNode->consumesCounters.at(0).counterSet, "numa-1");
 }
 
+TEST(Slices, TaintsGoOnTheNamedDevices) {
+    const auto machine = loadMachine("epyc-2s-nps4");
+    const api::DeviceTaint taint{"numa.dra.dev/unhealthy", "aer-fatal", "NoSchedule"};
+    auto slices = buildResourceSlices(machine, optionsFor("n"), {{"gpu-0000-21-00-0", taint}});
+    ASSERT_TRUE(slices) << slices.error().message;
+    EXPECT_EQ(deviceNamed(*slices, "gpu-0000-21-00-0")->taints, std::vector<api::DeviceTaint>{taint});
+    EXPECT_TRUE(deviceNamed(*slices, "nic-0000-c1-00-0")->taints.empty());
+}
+
+TEST(Slices, WhenDevicesMayBeTaintedATaintChangesOneSliceOnly) {
+    const auto machine = loadMachine("big-2s-8n");
+    auto options = optionsFor("n");
+    options.devicesMayBeTainted = true;
+    const auto before = build(machine, options);
+    for (const auto& slice : before)
+        EXPECT_LE(slice.devices.size(), SliceLimits::kDevicesPerSliceAdvanced);
+    const std::string victim = before.back().devices.front().name;
+    auto after = buildResourceSlices(
+        machine, options, {{victim, api::DeviceTaint{"numa.dra.dev/unhealthy", "removed", "None"}}});
+    ASSERT_TRUE(after);
+    ASSERT_EQ(after->size(), before.size());
+    size_t changed = 0;
+    for (size_t i = 0; i < before.size(); ++i)
+        changed += before[i] == (*after)[i] ? 0 : 1;
+    EXPECT_EQ(changed, 1U);
+}
+
 TEST(Slices, CounterSetsAreSplitEightPerSlice) {
     auto machine = loadMachine("big-2s-8n");
     auto options = optionsFor("big");

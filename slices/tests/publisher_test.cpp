@@ -122,6 +122,27 @@ TEST_F(PublisherTest, OneChangedSliceKeepsTheGeneration) {
     EXPECT_EQ(api.objects["s1"]["spec"]["devices"][0]["name"], "gpu-9");
 }
 
+TEST_F(PublisherTest, ALiftedTaintIsAnUpdateOfThatSliceOnly) {
+    auto tainted = slice("s1", {"gpu-1"});
+    tainted.devices[0].taints.push_back({"numa.dra.dev/unhealthy", "aer-fatal", "NoSchedule"});
+    ASSERT_TRUE(publisher.reconcile({slice("s0", {"gpu-0"}), tainted}).ok());
+    ASSERT_TRUE(api.objects["s1"]["spec"]["devices"][0].contains("taints"));
+    auto stats = publisher.reconcile({slice("s0", {"gpu-0"}), slice("s1", {"gpu-1"})});
+    ASSERT_TRUE(stats.ok());
+    EXPECT_EQ(stats->updated, 1u);
+    EXPECT_FALSE(api.objects["s1"]["spec"]["devices"][0].contains("taints"));
+}
+
+TEST_F(PublisherTest, ZeroValuesTheServerAddsAreNoDifference) {
+    ASSERT_TRUE(publisher.reconcile({slice("s0", {"gpu-0"})}).ok());
+    api.objects["s0"]["spec"]["devices"][0]["allowMultipleAllocations"] = false;
+    api.objects["s0"]["spec"]["devices"][0]["taints"] = api::Json::array();
+    api.calls.clear();
+    auto stats = publisher.reconcile({slice("s0", {"gpu-0"})});
+    ASSERT_TRUE(stats.ok());
+    EXPECT_FALSE(stats->changed());
+}
+
 TEST_F(PublisherTest, AddingASliceBumpsTheGenerationEverywhere) {
     ASSERT_TRUE(publisher.reconcile({slice("s0", {"gpu-0"})}).ok());
     auto stats = publisher.reconcile({slice("s0", {"gpu-0"}), slice("s1", {"gpu-1"})});

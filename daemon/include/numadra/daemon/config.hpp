@@ -27,6 +27,15 @@ struct DaemonConfig {
     std::string procRoot = "/proc";
     std::vector<std::string> metadataVersions{"v1alpha1"};  // newest first
     std::chrono::milliseconds resyncInterval{std::chrono::seconds(60)};
+    // Device health (health/): detection, the kubelet's streams, taints.
+    bool health = true;
+    std::chrono::milliseconds healthInterval{std::chrono::seconds(5)};
+    std::chrono::seconds healthTimeout{30};  // health_check_timeout_seconds per device
+    std::chrono::milliseconds healthResendInterval{std::chrono::seconds(10)};
+    std::string healthTaintEffect = "NoSchedule";  // NoSchedule, NoExecute, None
+    std::chrono::seconds healthAerRecovery{300};
+    std::int64_t healthCorrectableBurst = 100;  // per minute
+    bool healthGpuLinkSpeedUnhealthy = false;
     std::string logLevel = "info";
     std::string logFormat = "text";
     std::string metricsAddr = ":9287";

@@ -4,6 +4,7 @@
 // the API's limits. Same machine + options -> byte-identical slices.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct SliceOptions {
     bool sharedConsumableCapacity = false;
     // Also publish dra.net/numaNode and dra.cpu/numaNodeID, names older drivers used.
     bool legacyNumaAttributes = false;
+    // Devices may get taints (health): every slice keeps to the 64-device limit of tainted
+    // slices, so a taint coming or going changes one slice instead of re-splitting the pool.
+    bool devicesMayBeTainted = false;
     std::int64_t generation = 1;
 };
 
@@ -57,8 +61,10 @@ PoolContent buildPoolContent(const discovery::Machine& machine, const SliceOptio
 Result<std::vector<api::ResourceSlice>> splitIntoSlices(PoolContent content,
                                                         const SliceOptions& options);
 
-Result<std::vector<api::ResourceSlice>> buildResourceSlices(const discovery::Machine& machine,
-                                                            const SliceOptions& options);
+// `taints`: device name -> the taint it carries (unhealthy devices).
+Result<std::vector<api::ResourceSlice>> buildResourceSlices(
+    const discovery::Machine& machine, const SliceOptions& options,
+    const std::map<std::string, api::DeviceTaint>& taints = {});
 
 // Checks one device against the per-device API limits and name rules.
 Status validateDevice(const api::Device& device);

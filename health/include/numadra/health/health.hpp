@@ -1,0 +1,153 @@
+#pragma once
+// Device health from sysfs and the kernel, with no vendor library: presence of the PCI function,
+// PCIe AER counters, PCIe link degradation, NIC carrier/operstate (a VF's PF too), and CPUs or
+// NUMA nodes going offline. A Monitor polls (and checks at once when told of a kernel device
+// event), keeps the latest state of every device, and serves it to the kubelet's health streams
+// and to the slice publisher (taints).
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "numadra/api/resource_slice.hpp"
+#include "numadra/discovery/machine.hpp"
+#include "numadra/discovery/sysfs.hpp"
+#include "numadra/plugin/health.hpp"
+
+namespace numadra::health {
+
+using State = plugin::DeviceHealthReport::State;
+using Clock = std::chrono::steady_clock;
+
+// What to look at for one published device, taken from the discovered model.
+struct WatchedDevice {
+    std::string deviceName;
+    std::string kind;        // gpu, accelerator, nic, cpu
+    std::string pciAddress;  // PCI devices
+    std::string devicePath;  // relative to the sysfs root
+    std::vector<std::string> netdevPaths;    // the device's own netdevs
+    std::string pfAddress;                   // VFs: their PF...
+    std::vector<std::string> pfNetdevPaths;  // ...and its netdevs
+    int numaNode = -1;                       // CPU devices
+    std::vector<int> cpus;                   // CPU devices: the CPUs published
+    bool operator==(const WatchedDevice&) const = default;
+};
+
+// Every published device of the machine (by the names in `devices`).
+std::vector<WatchedDevice> watchList(const discovery::Machine& machine,
+                                     const std::vector<api::Device>& devices);
+
+struct Policy {
+    // A fatal or non-fatal AER error makes a device unhealthy until this long has passed
+    // without another (the counters only go back to 0 when the device is reset).
+    std::chrono::seconds aerRecovery{300};
+    // More correctable errors than this within a minute: a warning in the message.
+    std::int64_t correctableBurstPerMinute = 100;
+    // GPUs lower their link speed when idle to save power: by default a GPU's speed below its
+    // maximum is a warning, its width below the maximum is unhealthy (lanes do not come back
+    // by themselves). NICs do not do this: for them both are unhealthy.
+    bool gpuLinkSpeedUnhealthy = false;
+};
+
+struct DeviceHealth {
+    std::string deviceName;
+    State state = State::Unknown;
+    std::string cause;    // short, for a taint value: aer-fatal, link-degraded, carrier-down, ...
+    std::string message;  // for people: what, and the sysfs file that says so
+    std::int64_t checkedUnix = 0;
+    bool operator==(const DeviceHealth&) const = default;
+};
+
+// Reads the files and remembers what it needs between checks (AER baselines and history).
+// Not thread-safe: one Monitor thread uses it.
+class Checker {
+  public:
+    Checker(discovery::Sysfs sysfs, Policy policy);
+    DeviceHealth check(const WatchedDevice& device, Clock::time_point now);
+    // Forget a device's history (it was removed; a new card may come in its place).
+    void forget(const std::string& deviceName);
+
+  private:
+    struct AerHistory {
+        std::optional<std::int64_t> fatalBaseline, nonFatalBaseline;
+        std::optional<Clock::time_point> lastUncorrectable;
+        std::string lastUncorrectableMessage, lastUncorrectableCause;
+        std::vector<std::pair<Clock::time_point, std::int64_t>> correctable;  // samples
+    };
+    void checkAer(const WatchedDevice& device, Clock::time_point now, DeviceHealth& health);
+    void checkLink(const WatchedDevice& device, DeviceHealth& health);
+    void checkNetdevs(const WatchedDevice& device, DeviceHealth& health);
+    void checkCpus(const WatchedDevice& device, DeviceHealth& health);
+
+    discovery::Sysfs sysfs_;
+    Policy policy_;
+    std::map<std::string, AerHistory> aer_;
+};
+
+struct MonitorOptions {
+    std::string poolName;
+    std::chrono::milliseconds pollInterval{5000};
+    std::chrono::seconds reportTimeout{30};  // health_check_timeout_seconds sent per device
+    Policy policy;
+};
+
+// The daemon's health source. Thread-safe.
+class Monitor final : public plugin::HealthSource {
+  public:
+    using ChangeCallback = std::function<void()>;
+    Monitor(discovery::Sysfs sysfs, MonitorOptions options);
+    ~Monitor() override;
+    Monitor(const Monitor&) = delete;
+    Monitor& operator=(const Monitor&) = delete;
+
+    // The devices to watch (after every scan). A device that disappears from the list is kept
+    // and reported unhealthy ("removed") until it comes back, so a pod using it hears of it.
+    void setDevices(std::vector<WatchedDevice> devices);
+    // Starts the polling thread; `onChange` runs on it after a check that changed anything.
+    void start(ChangeCallback onChange);
+    void stop();
+    // Checks now (a kernel device event arrived), without waiting for the next poll.
+    void checkNow();
+    // Runs one round of checks on the caller's thread; true if anything changed.
+    bool checkOnce();
+
+    std::map<std::string, DeviceHealth> current() const;
+
+    // plugin::HealthSource
+    std::vector<plugin::DeviceHealthReport> snapshot() override;
+    bool waitForChange(std::chrono::milliseconds timeout, std::stop_token stop) override;
+
+  private:
+    void run(std::stop_token stop);
+
+    MonitorOptions options_;
+    mutable std::mutex checkMutex_;  // one round of checks at a time
+    Checker checker_;                // guarded by checkMutex_
+    mutable std::mutex mutex_;
+    std::condition_variable_any changed_;
+    std::condition_variable_any wake_;
+    std::vector<WatchedDevice> devices_;
+    std::map<std::string, DeviceHealth> states_;
+    std::map<std::string, DeviceHealth> removed_;
+    std::uint64_t version_ = 0;      // bumped on every change
+    std::uint64_t seenVersion_ = 0;  // what waitForChange last returned
+    bool wakeRequested_ = false;
+    ChangeCallback onChange_;
+    std::jthread thread_;
+};
+
+// The taint an unhealthy device gets in its ResourceSlice: key "<driver>/unhealthy", value the
+// cause, the configured effect (NoSchedule, NoExecute or None).
+std::map<std::string, api::DeviceTaint> taintsFor(const std::map<std::string, DeviceHealth>& health,
+                                                  const std::string& driverName,
+                                                  const std::string& effect);
+
+}  // namespace numadra::health

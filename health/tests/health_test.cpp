@@ -1,0 +1,318 @@
+// Health checks against copies of the mocked machines, changed on disk the way the kernel would.
+
+#include "numadra/health/health.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "numadra/slices/builder.hpp"
+#include "numadra/testing/machines.hpp"
+#include "numadra/testing/temp_tree.hpp"
+
+namespace numadra::health {
+namespace {
+
+using namespace std::chrono_literals;
+using numadra::testing::TempTree;
+
+// A writable copy of a generated machine, with its discovered model and published devices.
+class HealthTest : public ::testing::Test {
+  protected:
+    void load(const std::string& name) {
+        tree.copyFrom(numadra::testing::machineRoot(name));
+        auto machine = discovery::discover({tree.root(), nullptr, nullptr});
+        ASSERT_TRUE(machine) << machine.error().message;
+        model = std::move(machine).value();
+        slices::SliceOptions options;
+        options.nodeName = "node-a";
+        devices = slices::buildPoolContent(model, options).devices;
+        watched = watchList(model, devices);
+    }
+
+    const WatchedDevice& device(const std::string& name) const {
+        for (const auto& d : watched) {
+            if (d.deviceName == name)
+                return d;
+        }
+        throw std::runtime_error("no watched device " + name);
+    }
+
+    // Rewrites a file of the tree (through the symlinks the kernel's layout uses).
+    void write(const std::string& relative, const std::string& content) const {
+        std::ofstream(tree.path(relative), std::ios::trunc) << content;
+    }
+
+    DeviceHealth check(const std::string& name, Clock::time_point now = Clock::now()) {
+        return checker().check(device(name), now);
+    }
+
+    Checker& checker() {
+        if (!checker_)
+            checker_ = std::make_unique<Checker>(discovery::Sysfs(tree.root()), policy);
+        return *checker_;
+    }
+
+    TempTree tree;
+    discovery::Machine model;
+    std::vector<api::Device> devices;
+    std::vector<WatchedDevice> watched;
+    Policy policy;
+    std::unique_ptr<Checker> checker_;
+};
+
+constexpr const char* kH100 = "gpu-0000-21-00-0";  // epyc-2s-nps4
+constexpr const char* kCx7 = "nic-0000-c1-00-0";
+const std::string kGpuPath = "devices/pci0000:20/0000:20:01.1/0000:21:00.0";
+
+TEST_F(HealthTest, AWorkingDeviceIsHealthyWithAMessage) {
+    load("epyc-2s-nps4");
+    auto health = check(kH100);
+    EXPECT_EQ(health.state, State::Healthy);
+    EXPECT_EQ(health.message, "all checks passed");
+    EXPECT_GT(health.checkedUnix, 0);
+}
+
+TEST_F(HealthTest, WatchListCoversEveryPublishedDevice) {
+    load("sriov-nic");
+    EXPECT_EQ(watched.size(), devices.size());
+    const auto& vf = device("nic-0000-01-02-0");
+    EXPECT_EQ(vf.pfAddress, "0000:01:00.0");
+    ASSERT_EQ(vf.pfNetdevPaths.size(), 1U);
+    EXPECT_NE(vf.pfNetdevPaths[0].find("ens1f0"), std::string::npos);
+    EXPECT_EQ(device("cpu-numa-0").cpus.size(), 16U);
+}
+
+TEST_F(HealthTest, ANewFatalAerErrorMakesTheDeviceUnhealthy) {
+    load("epyc-2s-nps4");
+    ASSERT_EQ(check(kH100).state, State::Healthy);  // baseline
+    write("bus/pci/devices/0000:21:00.0/aer_dev_fatal",
+          "Undefined 0\nDLP 1\nSDES 0\nTLP 0\nFCP 0\nCmpltTO 0\nCmpltAbrt 0\nUnxCmplt 0\n"
+          "RxOF 0\nMalfTLP 0\nECRC 0\nUnsupReq 0\nACSViol 0\nUncorrIntErr 0\nBlockedTLP 0\n"
+          "AtomicOpBlocked 0\nTLPBlockedErr 0\nPoisonTLPBlocked 0\nTOTAL_ERR_FATAL 1\n");
+    auto health = check(kH100);
+    EXPECT_EQ(health.state, State::Unhealthy);
+    EXPECT_EQ(health.cause, "aer-fatal");
+    EXPECT_NE(health.message.find("1 new fatal PCIe AER error(s)"), std::string::npos);
+    EXPECT_NE(health.message.find(kGpuPath + "/aer_dev_fatal"), std::string::npos)
+        << health.message;
+}
+
+TEST_F(HealthTest, ErrorsCountedBeforeTheFirstCheckAreHistory) {
+    load("epyc-2s-nps4");
+    write("bus/pci/devices/0000:21:00.0/aer_dev_nonfatal", "TOTAL_ERR_NONFATAL 7\n");
+    EXPECT_EQ(check(kH100).state, State::Healthy);
+}
+
+TEST_F(HealthTest, AnUncorrectableErrorHealsAfterTheRecoveryTimeWithoutNewOnes) {
+    load("epyc-2s-nps4");
+    policy.aerRecovery = 60s;
+    const auto start = Clock::now();
+    check(kH100, start);
+    write("bus/pci/devices/0000:21:00.0/aer_dev_nonfatal", "TOTAL_ERR_NONFATAL 2\n");
+    EXPECT_EQ(check(kH100, start + 1s).cause, "aer-nonfatal");
+    EXPECT_EQ(check(kH100, start + 50s).state, State::Unhealthy);
+    EXPECT_EQ(check(kH100, start + 62s).state, State::Healthy);
+}
+
+TEST_F(HealthTest, ABurstOfCorrectableErrorsIsAWarning) {
+    load("epyc-2s-nps4");
+    policy.correctableBurstPerMinute = 10;
+    const auto start = Clock::now();
+    check(kH100, start);
+    write("bus/pci/devices/0000:21:00.0/aer_dev_correctable", "RxErr 50\nTOTAL_ERR_COR 50\n");
+    auto health = check(kH100, start + 10s);
+    EXPECT_EQ(health.state, State::Healthy);
+    EXPECT_NE(health.message.find("warning: 50 correctable PCIe AER errors within a minute"),
+              std::string::npos)
+        << health.message;
+    EXPECT_EQ(check(kH100, start + 90s).message, "all checks passed");  // the burst is over
+}
+
+TEST_F(HealthTest, ANarrowerLinkIsUnhealthy) {
+    load("gpu4-nic");  // GPU 3 trained at x8 of x16
+    auto health = check("gpu-0000-ba-00-0");
+    EXPECT_EQ(health.state, State::Unhealthy);
+    EXPECT_EQ(health.cause, "link-degraded");
+    EXPECT_NE(health.message.find("8.0 GT/s x8, capable of 32.0 GT/s x16"), std::string::npos)
+        << health.message;
+}
+
+TEST_F(HealthTest, AGpuLinkRunningSlowerIsOnlyAWarningUnlessAskedOtherwise) {
+    load("epyc-2s-nps4");
+    write("bus/pci/devices/0000:21:00.0/current_link_speed", "2.5 GT/s PCIe\n");
+    auto health = check(kH100);
+    EXPECT_EQ(health.state, State::Healthy);
+    EXPECT_NE(health.message.find("warning: PCIe link degraded"), std::string::npos);
+    policy.gpuLinkSpeedUnhealthy = true;
+    checker_.reset();
+    EXPECT_EQ(check(kH100).state, State::Unhealthy);
+}
+
+TEST_F(HealthTest, ANicLinkRunningSlowerIsUnhealthy) {
+    load("epyc-2s-nps4");
+    write("bus/pci/devices/0000:c1:00.0/current_link_speed", "16.0 GT/s PCIe\n");
+    EXPECT_EQ(check(kCx7).cause, "link-degraded");
+}
+
+TEST_F(HealthTest, ANicWhoseCarrierIsDownIsUnhealthy) {
+    load("epyc-2s-nps4");
+    write("class/net/ens5f0np0/operstate", "down\n");
+    write("class/net/ens5f0np0/carrier", "0\n");
+    auto health = check(kCx7);
+    EXPECT_EQ(health.state, State::Unhealthy);
+    EXPECT_EQ(health.cause, "carrier-down");
+    EXPECT_NE(health.message.find("interface ens5f0np0 is down"), std::string::npos);
+}
+
+TEST_F(HealthTest, AVfWhosePfIsDownIsUnhealthy) {
+    load("sriov-nic");
+    ASSERT_EQ(check("nic-0000-01-02-0").state, State::Healthy);
+    write("class/net/ens1f0/operstate", "down\n");
+    auto health = check("nic-0000-01-02-0");
+    EXPECT_EQ(health.cause, "pf-carrier-down");
+    EXPECT_NE(health.message.find("0000:01:00.0"), std::string::npos) << health.message;
+}
+
+TEST_F(HealthTest, ANetdevMovedIntoAPodIsNotAFault) {
+    load("sriov-nic");
+    tree.remove("devices/pci0000:00/0000:00:01.0/0000:01:02.0/net/ens1f0v0");
+    EXPECT_EQ(check("nic-0000-01-02-0").state, State::Healthy);
+}
+
+TEST_F(HealthTest, ARemovedDeviceIsUnhealthy) {
+    load("epyc-2s-nps4");
+    tree.remove(kGpuPath);
+    auto health = check(kH100);
+    EXPECT_EQ(health.state, State::Unhealthy);
+    EXPECT_EQ(health.cause, "removed");
+    EXPECT_NE(health.message.find("PCI device 0000:21:00.0 is gone"), std::string::npos);
+}
+
+TEST_F(HealthTest, ACpuGoingOfflineMakesItsNodeDeviceUnhealthy) {
+    load("epyc-2s-nps4");
+    write("devices/system/cpu/cpu1/online", "0\n");
+    auto health = check("cpu-numa-0");
+    EXPECT_EQ(health.cause, "cpu-offline");
+    EXPECT_NE(health.message.find("CPU(s) 1 of NUMA node 0"), std::string::npos);
+    EXPECT_EQ(check("cpu-numa-1").state, State::Healthy);
+}
+
+TEST_F(HealthTest, ANodeGoingOfflineMakesItsDeviceUnhealthy) {
+    load("epyc-2s-nps4");
+    write("devices/system/node/online", "0-6\n");
+    EXPECT_EQ(check("cpu-numa-7").cause, "numa-node-offline");
+}
+
+TEST_F(HealthTest, TaintsNameTheDriverAndTheCause) {
+    std::map<std::string, DeviceHealth> health{
+        {"a", {"a", State::Unhealthy, "aer-fatal", "m", 1}},
+        {"b", {"b", State::Healthy, "", "m", 1}}};
+    auto taints = taintsFor(health, "numa.dra.dev", "NoSchedule");
+    ASSERT_EQ(taints.size(), 1U);
+    EXPECT_EQ(taints.at("a"), (api::DeviceTaint{"numa.dra.dev/unhealthy", "aer-fatal", "NoSchedule"}));
+}
+
+// --- Monitor --------------------------------------------------------------------------------
+
+class MonitorTest : public HealthTest {
+  protected:
+    std::unique_ptr<Monitor> monitor(std::chrono::milliseconds poll = 5s) {
+        MonitorOptions options;
+        options.poolName = "node-a";
+        options.pollInterval = poll;
+        options.reportTimeout = 30s;
+        auto m = std::make_unique<Monitor>(discovery::Sysfs(tree.root()), options);
+        m->setDevices(watched);
+        return m;
+    }
+
+    static const plugin::DeviceHealthReport* find(const std::vector<plugin::DeviceHealthReport>& r,
+                                                  const std::string& name) {
+        for (const auto& report : r) {
+            if (report.deviceName == name)
+                return &report;
+        }
+        return nullptr;
+    }
+};
+
+TEST_F(MonitorTest, SnapshotsListEveryDeviceWithPoolAndTimeout) {
+    load("epyc-2s-nps4");
+    auto m = monitor();
+    m->checkOnce();
+    auto reports = m->snapshot();
+    EXPECT_EQ(reports.size(), watched.size());
+    const auto* gpu = find(reports, kH100);
+    ASSERT_NE(gpu, nullptr);
+    EXPECT_EQ(gpu->poolName, "node-a");
+    EXPECT_EQ(gpu->state, State::Healthy);
+    EXPECT_EQ(gpu->timeoutSeconds, 30);
+    EXPECT_EQ(gpu->message, "all checks passed");
+}
+
+TEST_F(MonitorTest, ADeviceDroppedFromTheListStaysReportedAsRemoved) {
+    load("epyc-2s-nps4");
+    auto m = monitor();
+    m->checkOnce();
+    auto fewer = watched;
+    std::erase_if(fewer, [](const WatchedDevice& d) { return d.deviceName == kH100; });
+    m->setDevices(fewer);
+    m->checkOnce();
+    const auto* gpu = find(m->snapshot(), kH100);
+    ASSERT_NE(gpu, nullptr);
+    EXPECT_EQ(gpu->state, State::Unhealthy);
+    m->setDevices(watched);  // it came back
+    m->checkOnce();
+    EXPECT_EQ(find(m->snapshot(), kH100)->state, State::Healthy);
+}
+
+TEST_F(MonitorTest, WaitForChangeSeesAChangeAndTimesOutWithoutOne) {
+    load("epyc-2s-nps4");
+    auto m = monitor();
+    m->checkOnce();
+    std::stop_source stop;
+    EXPECT_TRUE(m->waitForChange(10ms, stop.get_token()));  // the first round was a change
+    EXPECT_FALSE(m->waitForChange(10ms, stop.get_token()));
+    write("class/net/ens5f0np0/operstate", "down\n");
+    EXPECT_TRUE(m->checkOnce());
+    EXPECT_TRUE(m->waitForChange(10ms, stop.get_token()));
+}
+
+TEST_F(MonitorTest, ThePollingThreadNoticesAChangeAndCallsBack) {
+    load("epyc-2s-nps4");
+    auto m = monitor(20ms);
+    std::atomic<int> changes{0};
+    m->start([&] { ++changes; });
+    const auto deadline = Clock::now() + 10s;
+    while (changes == 0 && Clock::now() < deadline)
+        std::this_thread::sleep_for(5ms);
+    const int before = changes;
+    write("class/net/ens5f0np0/operstate", "down\n");
+    while (changes == before && Clock::now() < deadline)
+        std::this_thread::sleep_for(5ms);
+    EXPECT_GT(changes, before);
+    EXPECT_EQ(m->current().at(kCx7).state, State::Unhealthy);
+    m->stop();
+}
+
+TEST_F(MonitorTest, CheckNowDoesNotWaitForThePoll) {
+    load("epyc-2s-nps4");
+    auto m = monitor(1h);
+    std::atomic<int> changes{0};
+    m->start([&] { ++changes; });
+    const auto deadline = Clock::now() + 10s;
+    while (changes == 0 && Clock::now() < deadline)
+        std::this_thread::sleep_for(5ms);
+    tree.remove(kGpuPath);
+    m->checkNow();
+    while (changes == 1 && Clock::now() < deadline)
+        std::this_thread::sleep_for(5ms);
+    EXPECT_EQ(m->current().at(kH100).cause, "removed");
+}
+
+}  // namespace
+}  // namespace numadra::health
