@@ -274,6 +274,7 @@ class Daemon {
     std::unique_ptr<prepare::Preparer> devices_;
     std::unique_ptr<health::Monitor> health_;
     std::mutex buildMutex_;  // one slice build (scan or health change) at a time
+    std::atomic<bool> taintsDropped_{false};  // the cluster has no DRADeviceTaints
     std::unique_ptr<ClaimPreparer> preparer_;
     std::unique_ptr<plugin::PluginServer> server_;
     Trigger publishTrigger_;
@@ -311,7 +312,7 @@ Result<bool> Daemon::scan() {
 }
 
 std::map<std::string, api::DeviceTaint> Daemon::currentTaints() const {
-    if (!health_)
+    if (!health_ || taintsDropped_)
         return {};
     return health::taintsFor(health_->current(), config_.slices.driverName,
                              config_.healthTaintEffect);
@@ -424,6 +425,13 @@ void Daemon::publishLoop(std::stop_token stop) {
         auto stats = publisher_->reconcile(inventory_.current()->slices);
         if (!stats) {
             metrics_.counterAdd("numadra_publish_errors_total");
+            if (stats.error().code == slices::kDroppedTaintsError && !taintsDropped_.exchange(true)) {
+                spdlog::error("publishing without device taints error=\"{}\" action=\"unhealthy "
+                              "devices are reported on the kubelet's health streams only\"",
+                              stats.error().message);
+                healthChanged();  // rebuilds the slices without taints
+                continue;
+            }
             if (stats.error().code == slices::kDroppedFieldsError) {
                 spdlog::critical("publishing refused error=\"{}\"", stats.error().message);
                 fatalExit_ = kExitFatal;

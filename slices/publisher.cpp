@@ -222,6 +222,15 @@ Result<PublishStats> Publisher::reconcileOnce(const std::vector<api::ResourceSli
         if (!sentFieldsPreserved(sent["spec"], stored.value().value("spec", api::Json::object()),
                                  &dropped) &&
             !dropped.empty()) {
+            const bool onlyTaints =
+                std::all_of(dropped.begin(), dropped.end(), [](const std::string& path) {
+                    return path.find(".taints") != std::string::npos;
+                });
+            if (onlyTaints) {
+                return Error{"the API server dropped the device taints of ResourceSlice " +
+                                 nameOf(sent) + " (feature gate DRADeviceTaints is off)",
+                             kDroppedTaintsError};
+            }
             return droppedFieldsError(nameOf(sent), dropped);
         }
         return Status::Ok();

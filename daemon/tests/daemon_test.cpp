@@ -483,6 +483,20 @@ TEST_F(HealthDaemonTest, AnUnhealthyNicIsStreamedAndTaintedThenRecovers) {
     }));
 }
 
+TEST_F(HealthDaemonTest, AClusterWithoutDeviceTaintsGetsSlicesWithoutThem) {
+    api.setDropDeviceTaints(true);
+    startWithHealth();
+    ASSERT_TRUE(eventually([&] { return publishedDeviceJson(kEpycNic).has_value(); }));
+    write("class/net/ens5f0np0/operstate", "down\n");
+    // Not fatal: the daemon goes on publishing (the next change still lands), without taints.
+    std::this_thread::sleep_for(1s);
+    EXPECT_EQ(exitCode, -1);
+    machine.remove("devices/pci0000:20/0000:20:01.1/0000:21:00.0");  // the GPU goes away
+    EXPECT_TRUE(eventually([&] { return !publishedDeviceJson("gpu-0000-21-00-0").has_value(); }));
+    EXPECT_FALSE(publishedDeviceJson(kEpycNic)->contains("taints"));
+    EXPECT_EQ(exitCode, -1);
+}
+
 TEST_F(HealthDaemonTest, V1alpha1StreamsReportARemovedGpu) {
     startWithHealth({"--health-taint-effect", "None"});
     ASSERT_TRUE(eventually([&] { return published(); }));

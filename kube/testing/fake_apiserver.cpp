@@ -110,6 +110,17 @@ std::string conflictMessage(const std::string& name, const std::string& why) {
 }
 
 // As an API server without DRAListTypeAttributes: the list-typed values are unknown fields.
+// What an API server without DRADeviceTaints does: device taints are not stored.
+void dropDeviceTaints(Json& slice) {
+    if (!slice.contains("spec") || !slice["spec"].is_object() ||
+        !slice["spec"].contains("devices") || !slice["spec"]["devices"].is_array())
+        return;
+    for (auto& device : slice["spec"]["devices"]) {
+        if (device.is_object())
+            device.erase("taints");
+    }
+}
+
 void dropListAttributeValues(Json& slice) {
     if (!slice.contains("spec") || !slice["spec"].is_object())
         return;
@@ -345,6 +356,11 @@ class FakeApiServer::Impl {
         dropListAttributes_ = drop;
     }
 
+    void setDropDeviceTaints(bool drop) {
+        std::lock_guard lock(mutex_);
+        dropDeviceTaints_ = drop;
+    }
+
     std::vector<RecordedRequest> requests() const {
         std::lock_guard lock(mutex_);
         return requests_;
@@ -517,6 +533,8 @@ class FakeApiServer::Impl {
         stampExisting(slice, "resource.k8s.io/v1", "ResourceSlice");
         if (dropListAttributes_)
             dropListAttributeValues(slice);
+        if (dropDeviceTaints_)
+            dropDeviceTaints(slice);
         slices_[name] = slice;
         recordEvent("ADDED", slice);
         return 201;
@@ -612,6 +630,8 @@ class FakeApiServer::Impl {
         stampExisting(*slice, "resource.k8s.io/v1", "ResourceSlice");
         if (dropListAttributes_)
             dropListAttributeValues(*slice);
+        if (dropDeviceTaints_)
+            dropDeviceTaints(*slice);
         stored = *slice;
         recordEvent("MODIFIED", stored);
         reply(response, 200, stored);
@@ -791,6 +811,7 @@ class FakeApiServer::Impl {
     std::deque<WatchRecord> history_;
     std::deque<Fault> faults_;
     bool dropListAttributes_ = false;
+    bool dropDeviceTaints_ = false;
     std::vector<RecordedRequest> requests_;
     std::mt19937_64 random_;
 };
@@ -841,6 +862,9 @@ void FakeApiServer::failNext(int count, int httpStatus, std::optional<int> retry
 }
 void FakeApiServer::setDropListAttributes(bool drop) {
     impl_->setDropListAttributes(drop);
+}
+void FakeApiServer::setDropDeviceTaints(bool drop) {
+    impl_->setDropDeviceTaints(drop);
 }
 std::vector<FakeApiServer::RecordedRequest> FakeApiServer::requests() const {
     return impl_->requests();

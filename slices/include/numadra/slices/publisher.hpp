@@ -42,6 +42,9 @@ struct PublishStats {
 
 // Error code for "the API server dropped fields we sent" (not an HTTP status).
 inline constexpr int kDroppedFieldsError = -100;
+// The only fields dropped were device taints (the cluster runs without DRADeviceTaints): not
+// fatal, the caller publishes without taints and keeps reporting health on the streams.
+inline constexpr int kDroppedTaintsError = -101;
 
 class Publisher {
   public:

@@ -61,6 +61,8 @@ class FakeApiServer {
     // As an API server without the DRAListTypeAttributes feature gate: list-typed attribute
     // values (ints, strings, bools, versions) are dropped from stored ResourceSlices.
     void setDropListAttributes(bool drop);
+    // Like a cluster without DRADeviceTaints: device taints are silently not stored.
+    void setDropDeviceTaints(bool drop);
 
     struct RecordedRequest {
         std::string method;
