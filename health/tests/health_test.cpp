@@ -238,6 +238,9 @@ class MonitorTest : public HealthTest {
         }
         return nullptr;
     }
+    // A pointer into a temporary would dangle: callers keep the snapshot alive.
+    static const plugin::DeviceHealthReport* find(std::vector<plugin::DeviceHealthReport>&&,
+                                                  const std::string&) = delete;
 };
 
 TEST_F(MonitorTest, SnapshotsListEveryDeviceWithPoolAndTimeout) {
@@ -262,12 +265,15 @@ TEST_F(MonitorTest, ADeviceDroppedFromTheListStaysReportedAsRemoved) {
     std::erase_if(fewer, [](const WatchedDevice& d) { return d.deviceName == kH100; });
     m->setDevices(fewer);
     m->checkOnce();
-    const auto* gpu = find(m->snapshot(), kH100);
+    const auto whileGone = m->snapshot();
+    const auto* gpu = find(whileGone, kH100);
     ASSERT_NE(gpu, nullptr);
     EXPECT_EQ(gpu->state, State::Unhealthy);
     m->setDevices(watched);  // it came back
     m->checkOnce();
-    EXPECT_EQ(find(m->snapshot(), kH100)->state, State::Healthy);
+    const auto back = m->snapshot();
+    ASSERT_NE(find(back, kH100), nullptr);
+    EXPECT_EQ(find(back, kH100)->state, State::Healthy);
 }
 
 TEST_F(MonitorTest, WaitForChangeSeesAChangeAndTimesOutWithoutOne) {
