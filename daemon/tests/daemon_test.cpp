@@ -483,6 +483,45 @@ TEST_F(HealthDaemonTest, AnUnhealthyNicIsStreamedAndTaintedThenRecovers) {
     }));
 }
 
+// Each way the kernel shows a fault, on disk, reaches the kubelet's stream and the slices.
+TEST_F(HealthDaemonTest, AerErrorsAndADegradedLinkAreStreamedAndTainted) {
+    startWithHealth();
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    auto stub = ::v1::DRAResourceHealth::NewStub(channel(draSocket()));
+    using Response = ::v1::NodeWatchResourcesResponse;
+    HealthWatch<decltype(*stub), Response> watch(*stub);
+    ASSERT_TRUE(watch.readUntil([](const Response& r) { return r.devices_size() > 0; }));
+    struct Fault {
+        std::string device, file, content, cause, message;
+    };
+    const std::vector<Fault> faults{
+        {"gpu-0000-21-00-0", "bus/pci/devices/0000:21:00.0/aer_dev_fatal", "TOTAL_ERR_FATAL 3\n",
+         "aer-fatal", "3 new fatal PCIe AER error(s)"},
+        {"gpu-0000-a3-00-0", "bus/pci/devices/0000:a3:00.0/aer_dev_nonfatal",
+         "TOTAL_ERR_NONFATAL 1\n", "aer-nonfatal", "1 new non-fatal PCIe AER error(s)"},
+        {kEpycNic, "bus/pci/devices/0000:c1:00.0/current_link_width", "4\n", "link-degraded",
+         "PCIe link degraded"},
+    };
+    for (const auto& fault : faults) {
+        SCOPED_TRACE(fault.device);
+        write(fault.file, fault.content);
+        Response seen;
+        ASSERT_TRUE(watch.readUntil(
+            [&](const Response& r) {
+                const auto* d = healthOf(r, fault.device);
+                return d && d->health() == ::v1::UNHEALTHY;
+            },
+            &seen));
+        EXPECT_NE(healthOf(seen, fault.device)->message().find(fault.message), std::string::npos)
+            << healthOf(seen, fault.device)->message();
+        EXPECT_TRUE(eventually([&] {
+            auto device = publishedDeviceJson(fault.device);
+            return device && device->contains("taints") &&
+                   (*device)["taints"][0]["value"] == fault.cause;
+        }));
+    }
+}
+
 TEST_F(HealthDaemonTest, AClusterWithoutDeviceTaintsGetsSlicesWithoutThem) {
     api.setDropDeviceTaints(true);
     startWithHealth();
