@@ -242,6 +242,11 @@ Status finish(DaemonConfig& config) {
                      "ms) must be shorter than --health-timeout (" +
                      std::to_string(config.healthTimeout.count()) + "s)"};
     }
+    if (config.healthInterval >= config.healthTimeout) {
+        return Error{"--health-interval (" + std::to_string(config.healthInterval.count()) +
+                     "ms) must be shorter than --health-timeout (" +
+                     std::to_string(config.healthTimeout.count()) + "s)"};
+    }
     config.slices.devicesMayBeTainted = config.health;
     if (config.metadataDir.empty())
         config.metadataDir = config.pluginDir() + "/dra-device-metadata";

@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
+#include <set>
 #include <sstream>
 
 #include "numadra/common/text.hpp"
@@ -144,6 +146,11 @@ Checker::Checker(discovery::Sysfs sysfs, Policy policy)
 
 void Checker::forget(const std::string& deviceName) {
     aer_.erase(deviceName);
+    linkLimits_.erase(deviceName);
+}
+
+void Checker::beginRound() {
+    netdevsThisRound_.clear();
 }
 
 DeviceHealth Checker::check(const WatchedDevice& device, Clock::time_point now) {
@@ -166,46 +173,66 @@ DeviceHealth Checker::check(const WatchedDevice& device, Clock::time_point now) 
     }
     if (health.message.empty())
         health.message = "all checks passed";
-    if (health.message.size() > kMessageLimit)
-        health.message = health.message.substr(0, kMessageLimit - 3) + "...";
+    if (health.message.size() > kMessageLimit) {
+        // Cut on a character boundary: invalid UTF-8 in a proto string breaks the kubelet's
+        // decoding of the whole stream.
+        size_t cut = kMessageLimit - 3;
+        while (cut > 0 && (static_cast<unsigned char>(health.message[cut]) & 0xC0) == 0x80)
+            --cut;
+        health.message = health.message.substr(0, cut) + "...";
+    }
     return health;
 }
 
 void Checker::checkAer(const WatchedDevice& device, Clock::time_point now, DeviceHealth& health) {
     auto& history = aer_[device.deviceName];
+    // Kernels print the counters as aer_dev_<kind>; a newer layout puts them in aer/err_<kind>.
+    auto counterFile = [&](const char* kind) {
+        const std::string classic = device.devicePath + "/aer_dev_" + kind;
+        if (sysfs_.exists(classic))
+            return classic;
+        return device.devicePath + "/aer/err_" + kind;
+    };
     struct Kind {
-        const char* file;
+        const char* name;
         const char* what;
         const char* cause;
+        bool fatal;
         std::optional<std::int64_t> AerHistory::*baseline;
     };
-    for (const Kind& kind : {Kind{"aer_dev_fatal", "fatal", "aer-fatal", &AerHistory::fatalBaseline},
-                             Kind{"aer_dev_nonfatal", "non-fatal", "aer-nonfatal",
-                                  &AerHistory::nonFatalBaseline}}) {
-        const std::string file = device.devicePath + "/" + kind.file;
+    for (const Kind& kind :
+         {Kind{"fatal", "fatal", "aer-fatal", true, &AerHistory::fatalBaseline},
+          Kind{"nonfatal", "non-fatal", "aer-nonfatal", false, &AerHistory::nonFatalBaseline}}) {
+        const std::string file = counterFile(kind.name);
         auto counts = readAer(sysfs_, file);
         if (!counts)
             continue;
         auto& baseline = history.*kind.baseline;
-        // Errors counted before we first looked are history, not news; a counter that went
-        // down means the device was reset.
-        if (!baseline || counts->total < *baseline) {
+        if (baseline && counts->total < *baseline) {
+            // The counters went down: the device was reset. What it logged before is history.
+            history.lastUncorrectable.reset();
+            history.fatal = false;
+        }
+        // Errors counted before we first looked are history, not news.
+        if (!baseline || counts->total <= *baseline) {
             baseline = counts->total;
             continue;
         }
-        if (counts->total == *baseline)
-            continue;
         history.lastUncorrectable = now;
-        history.lastUncorrectableCause = kind.cause;
-        history.lastUncorrectableMessage = std::to_string(counts->total - *baseline) + " new " +
-                                           kind.what + " PCIe AER error(s) (" +
-                                           sysfs_.path(file) + ")";
+        history.fatal = history.fatal || kind.fatal;
+        if (kind.fatal || history.lastUncorrectableCause != "aer-fatal" || !history.fatal) {
+            history.lastUncorrectableCause = kind.cause;
+            history.lastUncorrectableMessage = std::to_string(counts->total - *baseline) +
+                                               " new " + kind.what + " PCIe AER error(s) (" +
+                                               sysfs_.path(file) + ")";
+        }
         baseline = counts->total;
     }
-    if (history.lastUncorrectable && now - *history.lastUncorrectable < policy_.aerRecovery) {
+    const bool recent =
+        history.lastUncorrectable && now - *history.lastUncorrectable < policy_.aerRecovery;
+    if (history.fatal || recent)
         add(health, {true, history.lastUncorrectableCause, history.lastUncorrectableMessage});
-    }
-    const std::string correctableFile = device.devicePath + "/aer_dev_correctable";
+    const std::string correctableFile = counterFile("correctable");
     if (auto counts = readAer(sysfs_, correctableFile)) {
         auto& samples = history.correctable;
         if (!samples.empty() && counts->total < samples.back().second)
@@ -215,63 +242,155 @@ void Checker::checkAer(const WatchedDevice& device, Clock::time_point now, Devic
             samples.erase(samples.begin());
         const std::int64_t burst = counts->total - samples.front().second;
         if (burst > policy_.correctableBurstPerMinute) {
+            // No count in the text: a message that changes every poll would be news every poll.
             add(health, {false, "",
-                         "warning: " + std::to_string(burst) +
+                         "warning: more than " + std::to_string(policy_.correctableBurstPerMinute) +
                              " correctable PCIe AER errors within a minute (" +
                              sysfs_.path(correctableFile) + ")"});
         }
     }
 }
 
+const Checker::LinkLimit& Checker::linkLimit(const WatchedDevice& device) {
+    auto it = linkLimits_.find(device.deviceName);
+    if (it != linkLimits_.end())
+        return it->second;
+    // The device's own maximum, and that of every PCIe port above it: an x16 card in an x8
+    // slot, or a Gen5 card behind a Gen4 port, is doing all it can (the kernel's
+    // pcie_bandwidth_available() takes the same minimum).
+    LinkLimit limit;
+    std::string path = device.devicePath;
+    while (!path.empty()) {
+        const std::string name = discovery::baseName(path);
+        if (name.find(':') != std::string::npos && name.rfind("pci", 0) != 0) {
+            if (auto speed = sysfs_.read(path + "/max_link_speed")) {
+                if (auto value = text::parseLeadingDouble(*speed); value && *value > 0)
+                    limit.speed = limit.speed ? std::min(*limit.speed, *value) : *value;
+            }
+            if (auto width = sysfs_.read(path + "/max_link_width")) {
+                if (auto value = text::parseInt(text::trim(*width)); value && *value > 0) {
+                    const int lanes = static_cast<int>(*value);
+                    limit.width = limit.width ? std::min(*limit.width, lanes) : lanes;
+                }
+            }
+        }
+        path = discovery::dirName(path);
+        if (path == "devices" || path == "." || path.empty())
+            break;
+    }
+    return linkLimits_.emplace(device.deviceName, limit).first->second;
+}
+
 void Checker::checkLink(const WatchedDevice& device, DeviceHealth& health) {
-    auto number = [&](const char* name) -> std::optional<double> {
-        auto content = sysfs_.read(device.devicePath + "/" + name);
-        if (!content)
-            return std::nullopt;
-        return text::parseLeadingDouble(*content);  // "Unknown" and empty stay unknown
-    };
-    const auto speed = number("current_link_speed");
-    const auto maxSpeed = number("max_link_speed");
-    const auto width = number("current_link_width");
-    const auto maxWidth = number("max_link_width");
-    const bool slower = speed && maxSpeed && *speed > 0 && *speed < *maxSpeed;
-    const bool narrower = width && maxWidth && *width > 0 && *width < *maxWidth;
+    if (!device.pfAddress.empty())
+        return;  // a VF has no link of its own: its PF's is the one that matters
+    const auto& limit = linkLimit(device);
+    if (!limit.speed && !limit.width)
+        return;  // conventional PCI, virtual functions of VMs: nothing to compare
+    const std::string speedFile = device.devicePath + "/current_link_speed";
+    auto speedText = sysfs_.read(speedFile);
+    auto widthText = sysfs_.read(device.devicePath + "/current_link_width");
+    std::optional<double> speed;
+    std::optional<std::int64_t> width;
+    if (speedText)
+        speed = text::parseLeadingDouble(*speedText);
+    if (widthText)
+        width = text::parseInt(text::trim(*widthText));
+    // All-ones config reads ("Unknown", width 63) mean the device no longer answers on the
+    // bus, unless it is powered down on purpose.
+    const bool poweredDown = [&] {
+        auto state = sysfs_.read(device.devicePath + "/power_state");
+        return state && text::trim(*state) == "D3cold";
+    }();
+    const bool noLink = !poweredDown && ((limit.speed && speedText && !speed) ||
+                                         (limit.width && width && *width > *limit.width));
+    if (noLink) {
+        add(health, {true, "link-down",
+                     "PCIe link down: the device does not answer (" + sysfs_.path(speedFile) +
+                         " reads " + std::string(text::trim(speedText.value_or("?"))) + ")"});
+        return;
+    }
+    const bool gpu =
+        device.kind == discovery::kKindGpu || device.kind == discovery::kKindAccelerator;
+    const bool slower = speed && limit.speed && *speed > 0 && *speed < *limit.speed &&
+                        (!gpu || policy_.gpuLinkSpeedUnhealthy);
+    const bool narrower = width && limit.width && *width > 0 && *width < *limit.width;
     if (!slower && !narrower)
         return;
     std::ostringstream text;
-    text << "PCIe link degraded: " << (speed ? gts(*speed) : "?") << " x"
-         << (width ? static_cast<int>(*width) : 0) << ", capable of "
-         << (maxSpeed ? gts(*maxSpeed) : "?") << " x" << (maxWidth ? static_cast<int>(*maxWidth) : 0)
-         << " (" << sysfs_.path(device.devicePath + "/current_link_speed") << ")";
-    const bool gpu = device.kind == discovery::kKindGpu || device.kind == discovery::kKindAccelerator;
-    const bool unhealthy = narrower || !gpu || policy_.gpuLinkSpeedUnhealthy;
-    add(health, {unhealthy, "link-degraded",
-                 unhealthy ? text.str() : "warning: " + text.str() + " (GPUs slow down when idle)"});
+    text << "PCIe link degraded: " << (speed ? gts(*speed) : "?") << " x" << width.value_or(0)
+         << ", capable of " << (limit.speed ? gts(*limit.speed) : "?") << " x"
+         << limit.width.value_or(0) << " (" << sysfs_.path(speedFile) << ")";
+    add(health, {true, "link-degraded", text.str()});
+}
+
+namespace {
+
+// A switchdev representor (phys_port_name pf0vf3, pf0sf1, pf1hpf, c1pf0vf2) stands for a VF or
+// an SF, not for the uplink: its state says nothing about the PF's link.
+bool isRepresentor(std::string_view portName) {
+    size_t i = 0;
+    auto digits = [&] {
+        const size_t start = i;
+        while (i < portName.size() && std::isdigit(static_cast<unsigned char>(portName[i])))
+            ++i;
+        return i > start;
+    };
+    if (i < portName.size() && portName[i] == 'c') {
+        ++i;
+        if (!digits())
+            return false;
+    }
+    if (portName.substr(i, 2) != "pf")
+        return false;
+    i += 2;
+    if (!digits())
+        return false;
+    const auto rest = portName.substr(i);
+    return rest.rfind("vf", 0) == 0 || rest.rfind("sf", 0) == 0 || rest == "hpf";
+}
+
+constexpr unsigned long kIffUp = 0x1;
+
+}  // namespace
+
+std::optional<Checker::NetdevState> Checker::netdevState(const std::string& path) {
+    if (auto cached = netdevsThisRound_.find(path); cached != netdevsThisRound_.end())
+        return cached->second;
+    std::optional<NetdevState> result;
+    // A netdev CNI moved into a pod's namespace is no longer in the host's sysfs: not a fault,
+    // and the pod's view is not ours to judge. Representors and interfaces an administrator
+    // keeps down (IFF_UP clear: e.g. VFs nobody configured in the host) are no faults either.
+    const auto port = sysfs_.read(path + "/phys_port_name");
+    const auto flags = sysfs_.read(path + "/flags");
+    const auto flagBits = flags ? text::parseHex(text::trim(*flags)) : std::nullopt;
+    const bool adminDown = flagBits && (*flagBits & kIffUp) == 0;
+    if (sysfs_.isDirectory(path) && !(port && isRepresentor(text::trim(*port))) && !adminDown) {
+        auto operstate = sysfs_.read(path + "/operstate");
+        auto carrier = sysfs_.read(path + "/carrier");
+        const std::string state = operstate ? std::string(text::trim(*operstate)) : "";
+        NetdevState netdev;
+        netdev.down = state == "down" || state == "lowerlayerdown" ||
+                      (carrier && text::trim(*carrier) == "0");
+        netdev.text = "interface " + discovery::baseName(path) + " is down (operstate " +
+                      (state.empty() ? "unreadable" : state) + ", carrier " +
+                      (carrier ? std::string(text::trim(*carrier)) : "unreadable") + ", " +
+                      sysfs_.path(path + "/operstate") + ")";
+        result = netdev;
+    }
+    netdevsThisRound_.emplace(path, result);
+    return result;
 }
 
 void Checker::checkNetdevs(const WatchedDevice& device, DeviceHealth& health) {
-    auto check = [&](const std::string& path, const char* cause, const std::string& whose) {
-        // A netdev CNI moved into a pod's namespace is no longer in the host's sysfs: that is
-        // not a fault, and the pod's view is not ours to judge.
-        if (!sysfs_.isDirectory(path))
-            return;
-        const std::string name = discovery::baseName(path);
-        auto operstate = sysfs_.read(path + "/operstate");
-        auto carrier = sysfs_.read(path + "/carrier");  // EINVAL while administratively down
-        const std::string state = operstate ? std::string(text::trim(*operstate)) : "";
-        const bool down = state == "down" || state == "lowerlayerdown" ||
-                          (carrier && text::trim(*carrier) == "0");
-        if (!down)
-            return;
-        add(health, {true, cause,
-                     whose + " interface " + name + " is down (operstate " +
-                         (state.empty() ? "unreadable" : state) + ", " +
-                         sysfs_.path(path + "/operstate") + ")"});
-    };
-    for (const auto& path : device.netdevPaths)
-        check(path, "carrier-down", "network");
-    for (const auto& path : device.pfNetdevPaths)
-        check(path, "pf-carrier-down", "the PF's (" + device.pfAddress + ")");
+    for (const auto& path : device.netdevPaths) {
+        if (auto netdev = netdevState(path); netdev && netdev->down)
+            add(health, {true, "carrier-down", "network " + netdev->text});
+    }
+    for (const auto& path : device.pfNetdevPaths) {
+        if (auto netdev = netdevState(path); netdev && netdev->down)
+            add(health, {true, "pf-carrier-down", "the PF's (" + device.pfAddress + ") " + netdev->text});
+    }
 }
 
 void Checker::checkCpus(const WatchedDevice& device, DeviceHealth& health) {
@@ -311,9 +430,21 @@ Monitor::~Monitor() {
 void Monitor::setDevices(std::vector<WatchedDevice> devices) {
     {
         std::lock_guard lock(mutex_);
-        std::map<std::string, bool> now;
-        for (const auto& device : devices)
-            now[device.deviceName] = true;
+        std::map<std::string, const WatchedDevice*> previous;
+        for (const auto& device : devices_)
+            previous[device.deviceName] = &device;
+        std::set<std::string> now;
+        for (auto& device : devices) {
+            now.insert(device.deviceName);
+            // A rescan publishes a CPU device without the CPUs that went offline; it stays
+            // unhealthy while they are offline, so the CPUs it ever had stay watched.
+            auto old = previous.find(device.deviceName);
+            if (device.kind == "cpu" && old != previous.end()) {
+                std::set<int> cpus(device.cpus.begin(), device.cpus.end());
+                cpus.insert(old->second->cpus.begin(), old->second->cpus.end());
+                device.cpus.assign(cpus.begin(), cpus.end());
+            }
+        }
         for (const auto& [name, state] : states_) {
             if (now.count(name))
                 continue;
@@ -324,6 +455,7 @@ void Monitor::setDevices(std::vector<WatchedDevice> devices) {
                 gone.message = "device " + name + " is no longer present on this node";
             gone.checkedUnix = unixNow();
             removed_[name] = gone;
+            toForget_.push_back(name);  // a card that comes back is a new card
         }
         std::erase_if(states_, [&now](const auto& entry) { return !now.count(entry.first); });
         std::erase_if(removed_, [&now](const auto& entry) { return now.count(entry.first) > 0; });
@@ -354,40 +486,63 @@ void Monitor::checkNow() {
     wake_.notify_all();
 }
 
+const char* stateName(State state) {
+    switch (state) {
+        case State::Healthy:
+            return "healthy";
+        case State::Unhealthy:
+            return "unhealthy";
+        case State::Unknown:
+            break;
+    }
+    return "unknown";
+}
+
 bool Monitor::checkOnce() {
     std::lock_guard checking(checkMutex_);
     std::vector<WatchedDevice> devices;
+    std::vector<std::string> forget;
     {
         std::lock_guard lock(mutex_);
         devices = devices_;
+        forget.swap(toForget_);
     }
+    for (const auto& name : forget)
+        checker_.forget(name);
+    checker_.beginRound();
     const auto now = Clock::now();
     std::map<std::string, DeviceHealth> next;
     for (const auto& device : devices)
         next[device.deviceName] = checker_.check(device, now);
     std::lock_guard lock(mutex_);
-    bool changed = next.size() != states_.size();
+    // setDevices may have run meanwhile: only devices still watched count.
+    std::erase_if(next, [this](const auto& entry) {
+        return std::none_of(devices_.begin(), devices_.end(), [&entry](const WatchedDevice& d) {
+            return d.deviceName == entry.first;
+        });
+    });
+    bool stateChanged = false;
+    bool anyChanged = next.size() != states_.size();
     for (const auto& [name, health] : next) {
         auto it = states_.find(name);
-        if (it == states_.end() || it->second.state != health.state ||
-            it->second.message != health.message) {
-            changed = true;
-            if (it == states_.end() || it->second.state != health.state) {
-                spdlog::info("device health changed device={} health={} cause={} message=\"{}\"",
-                             name,
-                             health.state == State::Healthy     ? "healthy"
-                             : health.state == State::Unhealthy ? "unhealthy"
-                                                                : "unknown",
-                             health.cause.empty() ? "-" : health.cause, health.message);
-            }
+        const bool firstSight = it == states_.end();
+        const bool newState =
+            firstSight || it->second.state != health.state || it->second.cause != health.cause;
+        stateChanged = stateChanged || newState;
+        anyChanged = anyChanged || newState || it->second.message != health.message;
+        // One line per change of state (healthy devices seen for the first time are no news).
+        if (newState && !(firstSight && health.state == State::Healthy)) {
+            spdlog::info("device health changed device={} health={} cause={} message=\"{}\"",
+                         name, stateName(health.state), health.cause.empty() ? "-" : health.cause,
+                         health.message);
         }
     }
     states_ = std::move(next);
-    if (changed) {
-        ++version_;
+    if (anyChanged) {
+        ++version_;  // the streams carry messages too
         changed_.notify_all();
     }
-    return changed;
+    return stateChanged;
 }
 
 void Monitor::run(std::stop_token stop) {
@@ -409,12 +564,20 @@ std::map<std::string, DeviceHealth> Monitor::current() const {
 
 std::vector<plugin::DeviceHealthReport> Monitor::snapshot() {
     std::vector<plugin::DeviceHealthReport> reports;
+    const std::int64_t now = unixNow();
+    const std::int64_t stale = std::max<std::int64_t>(options_.reportTimeout.count(), 1);
     for (const auto& [name, health] : current()) {
         plugin::DeviceHealthReport report;
         report.poolName = options_.poolName;
         report.deviceName = name;
         report.state = health.state;
         report.message = health.message;
+        // A check that stopped happening must not be resent as fresh news: the kubelet would
+        // never time the device out.
+        if (health.cause != "removed" && now - health.checkedUnix > stale) {
+            report.state = State::Unknown;
+            report.message = "not checked for " + std::to_string(now - health.checkedUnix) + "s";
+        }
         report.lastUpdatedUnix = health.checkedUnix;
         report.timeoutSeconds = options_.reportTimeout.count();
         reports.push_back(std::move(report));

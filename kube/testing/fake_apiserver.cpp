@@ -121,6 +121,21 @@ void dropDeviceTaints(Json& slice) {
     }
 }
 
+// The API server stamps device taints with the time they were added.
+void stampTaints(Json& slice) {
+    if (!slice.contains("spec") || !slice["spec"].is_object() ||
+        !slice["spec"].contains("devices") || !slice["spec"]["devices"].is_array())
+        return;
+    for (auto& device : slice["spec"]["devices"]) {
+        if (!device.is_object() || !device.contains("taints") || !device["taints"].is_array())
+            continue;
+        for (auto& taint : device["taints"]) {
+            if (taint.is_object() && !taint.contains("timeAdded"))
+                taint["timeAdded"] = "2026-11-22T00:00:00Z";
+        }
+    }
+}
+
 void dropListAttributeValues(Json& slice) {
     if (!slice.contains("spec") || !slice["spec"].is_object())
         return;
@@ -535,6 +550,7 @@ class FakeApiServer::Impl {
             dropListAttributeValues(slice);
         if (dropDeviceTaints_)
             dropDeviceTaints(slice);
+        stampTaints(slice);
         slices_[name] = slice;
         recordEvent("ADDED", slice);
         return 201;
@@ -632,6 +648,7 @@ class FakeApiServer::Impl {
             dropListAttributeValues(*slice);
         if (dropDeviceTaints_)
             dropDeviceTaints(*slice);
+        stampTaints(*slice);
         stored = *slice;
         recordEvent("MODIFIED", stored);
         reply(response, 200, stored);

@@ -133,6 +133,17 @@ TEST_F(PublisherTest, ALiftedTaintIsAnUpdateOfThatSliceOnly) {
     EXPECT_FALSE(api.objects["s1"]["spec"]["devices"][0].contains("taints"));
 }
 
+TEST_F(PublisherTest, ATaintTheServerStampedIsNoDifference) {
+    auto tainted = slice("s0", {"gpu-0"});
+    tainted.devices[0].taints.push_back({"numa.dra.dev/unhealthy", "aer-fatal", "NoSchedule"});
+    ASSERT_TRUE(publisher.reconcile({tainted}).ok());
+    api.objects["s0"]["spec"]["devices"][0]["taints"][0]["timeAdded"] = "2026-11-22T00:00:00Z";
+    api.calls.clear();
+    auto stats = publisher.reconcile({tainted});
+    ASSERT_TRUE(stats.ok());
+    EXPECT_FALSE(stats->changed());  // no update loop while the device stays unhealthy
+}
+
 TEST_F(PublisherTest, ZeroValuesTheServerAddsAreNoDifference) {
     ASSERT_TRUE(publisher.reconcile({slice("s0", {"gpu-0"})}).ok());
     api.objects["s0"]["spec"]["devices"][0]["allowMultipleAllocations"] = false;

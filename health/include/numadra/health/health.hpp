@@ -46,14 +46,15 @@ std::vector<WatchedDevice> watchList(const discovery::Machine& machine,
                                      const std::vector<api::Device>& devices);
 
 struct Policy {
-    // A fatal or non-fatal AER error makes a device unhealthy until this long has passed
-    // without another (the counters only go back to 0 when the device is reset).
+    // A non-fatal AER error makes a device unhealthy until this long has passed without
+    // another. A fatal one stays until the device is reset (its counters go down) or re-added:
+    // a dead GPU logs nothing new because nobody uses it.
     std::chrono::seconds aerRecovery{300};
     // More correctable errors than this within a minute: a warning in the message.
     std::int64_t correctableBurstPerMinute = 100;
-    // GPUs lower their link speed when idle to save power: by default a GPU's speed below its
-    // maximum is a warning, its width below the maximum is unhealthy (lanes do not come back
-    // by themselves). NICs do not do this: for them both are unhealthy.
+    // GPUs lower their link speed when idle to save power: by default a GPU's speed below what
+    // its slot allows is ignored, its width below it is unhealthy (lanes do not come back by
+    // themselves). NICs do not do this: for them both are unhealthy.
     bool gpuLinkSpeedUnhealthy = false;
 };
 
@@ -71,6 +72,9 @@ struct DeviceHealth {
 class Checker {
   public:
     Checker(discovery::Sysfs sysfs, Policy policy);
+    // Starts a round of checks: files several devices share (a PF's netdev for its 64 VFs)
+    // are read once per round.
+    void beginRound();
     DeviceHealth check(const WatchedDevice& device, Clock::time_point now);
     // Forget a device's history (it was removed; a new card may come in its place).
     void forget(const std::string& deviceName);
@@ -79,17 +83,30 @@ class Checker {
     struct AerHistory {
         std::optional<std::int64_t> fatalBaseline, nonFatalBaseline;
         std::optional<Clock::time_point> lastUncorrectable;
+        bool fatal = false;  // sticky until a reset
         std::string lastUncorrectableMessage, lastUncorrectableCause;
         std::vector<std::pair<Clock::time_point, std::int64_t>> correctable;  // samples
+    };
+    struct LinkLimit {  // what the device and every port above it can do: fixed per boot
+        std::optional<double> speed;
+        std::optional<int> width;
+    };
+    struct NetdevState {
+        bool down = false;
+        std::string text;
     };
     void checkAer(const WatchedDevice& device, Clock::time_point now, DeviceHealth& health);
     void checkLink(const WatchedDevice& device, DeviceHealth& health);
     void checkNetdevs(const WatchedDevice& device, DeviceHealth& health);
     void checkCpus(const WatchedDevice& device, DeviceHealth& health);
+    const LinkLimit& linkLimit(const WatchedDevice& device);
+    std::optional<NetdevState> netdevState(const std::string& path);
 
     discovery::Sysfs sysfs_;
     Policy policy_;
     std::map<std::string, AerHistory> aer_;
+    std::map<std::string, LinkLimit> linkLimits_;
+    std::map<std::string, std::optional<NetdevState>> netdevsThisRound_;
 };
 
 struct MonitorOptions {
@@ -111,12 +128,13 @@ class Monitor final : public plugin::HealthSource {
     // The devices to watch (after every scan). A device that disappears from the list is kept
     // and reported unhealthy ("removed") until it comes back, so a pod using it hears of it.
     void setDevices(std::vector<WatchedDevice> devices);
-    // Starts the polling thread; `onChange` runs on it after a check that changed anything.
+    // Starts the polling thread; `onChange` runs on it after a check that changed a device's
+    // state or cause (what the taints are made of; a new message only goes to the streams).
     void start(ChangeCallback onChange);
     void stop();
     // Checks now (a kernel device event arrived), without waiting for the next poll.
     void checkNow();
-    // Runs one round of checks on the caller's thread; true if anything changed.
+    // Runs one round of checks on the caller's thread; true if a state or cause changed.
     bool checkOnce();
 
     std::map<std::string, DeviceHealth> current() const;
@@ -137,6 +155,7 @@ class Monitor final : public plugin::HealthSource {
     std::vector<WatchedDevice> devices_;
     std::map<std::string, DeviceHealth> states_;
     std::map<std::string, DeviceHealth> removed_;
+    std::vector<std::string> toForget_;  // dropped by setDevices; their history goes next round
     std::uint64_t version_ = 0;      // bumped on every change
     std::uint64_t seenVersion_ = 0;  // what waitForChange last returned
     bool wakeRequested_ = false;
