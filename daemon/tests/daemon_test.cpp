@@ -466,10 +466,11 @@ TEST_F(HealthDaemonTest, AnUnhealthyNicIsStreamedAndTaintedThenRecovers) {
     EXPECT_NE(healthOf(down, kEpycNic)->message().find("ens5f0np0 is down"), std::string::npos);
     EXPECT_TRUE(eventually([&] {
         auto device = publishedDeviceJson(kEpycNic);
-        return device && device->contains("taints") &&
-               (*device)["taints"][0] == Json{{"key", "numa.dra.dev/unhealthy"},
-                                                {"value", "carrier-down"},
-                                                {"effect", "NoSchedule"}};
+        if (!device || !device->contains("taints"))
+            return false;
+        const auto& taint = (*device)["taints"][0];
+        return taint["key"] == "numa.dra.dev/unhealthy" && taint["value"] == "carrier-down" &&
+               taint["effect"] == "NoSchedule";
     }));
 
     write("class/net/ens5f0np0/operstate", "up\n");
