@@ -5,6 +5,8 @@ pkg_check_modules(LIBPCI REQUIRED IMPORTED_TARGET libpci)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(yaml-cpp REQUIRED)
+# RE2 gives CEL's matches() the same regular-expression dialect as cel-go.
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 if(NUMADRA_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -5,7 +5,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates bzip2 python3 python3-jsonschema
   libhwloc-dev libpci-dev pci.ids
-  nlohmann-json3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
+  nlohmann-json3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libcurl4-openssl-dev libcpp-httplib-dev libssl-dev

@@ -14,7 +14,9 @@ done
 
 scripts/install-deps.sh
 scripts/build.sh
-(cd build && ctest --output-on-failure --parallel "$(nproc)" --timeout 600)
+# The CEL conformance suite (label "conformance") downloads the spec's test data from npm;
+# it runs with the allocator's tests once dra-allocate lands (issue 6).
+(cd build && ctest --output-on-failure --parallel "$(nproc)" --timeout 600 -LE conformance)
 
 if [ "$sanitizers" -eq 1 ]; then
   BUILD_DIR=build-asan BUILD_TYPE=Debug scripts/build.sh -DNUMADRA_SANITIZE=ON -DNUMADRA_BUILD_BENCH=OFF

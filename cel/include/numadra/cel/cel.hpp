@@ -1,0 +1,141 @@
+#pragma once
+// An in-house Common Expression Language interpreter covering what DRA device selectors and
+// derived attributes use (no CEL library is packaged for Debian). Parse once, evaluate many:
+// a Program is immutable and thread-safe; evaluation never throws for expected failures
+// (errors are values, as CEL defines them) and stops at a cost limit.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "numadra/common/result.hpp"
+
+namespace numadra::cel {
+
+struct Value;
+using List = std::vector<Value>;
+// CEL map keys are int, uint, bool or string; kept in a deterministic order. Lookups treat
+// numerically equal int and uint keys as the same key (heterogeneous equality).
+using MapKey = std::variant<std::int64_t, std::uint64_t, bool, std::string>;
+using Map = std::map<MapKey, Value>;
+
+struct Null {
+    bool operator==(const Null&) const = default;
+};
+struct Bytes {
+    std::string data;
+    bool operator==(const Bytes&) const = default;
+};
+// An evaluation error travelling as a value (CEL's `&&`/`||` may absorb it).
+struct ErrorValue {
+    std::string message;
+    bool operator==(const ErrorValue&) const = default;
+};
+struct TypeValue {  // the value of `type(x)` and of type names such as `int`
+    std::string name;
+    bool operator==(const TypeValue&) const = default;
+};
+// Extension values the host defines (the DRA environment's semver and quantity): an opaque
+// object with a type name and an equality; everything else (ordering, accessors) is provided by
+// host functions, which receive the Opaque among their arguments. `x.f(...)` with an Opaque
+// receiver dispatches to Environment::memberFunctions["f"].
+class Opaque {
+  public:
+    virtual ~Opaque() = default;
+    virtual std::string typeName() const = 0;
+    // Used by `==`, `!=`, `in` and list/map equality; only called with the same typeName().
+    virtual bool equals(const Opaque& other) const = 0;
+    // For toString() (tests, error messages).
+    virtual std::string debugString() const { return typeName() + "(...)"; }
+};
+
+struct Value {
+    using Storage = std::variant<Null, bool, std::int64_t, std::uint64_t, double, std::string,
+                                 Bytes, std::shared_ptr<const List>, std::shared_ptr<const Map>,
+                                 TypeValue, ErrorValue, std::shared_ptr<const Opaque>>;
+    Storage v;
+
+    Value() = default;
+    template <class T>
+    Value(T x) : v(std::move(x)) {}  // NOLINT(google-explicit-constructor)
+    static Value list(List items) { return Value(std::make_shared<const List>(std::move(items))); }
+    static Value map(Map entries) { return Value(std::make_shared<const Map>(std::move(entries))); }
+    static Value bytes(std::string data) { return Value(Bytes{std::move(data)}); }
+    static Value type(std::string name) { return Value(TypeValue{std::move(name)}); }
+    static Value error(std::string message) { return Value(ErrorValue{std::move(message)}); }
+
+    bool isError() const { return std::holds_alternative<ErrorValue>(v); }
+    template <class T>
+    bool is() const {
+        return std::holds_alternative<T>(v);
+    }
+    template <class T>
+    const T& as() const {
+        return std::get<T>(v);
+    }
+    std::string typeName() const;  // "int", "string", "list", ... as CEL's type() names them
+};
+
+// CEL equality (heterogeneous numeric equality: 1 == 1u == 1.0; lists/maps element-wise; NaN is
+// unequal to everything). An ErrorValue equals another with the same message, so tests can
+// compare results directly.
+bool operator==(const Value& a, const Value& b);
+// For tests and error messages: CEL-like literal text.
+std::string toString(const Value& value);
+
+// Variables of an evaluation: names, possibly dotted ("device" or "a.b.c"), bound to values. A
+// dotted reference `a.b.c` resolves to the longest bound prefix, then selects the remaining
+// fields, as CEL's qualified-name resolution does.
+class Activation {
+  public:
+    void bind(std::string name, Value value) { values_[std::move(name)] = std::move(value); }
+    const Value* find(std::string_view name) const;
+
+  private:
+    std::map<std::string, Value, std::less<>> values_;
+};
+
+// Host functions: global (`f(x)`, also qualified `ns.f(x)`) and member (`x.f(y)`) overloads,
+// looked up by name; a function gets the evaluated arguments (the receiver first for member calls)
+// and returns a Value (an ErrorValue for a failure). Arguments are never ErrorValues (CEL
+// functions are strict). The standard library is tried first; when it has no overload for the
+// argument types, the host function of the same name is called, so a host may extend names like
+// `indexOf` to its own types. Operators have the CEL names `_+_`, `_<_`, ... and are consulted only
+// when the built-in operator has no overload (e.g. for Opaque operands).
+using Function = std::function<Value(const std::vector<Value>& args)>;
+struct Environment {
+    std::map<std::string, Function, std::less<>> globalFunctions;
+    std::map<std::string, Function, std::less<>> memberFunctions;
+    // Evaluation steps (each evaluated node and each comprehension iteration count one; string
+    // functions add one per 16 bytes scanned); exceeding it aborts with an error value.
+    std::int64_t costLimit = 1'000'000;
+};
+
+class Program {
+  public:
+    // Parses and expands the macros. An error's message starts with "line L, column C: " (both
+    // 1-based, columns in characters) and quotes the offending text.
+    static Result<Program> compile(std::string_view expression);
+    // The result (an ErrorValue when evaluation failed or exceeded the cost limit) and the cost
+    // it took.
+    Value evaluate(const Activation& activation, const Environment& environment,
+                   std::int64_t* cost = nullptr) const;
+    const std::string& source() const;
+
+  private:
+    struct Impl;
+    explicit Program(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+    std::shared_ptr<const Impl> impl_;
+};
+
+// The message of the error value returned when the cost limit is exceeded.
+inline constexpr std::string_view kCostLimitExceeded =
+    "operation cancelled: actual cost limit exceeded";
+
+}  // namespace numadra::cel
