@@ -28,6 +28,7 @@ Result<Machine> discover(const DiscoveryOptions& options) {
     const DeviceKindRules& kinds = options.kinds ? *options.kinds : DeviceKindRules::defaults();
     for (auto& function : machine.pci)
         function.kind = kinds.classify(function);
+    detail::readSerialNumbers(reader, machine);
     return machine;
 }
 

@@ -35,6 +35,8 @@ class Reader {
 
 void readNumaAndCpus(Reader& reader, Machine& machine);
 void readPciFunctions(Reader& reader, const PciNameDatabase* names, Machine& machine);
+// The Device Serial Number of every function with a kind (classify first) that is not a VF.
+void readSerialNumbers(Reader& reader, Machine& machine);
 
 // "0000:1a:00.0" (domain of 4 or more hex digits), lowercase.
 bool isPciAddress(std::string_view name);

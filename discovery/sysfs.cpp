@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <system_error>
+#include <utility>
 
 #include "numadra/common/text.hpp"
 
@@ -83,6 +84,51 @@ Result<std::string> Sysfs::read(std::string_view relative) const {
         if (static_cast<size_t>(n) < sizeof buffer)
             break;
     }
+    return content;
+}
+
+Result<SysfsFile> Sysfs::open(std::string_view relative) const {
+    const int fd =
+        ::openat(this->fd(), relativePath(relative).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return systemError(path(relative), errno);
+    return SysfsFile(fd, path(relative));
+}
+
+SysfsFile::SysfsFile(SysfsFile&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+
+SysfsFile& SysfsFile::operator=(SysfsFile&& other) noexcept {
+    if (this != &other) {
+        if (fd_ >= 0)
+            ::close(fd_);
+        fd_ = std::exchange(other.fd_, -1);
+        path_ = std::move(other.path_);
+    }
+    return *this;
+}
+
+SysfsFile::~SysfsFile() {
+    if (fd_ >= 0)
+        ::close(fd_);
+}
+
+Result<std::string> SysfsFile::readAt(std::uint64_t offset, std::size_t size) const {
+    std::string content(size, '\0');
+    std::size_t got = 0;
+    while (got < size) {
+        const ssize_t n =
+            ::pread(fd_, content.data() + got, size - got, static_cast<off_t>(offset + got));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return systemError(path_, errno);
+        }
+        if (n == 0)
+            break;  // end of file: config space is 4096 bytes for root, 256 or 64 for others
+        got += static_cast<std::size_t>(n);
+    }
+    content.resize(got);
     return content;
 }
 

@@ -138,6 +138,7 @@ Result<state::DeviceRecord> identify(const AllocatedDevice& device, const NodeVi
     record.pciAddress = function->address;
     record.vendorId = function->vendorId;
     record.deviceId = function->deviceId;
+    record.serialNumber = function->serialNumber.value_or("");
     if (!function->netdevs.empty()) {
         record.interfaceName = function->netdevs.front().name;
         record.hardwareAddress = function->netdevs.front().mac;
@@ -163,6 +164,15 @@ Status verifyIdentity(const state::DeviceRecord& record, const NodeView& node) {
                      text::hex(function->vendorId, 4) + ":" + text::hex(function->deviceId, 4) +
                      ", not the " + text::hex(record.vendorId, 4) + ":" +
                      text::hex(record.deviceId, 4) + " that was prepared"};
+    }
+    // Only a different serial is a different card. None now, where one was recorded, is taken
+    // as unreadable rather than as a swap: the config space past the header is root's only, and
+    // a restart with other privileges must not cost a running workload its devices.
+    if (!record.serialNumber.empty() && function->serialNumber &&
+        *function->serialNumber != record.serialNumber) {
+        return Error{"PCI device " + record.pciAddress + " now has serial number " +
+                     *function->serialNumber + ", not the " + record.serialNumber +
+                     " that was prepared"};
     }
     return {};
 }

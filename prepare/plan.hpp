@@ -36,7 +36,8 @@ Result<state::DeviceRecord> identify(const AllocatedDevice& device, const NodeVi
                                      const Options& options);
 
 // True when the record's device is still the one that was prepared (same PCI function at the
-// address, CPUs still online); otherwise the error says what changed.
+// address with the same serial number when both are known, CPUs still online); otherwise the
+// error says what changed.
 Status verifyIdentity(const state::DeviceRecord& record, const NodeView& node);
 
 // CPUs for a share of `count` CPUs on `numaNode`, avoiding `taken`: whole cores first (lowest

@@ -68,6 +68,8 @@ void renderFunction(const Machine& machine, const PciFunction& f, const std::str
     if (auto l = link(f.currentLink, f.maxLink); !l.empty())
         out << ", " << l;
     out << "\n";
+    if (f.serialNumber)
+        out << indent << "    serial number " << *f.serialNumber << "\n";
     for (const auto& netdev : f.netdevs) {
         out << indent << "    netdev " << netdev.name << " " << netdev.operstate;
         if (netdev.speedMbps)

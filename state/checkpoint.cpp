@@ -80,6 +80,8 @@ Json deviceToJson(const DeviceRecord& device) {
     // tell "not a PCI device" from "absent".
     out["vendorID"] = device.vendorId;
     out["deviceID"] = device.deviceId;
+    if (!device.serialNumber.empty())
+        out["serialNumber"] = device.serialNumber;
     if (!device.interfaceName.empty())
         out["interfaceName"] = device.interfaceName;
     if (!device.hardwareAddress.empty())
@@ -242,6 +244,8 @@ DeviceRecord readDevice(FieldReader& reader, const Json& value, const std::strin
         reader.integer(*v, path + ".vendorID", device.vendorId);
     if (const auto* v = reader.member(value, path, "deviceID", true))
         reader.integer(*v, path + ".deviceID", device.deviceId);
+    if (const auto* v = reader.member(value, path, "serialNumber", false))
+        reader.string(*v, path + ".serialNumber", device.serialNumber);
     if (const auto* v = reader.member(value, path, "interfaceName", false))
         reader.string(*v, path + ".interfaceName", device.interfaceName);
     if (const auto* v = reader.member(value, path, "hardwareAddress", false))

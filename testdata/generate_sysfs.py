@@ -796,10 +796,38 @@ def _selftest():
     assert cpumask([0, 1], 2) == "3"
     assert cpumask(range(40), 80) == "0000,000000ff,ffffffff"
     assert cpumask(range(16), 176) == "0000,00000000,00000000,00000000,00000000,0000ffff"
+    assert link_speed_code("16.0 GT/s PCIe") == 4 and link_speed_code("8 GT/s") == 3
+    assert link_speed_code("2.5 GT/s PCIe") == 1 and link_speed_code("Unknown") == 0
 
 
 def h16(text, n):
     return hashlib.sha256(text.encode()).digest()[:n]
+
+
+EXT_CONFIG_SIZE = 4096
+CAP_ID_EXP = 0x10
+EXT_CAP_AER = 0x0001
+EXT_CAP_DSN = 0x0003
+_LINK_SPEED_CODES = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6}
+
+
+def link_speed_code(speed):
+    """'16.0 GT/s PCIe' or '16 GT/s' -> 4, the Link Capabilities/Status encoding; 0 = unknown."""
+    try:
+        return _LINK_SPEED_CODES.get(float(speed.split()[0]), 0)
+    except (ValueError, IndexError):
+        return 0
+
+
+def has_extended_config(f, is_vf):
+    """NVIDIA/AMD GPUs and physical NIC functions on PCIe get the full config space with a Device
+    Serial Number (the driver's hardware identity). Everything else keeps the 64-byte header:
+    bridges need no more for hwloc, and VFs have no DSN of their own."""
+    if is_vf or f.link is None or f.cls >> 8 == 0x0604 or not link_speed_code(f.link.max_speed):
+        return False
+    gpu = f.vendor in (0x10de, 0x1002) and f.cls >> 16 in (0x03, 0x12)
+    nic = f.cls >> 16 == 0x02 or f.cls >> 8 == 0x0c06
+    return gpu or nic
 
 
 AER_COR = ["RxErr", "BadTLP", "BadDLLP", "Rollover", "Timeout", "NonFatalErr", "CorrIntErr",
@@ -1210,6 +1238,8 @@ class Builder:
         multifn = any(isinstance(s, Func) and s is not f and parse_bdf(s.bdf)[:3] == (dom, bus, dev)
                       for s in siblings)
         files["config"] = self.config_space(f, sv, sd, irq, bus, span, multifn)
+        if has_extended_config(f, is_vf):
+            files["config"] = self.extended_config(files["config"], f, aer)
         if f.sriov and not is_vf:
             s = f.sriov
             files["sriov_totalvfs"] = f"{s.total}\n"
@@ -1302,6 +1332,33 @@ class Builder:
         b[0x3c] = irq & 0xff
         b[0x3d] = 0x01 if irq else 0x00
         return bytes(b)
+
+    def extended_config(self, header, f, aer):
+        """The full 4096 bytes root reads: the 64-byte header, a PCI Express capability at 0x40
+        (the header's capability pointer) matching the link files, and at 0x100 the extended
+        capabilities: AER (when the function has AER files), then the Device Serial Number."""
+        b = bytearray(EXT_CONFIG_SIZE)
+        b[:len(header)] = header
+        max_code, cur_code = link_speed_code(f.link.max_speed), link_speed_code(f.link.cur_speed)
+        struct.pack_into("<BBH", b, 0x40, CAP_ID_EXP, 0x00, 0x0002)   # v2, endpoint
+        struct.pack_into("<I", b, 0x44, 0x00008002)                   # MPS 512, role-based ER
+        struct.pack_into("<HH", b, 0x48, 0x2030, 0x0000)              # MPS 256, MRRS 512, RO
+        struct.pack_into("<I", b, 0x4c, max_code | (f.link.max_width << 4))
+        struct.pack_into("<HH", b, 0x50, 0x0000, cur_code | (f.link.cur_width << 4))
+        struct.pack_into("<I", b, 0x6c, (1 << (max_code + 1)) - 2 if max_code else 0)
+        struct.pack_into("<H", b, 0x70, max_code)
+        dsn_offset = 0x100
+        if aer:
+            dsn_offset = 0x148                                        # AER v2 is 0x48 bytes
+            struct.pack_into("<I", b, 0x100, EXT_CAP_AER | (2 << 16) | (dsn_offset << 20))
+            struct.pack_into("<I", b, 0x114, 0x0000e000)              # correctable mask
+        struct.pack_into("<I", b, dsn_offset, EXT_CAP_DSN | (1 << 16))  # last: next = 0
+        struct.pack_into("<Q", b, dsn_offset + 4, int.from_bytes(self.serial(f), "big"))
+        return bytes(b)
+
+    def serial(self, f):
+        """The Device Serial Number, most significant byte first (the order lspci prints)."""
+        return h16(f"{self.m.name}/{f.bdf}/dsn", 8)
 
     def emit_classdev(self, cd, devpath, f):
         t, m = self.t, self.m

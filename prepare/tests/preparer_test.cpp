@@ -484,6 +484,86 @@ TEST_F(PreparerTest, AQuarantinedClaimKeepsItsDevicesUntilUnprepared) {
     EXPECT_TRUE(prepare(claim("uid-2", {device("gpu", kGpu)})));
 }
 
+TEST_F(PreparerTest, RecordsTheDevicesSerialNumber) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    auto loaded = state::CheckpointStore::open(tree.path("state"))->load();
+    ASSERT_TRUE(loaded);
+    ASSERT_EQ(loaded->records.size(), 1U);
+    ASSERT_TRUE(machine.pciFunction("0000:21:00.0")->serialNumber.has_value());
+    EXPECT_EQ(loaded->records[0].devices.at(0).serialNumber,
+              *machine.pciFunction("0000:21:00.0")->serialNumber);
+}
+
+TEST_F(PreparerTest, ACardSwappedForTheSameModelIsQuarantined) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    const std::string prepared = *machine.pciFunction("0000:21:00.0")->serialNumber;
+    // Another H100 now sits at the address: same vendor, device and kind, another serial.
+    for (auto& f : machine.pci) {
+        if (f.address == "0000:21:00.0")
+            f.serialNumber = "00-11-22-33-44-55-66-77";
+    }
+    open("boot-2");
+    auto report = preparer->restore(node());
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_EQ(report->quarantined, 1U);
+    EXPECT_EQ(preparer->preparedClaimCount(), 0U);
+    std::string reason;
+    for (const auto& path : filesBelow(tree.path("state/quarantine"))) {
+        if (path.ends_with(".reason"))
+            reason = files::readFile(path).value();
+    }
+    EXPECT_NE(reason.find("0000:21:00.0"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("00-11-22-33-44-55-66-77"), std::string::npos) << reason;
+    EXPECT_NE(reason.find(prepared), std::string::npos) << reason;
+}
+
+TEST_F(PreparerTest, ARepeatedPrepareOfASwappedCardFails) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    for (auto& f : machine.pci) {
+        if (f.address == "0000:21:00.0")
+            f.serialNumber = "00-11-22-33-44-55-66-77";
+    }
+    auto again = prepare(claim(kUid, {device("gpu", kGpu)}));
+    ASSERT_FALSE(again);
+    EXPECT_NE(again.error().message.find("00-11-22-33-44-55-66-77"), std::string::npos)
+        << again.error().message;
+}
+
+// Only root reads the config space past the header: a restart without that right sees no
+// serial, which says nothing about the card.
+TEST_F(PreparerTest, ASerialNumberNoLongerReadableKeepsTheClaim) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    const std::string prepared = *machine.pciFunction("0000:21:00.0")->serialNumber;
+    for (auto& f : machine.pci) {
+        if (f.address == "0000:21:00.0")
+            f.serialNumber.reset();
+    }
+    open("boot-2");
+    auto report = preparer->restore(node());
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_EQ(report->quarantined, 0U);
+    EXPECT_EQ(report->restored, 1U);
+    // The record keeps the serial it was prepared with, for the next check that can read one.
+    auto loaded = state::CheckpointStore::open(tree.path("state"))->load();
+    ASSERT_TRUE(loaded);
+    ASSERT_EQ(loaded->records.size(), 1U);
+    EXPECT_EQ(loaded->records[0].devices.at(0).serialNumber, prepared);
+}
+
+// Records written before serial numbers were recorded have none: the rest of the identity holds.
+TEST_F(PreparerTest, ARecordWithoutASerialNumberIsStillHonoured) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    auto store = state::CheckpointStore::open(tree.path("state")).value();
+    auto record = store.load()->records.at(0);
+    record.devices.at(0).serialNumber.clear();
+    ASSERT_TRUE(store.save(record));
+    open("boot-2");
+    auto report = preparer->restore(node());
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_EQ(report->quarantined, 0U);
+    EXPECT_EQ(report->restored, 1U);
+}
+
 TEST_F(PreparerTest, ARollbackThatFailsIsQuarantinedNotFatal) {
     ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
     auto store = state::CheckpointStore::open(tree.path("state")).value();

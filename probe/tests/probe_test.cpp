@@ -74,6 +74,13 @@ TEST(NumaProbe, TableShowsSocketsNodesDevicesAndLists) {
     }
 }
 
+TEST(NumaProbe, TableShowsTheDeviceSerialNumber) {
+    auto run = probe({"--sysfs-root", epyc(), "--node-name", "n"});
+    ASSERT_EQ(run.code, 0) << run.err;
+    // The H100 at 0000:21:00.0, as the generator derives it.
+    EXPECT_NE(run.out.find("serial number 82-a3-d7-5c-05-44-0c-62"), std::string::npos) << run.out;
+}
+
 TEST(NumaProbe, JsonIsAListOfResourceSlices) {
     auto run =
         probe({"--sysfs-root", epyc(), "--node-name", "n", "--numa-list", "--output", "json"});

@@ -35,6 +35,7 @@ ClaimRecord fullRecord() {
     gpu.pciAddress = "0000:41:00.0";
     gpu.vendorId = 0x10de;
     gpu.deviceId = 0x2330;
+    gpu.serialNumber = "82-a3-d7-5c-05-44-0c-62";
     gpu.consumedCapacity = {{"memory", "40Gi"}, {"sm", "50"}};
     gpu.cdiDeviceIds = {"numa.dra.example.com/gpu=claim-0f1e-gpu-0"};
 
@@ -145,7 +146,8 @@ TEST(Codec, UnsetOptionalFieldsAreOmittedAndIdsAlwaysWritten) {
     EXPECT_EQ(claim["files"], Json::array());
     EXPECT_EQ(claim["metadataGenerations"], Json::object());
     const auto& device = claim["devices"][0];
-    for (const char* key : {"shareID", "pciAddress", "numaNode", "cpus", "consumedCapacity"})
+    for (const char* key :
+         {"shareID", "pciAddress", "serialNumber", "numaNode", "cpus", "consumedCapacity"})
         EXPECT_FALSE(device.contains(key)) << key;
     EXPECT_EQ(device["vendorID"], 0);
     EXPECT_EQ(device["deviceID"], 0);
@@ -167,6 +169,7 @@ TEST(Codec, UsesTheDocumentedFieldNames) {
     EXPECT_EQ(gpu["pciAddress"], "0000:41:00.0");
     EXPECT_EQ(gpu["vendorID"], 0x10de);
     EXPECT_EQ(gpu["deviceID"], 0x2330);
+    EXPECT_EQ(gpu["serialNumber"], "82-a3-d7-5c-05-44-0c-62");
     EXPECT_EQ(gpu["consumedCapacity"]["memory"], "40Gi");
     EXPECT_EQ(claim["devices"][1]["numaNode"], 1);
     EXPECT_EQ(claim["devices"][1]["cpus"], Json::parse("[8,9,10,11]"));

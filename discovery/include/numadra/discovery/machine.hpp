@@ -98,6 +98,11 @@ struct PciFunction {
     std::vector<RdmaDevice> rdma;
     std::vector<std::string> drm;  // card0, renderD128
     DeviceKind kind;               // empty: not a device the driver publishes
+    // PCIe Device Serial Number as lspci prints it ("b8-ce-f6-03-00-7c-d7-c4"): tells a card from
+    // another of the same model in the same slot. Read only for published physical functions (a
+    // VF's would be its PF's); nullopt when the card has none or its config space is not
+    // readable in full (only root sees past the first 64 or 256 bytes).
+    std::optional<std::string> serialNumber;
 
     bool isBridge() const { return (classCode >> 8) == 0x0604; }
 };

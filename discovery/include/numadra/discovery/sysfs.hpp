@@ -3,14 +3,40 @@
 // and real machines go through the same code. Nothing here follows symlinks implicitly except
 // when reading a file's content: link targets are resolved lexically, never by walking the tree.
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "numadra/common/result.hpp"
 
 namespace numadra::discovery {
+
+// A file held open for positioned reads of binary content. Made for PCI config space, where the
+// kernel performs a config access per dword read: a reader fetches only the bytes it needs
+// instead of the whole 4096 bytes.
+class SysfsFile {
+  public:
+    SysfsFile(SysfsFile&& other) noexcept;
+    SysfsFile& operator=(SysfsFile&& other) noexcept;
+    SysfsFile(const SysfsFile&) = delete;
+    SysfsFile& operator=(const SysfsFile&) = delete;
+    ~SysfsFile();
+
+    const std::string& path() const { return path_; }
+    // Up to `size` bytes from `offset`: fewer at the end of the file, none past it. Errors name
+    // the full path.
+    Result<std::string> readAt(std::uint64_t offset, std::size_t size) const;
+
+  private:
+    friend class Sysfs;
+    SysfsFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+    int fd_;
+    std::string path_;
+};
 
 class Sysfs {
   public:
@@ -24,6 +50,8 @@ class Sysfs {
 
     // Content of a (small) file; errors name the full path.
     Result<std::string> read(std::string_view relative) const;
+    // The file opened for readAt(); errors name the full path.
+    Result<SysfsFile> open(std::string_view relative) const;
     // Target of a symlink, as stored.
     Result<std::string> readLink(std::string_view relative) const;
     // Target of a symlink resolved lexically against the link's folder and made relative to the

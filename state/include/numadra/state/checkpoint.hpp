@@ -32,6 +32,9 @@ struct DeviceRecord {
     std::string pciAddress;    // PCI devices: the stable identity ...
     std::uint16_t vendorId = 0;
     std::uint16_t deviceId = 0;  // ... checked again before the record is honoured
+    // PCIe Device Serial Number when the card has one and it was readable: tells the prepared
+    // card from another of the same model put in the same slot. Empty: none known.
+    std::string serialNumber;
     // NICs: the netdev as prepared. Once CNI moves it into the pod, the host no longer shows it,
     // and repairs must not drop it from the container's view.
     std::string interfaceName;
