@@ -185,13 +185,17 @@ DeviceHealth Checker::check(const WatchedDevice& device, Clock::time_point now) 
 }
 
 void Checker::checkAer(const WatchedDevice& device, Clock::time_point now, DeviceHealth& health) {
+    // A VF has no AER capability of its own: errors on its link are logged against its PF,
+    // which is checked as a device of its own.
+    if (!device.pfAddress.empty())
+        return;
     auto& history = aer_[device.deviceName];
     // Kernels print the counters as aer_dev_<kind>; a newer layout puts them in aer/err_<kind>.
     auto counterFile = [&](const char* kind) {
         const std::string classic = device.devicePath + "/aer_dev_" + kind;
-        if (sysfs_.exists(classic))
-            return classic;
-        return device.devicePath + "/aer/err_" + kind;
+        if (history.newLayout)
+            return device.devicePath + "/aer/err_" + kind;
+        return classic;
     };
     struct Kind {
         const char* name;
@@ -203,8 +207,13 @@ void Checker::checkAer(const WatchedDevice& device, Clock::time_point now, Devic
     for (const Kind& kind :
          {Kind{"fatal", "fatal", "aer-fatal", true, &AerHistory::fatalBaseline},
           Kind{"nonfatal", "non-fatal", "aer-nonfatal", false, &AerHistory::nonFatalBaseline}}) {
-        const std::string file = counterFile(kind.name);
+        std::string file = counterFile(kind.name);
         auto counts = readAer(sysfs_, file);
+        if (!counts && !history.newLayout) {
+            file = device.devicePath + "/aer/err_" + kind.name;
+            counts = readAer(sysfs_, file);
+            history.newLayout = counts.has_value();
+        }
         if (!counts)
             continue;
         auto& baseline = history.*kind.baseline;
@@ -357,26 +366,34 @@ constexpr unsigned long kIffUp = 0x1;
 std::optional<Checker::NetdevState> Checker::netdevState(const std::string& path) {
     if (auto cached = netdevsThisRound_.find(path); cached != netdevsThisRound_.end())
         return cached->second;
+    // The common case costs one read: an interface whose operstate is "up" has its carrier.
+    // A netdev CNI moved into a pod's namespace is no longer in the host's sysfs (no operstate):
+    // not a fault, and the pod's view is not ours to judge. Representors and interfaces an
+    // administrator keeps down (IFF_UP clear: e.g. VFs nobody configured in the host) are no
+    // faults either.
     std::optional<NetdevState> result;
-    // A netdev CNI moved into a pod's namespace is no longer in the host's sysfs: not a fault,
-    // and the pod's view is not ours to judge. Representors and interfaces an administrator
-    // keeps down (IFF_UP clear: e.g. VFs nobody configured in the host) are no faults either.
-    const auto port = sysfs_.read(path + "/phys_port_name");
-    const auto flags = sysfs_.read(path + "/flags");
-    const auto flagBits = flags ? text::parseHex(text::trim(*flags)) : std::nullopt;
-    const bool adminDown = flagBits && (*flagBits & kIffUp) == 0;
-    if (sysfs_.isDirectory(path) && !(port && isRepresentor(text::trim(*port))) && !adminDown) {
-        auto operstate = sysfs_.read(path + "/operstate");
-        auto carrier = sysfs_.read(path + "/carrier");
-        const std::string state = operstate ? std::string(text::trim(*operstate)) : "";
-        NetdevState netdev;
-        netdev.down = state == "down" || state == "lowerlayerdown" ||
-                      (carrier && text::trim(*carrier) == "0");
-        netdev.text = "interface " + discovery::baseName(path) + " is down (operstate " +
-                      (state.empty() ? "unreadable" : state) + ", carrier " +
-                      (carrier ? std::string(text::trim(*carrier)) : "unreadable") + ", " +
-                      sysfs_.path(path + "/operstate") + ")";
-        result = netdev;
+    const auto operstate = sysfs_.read(path + "/operstate");
+    const std::string state = operstate ? std::string(text::trim(*operstate)) : "";
+    if (operstate && state != "up") {
+        const auto flags = sysfs_.read(path + "/flags");
+        const auto flagBits = flags ? text::parseHex(text::trim(*flags)) : std::nullopt;
+        const bool adminDown = flagBits && (*flagBits & kIffUp) == 0;
+        const auto port = sysfs_.read(path + "/phys_port_name");
+        if (!adminDown && !(port && isRepresentor(text::trim(*port)))) {
+            const bool stateSaysDown = state == "down" || state == "lowerlayerdown";
+            std::optional<std::string> carrier;
+            if (!stateSaysDown) {
+                if (auto value = sysfs_.read(path + "/carrier"))
+                    carrier = *value;
+            }
+            NetdevState netdev;
+            netdev.down = stateSaysDown || (carrier && text::trim(*carrier) == "0");
+            netdev.text = "interface " + discovery::baseName(path) + " is down (operstate " +
+                          state + ", " + sysfs_.path(path + "/operstate") + ")";
+            result = netdev;
+        }
+    } else if (operstate) {
+        result = NetdevState{};
     }
     netdevsThisRound_.emplace(path, result);
     return result;

@@ -83,7 +83,8 @@ class Checker {
     struct AerHistory {
         std::optional<std::int64_t> fatalBaseline, nonFatalBaseline;
         std::optional<Clock::time_point> lastUncorrectable;
-        bool fatal = false;  // sticky until a reset
+        bool fatal = false;       // sticky until a reset
+        bool newLayout = false;  // counters in aer/err_* rather than aer_dev_*
         std::string lastUncorrectableMessage, lastUncorrectableCause;
         std::vector<std::pair<Clock::time_point, std::int64_t>> correctable;  // samples
     };

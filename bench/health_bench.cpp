@@ -1,0 +1,430 @@
+// Device health on the largest mocked machine (big-2s-8n: 536 published devices, 8 H100 GPUs,
+// 8 CX-7 PFs with 64 VFs each, one CPU device per NUMA node), on a writable copy of its sysfs
+// tree in a temp folder:
+//
+// - BM_HealthRound: one Monitor::checkOnce() over every watched device, the cost of one poll.
+//   idle_cpu_percent_at_5s = round time / 5 s (the default --health-interval) x 100;
+//   round_cpu_ms is the thread's CPU time per round (below the wall time when the CPU is shared).
+// - BM_DetectionLatencyPoll: a Monitor polling every second; each iteration waits a part of the
+//   interval (untimed; the waits are spread evenly over the interval and shuffled, so the writes
+//   cover every phase of the poll even with few samples), writes "down" (or "up" again) to the
+//   operstate of the first CX-7 PF's netdev (the PF and its 64 VFs see it), and times until
+//   Monitor::waitForChange returns. Expected: interval/2 + one round on average.
+// - BM_DetectionLatencyEvent: the same, with Monitor::checkNow() right after the write, which is
+//   what the daemon does when a kernel uevent arrives. Expected: about one round.
+// - BM_DaemonIdleCpu: build/bin/numa-dra-plugin --dry-run on the copy, default health and resync
+//   intervals; once its registration socket exists and 5 s have passed, its utime+stime from
+//   /proc/<pid>/stat over a 30 s window. cpu_percent is of one core.
+//
+// p50_ms/p99_ms/max_ms are over the iterations of one run (nearest rank).
+// Run: build/bin/health_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <set>
+#include <sstream>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "numadra/discovery/discovery.hpp"
+#include "numadra/health/health.hpp"
+#include "numadra/slices/builder.hpp"
+#include "numadra/testing/machines.hpp"
+#include "numadra/testing/temp_tree.hpp"
+
+namespace {
+
+using numadra::health::Monitor;
+using numadra::health::State;
+using numadra::health::WatchedDevice;
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr const char* kMachine = "big-2s-8n";
+constexpr const char* kPool = "bench-node";
+constexpr auto kDetectionPoll = 1s;
+
+// ----- the node: a writable copy of the machine, discovered once per process -----
+
+struct Node {
+    numadra::testing::TempTree tree;  // the copy of <machine>/sys
+    numadra::discovery::Machine machine;
+    std::vector<WatchedDevice> watched;
+    std::string netdev;              // the netdev whose operstate the latency benchmarks flip
+    std::set<std::string> affected;  // the devices that see that netdev (its PF and the VFs)
+    std::string error;               // why the node is unusable
+};
+
+Node& node() {
+    static const std::unique_ptr<Node> instance = [] {
+        auto n = std::make_unique<Node>();
+        n->tree.copyFrom(numadra::testing::machineRoot(kMachine));
+        auto machine = numadra::discovery::discover({n->tree.root(), nullptr, nullptr});
+        if (!machine) {
+            n->error = "discovery failed: " + machine.error().message;
+            return n;
+        }
+        n->machine = std::move(machine).value();
+        numadra::slices::SliceOptions options;
+        options.nodeName = kPool;
+        const auto devices = numadra::slices::buildPoolContent(n->machine, options).devices;
+        n->watched = numadra::health::watchList(n->machine, devices);
+        for (const auto& f : n->machine.pci) {
+            if (f.kind == "nic" && !f.sriovVf && !f.netdevs.empty()) {
+                n->netdev = f.netdevs.front().path;
+                break;
+            }
+        }
+        if (n->netdev.empty()) {
+            n->error = "no NIC physical function with a netdev";
+            return n;
+        }
+        for (const auto& d : n->watched) {
+            if (std::count(d.netdevPaths.begin(), d.netdevPaths.end(), n->netdev) != 0 ||
+                std::count(d.pfNetdevPaths.begin(), d.pfNetdevPaths.end(), n->netdev) != 0)
+                n->affected.insert(d.deviceName);
+        }
+        return n;
+    }();
+    return *instance;
+}
+
+bool nodeReady(benchmark::State& state) {
+    if (!node().error.empty()) {
+        state.SkipWithError(node().error.c_str());
+        return false;
+    }
+    return true;
+}
+
+std::unique_ptr<Monitor> makeMonitor(std::chrono::milliseconds pollInterval) {
+    numadra::health::MonitorOptions options;
+    options.poolName = kPool;
+    options.pollInterval = pollInterval;
+    auto monitor =
+        std::make_unique<Monitor>(numadra::discovery::Sysfs(node().tree.root()), options);
+    monitor->setDevices(node().watched);
+    return monitor;
+}
+
+void writeOperstate(bool up) {
+    std::ofstream(node().tree.path(node().netdev + "/operstate"), std::ios::trunc)
+        << (up ? "up\n" : "down\n");
+}
+
+// ----- statistics -----
+
+Clock::duration threadCpuTime() {
+    timespec now{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return std::chrono::seconds(now.tv_sec) + std::chrono::nanoseconds(now.tv_nsec);
+}
+
+double seconds(Clock::duration d) {
+    return std::chrono::duration<double>(d).count();
+}
+
+class Latencies {
+  public:
+    double add(Clock::duration wall) {
+        ms_.push_back(std::chrono::duration<double, std::milli>(wall).count());
+        return ms_.back() * 1e-3;
+    }
+    void report(benchmark::State& state) {
+        if (ms_.empty())
+            return;
+        std::sort(ms_.begin(), ms_.end());
+        state.counters["p50_ms"] = percentile(50);
+        state.counters["p99_ms"] = percentile(99);
+        state.counters["max_ms"] = ms_.back();
+        state.counters["samples"] = static_cast<double>(ms_.size());
+    }
+
+  private:
+    // Nearest rank: the smallest sample with at least p% of the samples at or below it.
+    double percentile(double p) const {
+        const auto rank = static_cast<size_t>(std::ceil(p / 100.0 * ms_.size()));
+        return ms_[std::clamp<size_t>(rank, 1, ms_.size()) - 1];
+    }
+
+    std::vector<double> ms_;
+};
+
+// ----- benchmarks -----
+
+// One poll: every watched device checked once, on the caller's thread.
+void BM_HealthRound(benchmark::State& state) {
+    if (!nodeReady(state))
+        return;
+    auto monitor = makeMonitor(5s);
+    monitor->checkOnce();  // the first round sets the AER baselines
+    Clock::duration wall{}, cpu{};
+    for (auto _ : state) {
+        const auto cpuStart = threadCpuTime();
+        const auto start = Clock::now();
+        benchmark::DoNotOptimize(monitor->checkOnce());
+        wall += Clock::now() - start;
+        cpu += threadCpuTime() - cpuStart;
+    }
+    const double rounds = static_cast<double>(state.iterations());
+    const double roundSeconds = seconds(wall) / rounds;
+    state.counters["devices"] = static_cast<double>(node().watched.size());
+    state.counters["round_cpu_ms"] = seconds(cpu) / rounds * 1e3;
+    state.counters["idle_cpu_percent_at_5s"] = roundSeconds / 5.0 * 100.0;
+}
+BENCHMARK(BM_HealthRound)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+// Flips the netdev's operstate at every phase of the poll in turn and times until the Monitor says
+// something changed; `event` also calls checkNow() right after the write.
+void detectionLatency(benchmark::State& state, bool event) {
+    if (!nodeReady(state))
+        return;
+    writeOperstate(true);
+    auto monitor = makeMonitor(kDetectionPoll);
+    std::stop_source stop;  // never stopped: waitForChange returns on a change or a timeout
+    monitor->start({});
+    if (!monitor->waitForChange(30s, stop.get_token())) {
+        state.SkipWithError("the first round did not report");
+        return;
+    }
+    // The wait before iteration i starts when the previous change was seen, at the end of a
+    // round: (k + 0.5) / n of the interval for k = 0..n-1, in a shuffled order.
+    const auto n = static_cast<size_t>(state.max_iterations);
+    std::vector<Clock::duration> phases;
+    for (size_t k = 0; k < n; ++k)
+        phases.push_back(std::chrono::duration_cast<Clock::duration>(kDetectionPoll) * (2 * k + 1) /
+                         (2 * n));
+    std::shuffle(phases.begin(), phases.end(), std::mt19937(42));
+    size_t next = 0;
+    Latencies latencies;
+    bool up = true;
+    for (auto _ : state) {
+        std::this_thread::sleep_for(phases[next++ % phases.size()]);
+        monitor->waitForChange(0ms, stop.get_token());  // forget changes seen before the write
+        up = !up;
+        const auto start = Clock::now();
+        writeOperstate(up);
+        if (event)
+            monitor->checkNow();
+        const bool changed = monitor->waitForChange(30s, stop.get_token());
+        state.SetIterationTime(latencies.add(Clock::now() - start));
+        if (!changed) {
+            state.SkipWithError("no change seen within 30 s");
+            break;
+        }
+        // A round that read the file half-way through its devices reported a part of them: let
+        // the Monitor settle on all of them before the next write (untimed).
+        const auto expected = up ? State::Healthy : State::Unhealthy;
+        const auto deadline = Clock::now() + 30s;
+        for (;;) {
+            const auto current = monitor->current();
+            const bool settled = std::all_of(
+                node().affected.begin(), node().affected.end(), [&](const std::string& name) {
+                    auto it = current.find(name);
+                    return it != current.end() && it->second.state == expected;
+                });
+            if (settled)
+                break;
+            if (Clock::now() > deadline) {
+                state.SkipWithError("the Monitor did not settle within 30 s");
+                break;
+            }
+            std::this_thread::sleep_for(1ms);
+        }
+    }
+    monitor->stop();
+    writeOperstate(true);  // the daemon benchmark reads the same tree
+    latencies.report(state);
+    state.counters["affected_devices"] = static_cast<double>(node().affected.size());
+}
+
+void BM_DetectionLatencyPoll(benchmark::State& state) {
+    detectionLatency(state, false);
+}
+BENCHMARK(BM_DetectionLatencyPoll)->UseManualTime()->Iterations(40)->Unit(benchmark::kMillisecond);
+
+void BM_DetectionLatencyEvent(benchmark::State& state) {
+    detectionLatency(state, true);
+}
+BENCHMARK(BM_DetectionLatencyEvent)
+    ->UseManualTime()
+    ->Iterations(100)
+    ->Unit(benchmark::kMillisecond);
+
+// ----- the daemon -----
+
+std::string tempDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "numadra-health-bench-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr)
+        return {};
+    return pattern;
+}
+
+// utime + stime of every thread of `pid`, in seconds (clock-tick resolution).
+std::optional<double> processCpuSeconds(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto paren = content.rfind(')');  // the command name may contain spaces
+    if (paren == std::string::npos)
+        return std::nullopt;
+    std::istringstream fields(content.substr(paren + 2));
+    std::string field;
+    unsigned long long utime = 0, stime = 0;
+    // Field 3 (state) is the first after the name; utime and stime are fields 14 and 15.
+    for (int n = 3; n <= 15 && fields >> field; ++n) {
+        if (n == 14)
+            utime = std::stoull(field);
+        else if (n == 15)
+            stime = std::stoull(field);
+    }
+    return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+// Sum of the scheduler's run time of every thread of `pid` (ns resolution): a cross-check of the
+// tick-based number. Threads that exit during the window are not counted.
+double schedstatSeconds(pid_t pid) {
+    std::error_code ec;
+    double total = 0;
+    for (const auto& task :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+        std::ifstream in(task.path() / "schedstat");
+        unsigned long long runNs = 0;
+        if (in >> runNs)
+            total += static_cast<double>(runNs) * 1e-9;
+    }
+    return total;
+}
+
+int threadCount(pid_t pid) {
+    std::error_code ec;
+    int n = 0;
+    for (auto it =
+             std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec);
+         !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
+        ++n;
+    return n;
+}
+
+void BM_DaemonIdleCpu(benchmark::State& state) {
+    constexpr auto kStartTimeout = 30s;
+    constexpr auto kSettle = 5s;
+    constexpr auto kWindow = 30s;
+    if (!nodeReady(state))
+        return;
+    const std::string dir = tempDir();
+    if (dir.empty()) {
+        state.SkipWithError("cannot create a temp folder");
+        return;
+    }
+    std::filesystem::create_directories(dir + "/claims");
+    const std::string registration = dir + "/registry/numa.dra.dev-reg.sock";
+    std::vector<std::string> args{std::string(NUMADRA_BIN_DIR) + "/numa-dra-plugin",
+                                  "--dry-run",
+                                  "--node-name",
+                                  kPool,
+                                  "--claims-dir",
+                                  dir + "/claims",
+                                  "--sysfs-root",
+                                  node().tree.root(),
+                                  "--kubelet-registry-dir",
+                                  dir + "/registry",
+                                  "--kubelet-plugins-dir",
+                                  dir + "/plugins",
+                                  "--cdi-dir",
+                                  dir + "/cdi",
+                                  "--state-dir",
+                                  dir + "/state",
+                                  "--metrics-addr",
+                                  "",
+                                  "--log-level",
+                                  "warn"};
+    for (auto _ : state) {
+        const auto begin = Clock::now();
+        const pid_t child = ::fork();
+        if (child == 0) {
+            const int devNull = ::open("/dev/null", O_WRONLY);
+            if (devNull >= 0)
+                ::dup2(devNull, STDOUT_FILENO);  // the slices, printed on every change
+            std::vector<char*> argv;
+            for (auto& a : args)
+                argv.push_back(a.data());
+            argv.push_back(nullptr);
+            ::execv(argv[0], argv.data());
+            ::_exit(127);
+        }
+        if (child < 0) {
+            state.SkipWithError("fork failed");
+            break;
+        }
+        bool up = false;
+        while (!(up = std::filesystem::exists(registration)) &&
+               Clock::now() - begin < kStartTimeout) {
+            if (::waitpid(child, nullptr, WNOHANG) == child) {
+                state.SkipWithError("the daemon exited during start-up");
+                break;
+            }
+            std::this_thread::sleep_for(10ms);
+        }
+        if (!up) {
+            if (!state.error_occurred())
+                state.SkipWithError("the daemon did not come up within 30 s");
+            ::kill(child, SIGTERM);
+            ::waitpid(child, nullptr, 0);
+            break;
+        }
+        state.counters["startup_ms"] = seconds(Clock::now() - begin) * 1e3;
+        std::this_thread::sleep_for(kSettle);
+        const auto cpuBefore = processCpuSeconds(child);
+        const double schedBefore = schedstatSeconds(child);
+        const auto windowStart = Clock::now();
+        std::this_thread::sleep_for(kWindow);
+        const auto cpuAfter = processCpuSeconds(child);
+        const double schedAfter = schedstatSeconds(child);
+        const double wall = seconds(Clock::now() - windowStart);
+        state.counters["threads"] = threadCount(child);
+        ::kill(child, SIGTERM);
+        int status = 0;
+        ::waitpid(child, &status, 0);
+        state.SetIterationTime(wall);
+        if (!cpuBefore || !cpuAfter) {
+            state.SkipWithError("cannot read /proc/<pid>/stat");
+            break;
+        }
+        state.counters["cpu_seconds"] = *cpuAfter - *cpuBefore;
+        state.counters["cpu_percent"] = (*cpuAfter - *cpuBefore) / wall * 100.0;
+        state.counters["cpu_percent_schedstat"] = (schedAfter - schedBefore) / wall * 100.0;
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+}
+BENCHMARK(BM_DaemonIdleCpu)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    spdlog::set_level(spdlog::level::warn);  // the Monitor logs every health change at info
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv))
+        return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
