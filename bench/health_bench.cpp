@@ -209,8 +209,8 @@ void detectionLatency(benchmark::State& state, bool event) {
     const auto n = static_cast<size_t>(state.max_iterations);
     std::vector<Clock::duration> phases;
     for (size_t k = 0; k < n; ++k)
-        phases.push_back(std::chrono::duration_cast<Clock::duration>(kDetectionPoll) * (2 * k + 1) /
-                         (2 * n));
+        phases.emplace_back(std::chrono::duration_cast<Clock::duration>(kDetectionPoll) *
+                            (2 * k + 1) / (2 * n));
     std::shuffle(phases.begin(), phases.end(), std::mt19937(42));
     size_t next = 0;
     Latencies latencies;

@@ -105,6 +105,6 @@ const Value* mapLookup(const Map& map, const Value& key);
 std::vector<std::size_t> codePointOffsets(std::string_view text);  // each start, then size()
 std::size_t codePointCount(std::string_view text);
 bool validUtf8(std::string_view text);
-void appendUtf8(std::string& out, char32_t codePoint);
+void appendUtf8(std::string& out, char32_t cp);
 
 }  // namespace numadra::cel::detail

@@ -291,7 +291,7 @@ class Evaluator {
     }
 
     Value has(const Node& node, const Scope* scope) {
-        const Value operand = eval(*node.children[0], scope);
+        Value operand = eval(*node.children[0], scope);
         if (operand.isError())
             return operand;
         if (const auto* map = std::get_if<std::shared_ptr<const Map>>(&operand.v))
@@ -461,7 +461,7 @@ class Evaluator {
         const auto* bb = std::get_if<bool>(&b.v);
         if (bb && *bb == isOr)
             return b;
-        if (ab && bb)
+        if (ab != nullptr && bb != nullptr)
             return Value(!isOr);
         const char* name = isOr ? "_||_" : "_&&_";
         if (a.isError())
@@ -566,7 +566,7 @@ class Evaluator {
     // cel.bind(name, init, body): `init` is evaluated once; an error in it matters only if the
     // body uses the name.
     Value bind(const Node& node, const Scope* scope) {
-        const Value init = eval(*node.children[0], scope);
+        Value init = eval(*node.children[0], scope);
         if (aborted_)
             return init;
         const Scope inner{scope, node.name, &init};

@@ -117,7 +117,8 @@ const std::vector<Flag>& flags() {
              c.resyncInterval = *d;
              return Status::Ok();
          }},
-        boolFlag("health", "detect device health, stream it to the kubelet, taint unhealthy devices",
+        boolFlag("health",
+                 "detect device health, stream it to the kubelet, taint unhealthy devices",
                  [](DaemonConfig& c) -> bool& { return c.health; }),
         {"health-interval", FlagKind::Duration, "how often device health is checked (e.g. 5s)",
          [](DaemonConfig& c, const std::string& v) -> Status {

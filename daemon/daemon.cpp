@@ -273,7 +273,7 @@ class Daemon {
     std::unique_ptr<ClaimSource> claimSource_;
     std::unique_ptr<prepare::Preparer> devices_;
     std::unique_ptr<health::Monitor> health_;
-    std::mutex buildMutex_;  // one slice build (scan or health change) at a time
+    std::mutex buildMutex_;                   // one slice build (scan or health change) at a time
     std::atomic<bool> taintsDropped_{false};  // the cluster has no DRADeviceTaints
     std::unique_ptr<ClaimPreparer> preparer_;
     std::unique_ptr<plugin::PluginServer> server_;
@@ -425,10 +425,12 @@ void Daemon::publishLoop(std::stop_token stop) {
         auto stats = publisher_->reconcile(inventory_.current()->slices);
         if (!stats) {
             metrics_.counterAdd("numadra_publish_errors_total");
-            if (stats.error().code == slices::kDroppedTaintsError && !taintsDropped_.exchange(true)) {
-                spdlog::error("publishing without device taints error=\"{}\" action=\"unhealthy "
-                              "devices are reported on the kubelet's health streams only\"",
-                              stats.error().message);
+            if (stats.error().code == slices::kDroppedTaintsError &&
+                !taintsDropped_.exchange(true)) {
+                spdlog::error(
+                    "publishing without device taints error=\"{}\" action=\"unhealthy "
+                    "devices are reported on the kubelet's health streams only\"",
+                    stats.error().message);
                 healthChanged();  // rebuilds the slices without taints
                 continue;
             }

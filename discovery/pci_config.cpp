@@ -26,9 +26,10 @@ std::optional<std::uint64_t> numberAt(const SysfsFile& config, std::uint64_t off
     auto bytes = config.readAt(offset, size);
     if (!bytes || bytes->size() != size)
         return std::nullopt;
+    // Little-endian: the last byte is the most significant.
     std::uint64_t value = 0;
-    for (auto it = bytes->rbegin(); it != bytes->rend(); ++it)
-        value = (value << 8) | static_cast<unsigned char>(*it);
+    for (size_t i = bytes->size(); i > 0; --i)  // NOLINT(modernize-loop-convert): backwards
+        value = (value << 8) | static_cast<unsigned char>((*bytes)[i - 1]);
     return value;
 }
 

@@ -192,10 +192,7 @@ void Checker::checkAer(const WatchedDevice& device, Clock::time_point now, Devic
     auto& history = aer_[device.deviceName];
     // Kernels print the counters as aer_dev_<kind>; a newer layout puts them in aer/err_<kind>.
     auto counterFile = [&](const char* kind) {
-        const std::string classic = device.devicePath + "/aer_dev_" + kind;
-        if (history.newLayout)
-            return device.devicePath + "/aer/err_" + kind;
-        return classic;
+        return device.devicePath + (history.newLayout ? "/aer/err_" : "/aer_dev_") + kind;
     };
     struct Kind {
         const char* name;
@@ -231,8 +228,8 @@ void Checker::checkAer(const WatchedDevice& device, Clock::time_point now, Devic
         history.fatal = history.fatal || kind.fatal;
         if (kind.fatal || history.lastUncorrectableCause != "aer-fatal" || !history.fatal) {
             history.lastUncorrectableCause = kind.cause;
-            history.lastUncorrectableMessage = std::to_string(counts->total - *baseline) +
-                                               " new " + kind.what + " PCIe AER error(s) (" +
+            history.lastUncorrectableMessage = std::to_string(counts->total - *baseline) + " new " +
+                                               kind.what + " PCIe AER error(s) (" +
                                                sysfs_.path(file) + ")";
         }
         baseline = counts->total;
@@ -406,7 +403,8 @@ void Checker::checkNetdevs(const WatchedDevice& device, DeviceHealth& health) {
     }
     for (const auto& path : device.pfNetdevPaths) {
         if (auto netdev = netdevState(path); netdev && netdev->down)
-            add(health, {true, "pf-carrier-down", "the PF's (" + device.pfAddress + ") " + netdev->text});
+            add(health,
+                {true, "pf-carrier-down", "the PF's (" + device.pfAddress + ") " + netdev->text});
     }
 }
 
@@ -549,8 +547,8 @@ bool Monitor::checkOnce() {
         anyChanged = anyChanged || newState || it->second.message != health.message;
         // One line per change of state (healthy devices seen for the first time are no news).
         if (newState && !(firstSight && health.state == State::Healthy)) {
-            spdlog::info("device health changed device={} health={} cause={} message=\"{}\"",
-                         name, stateName(health.state), health.cause.empty() ? "-" : health.cause,
+            spdlog::info("device health changed device={} health={} cause={} message=\"{}\"", name,
+                         stateName(health.state), health.cause.empty() ? "-" : health.cause,
                          health.message);
         }
     }

@@ -58,8 +58,7 @@ void compare(const api::Json& sent, const api::Json& stored, const std::string& 
         if (extraMatters) {
             for (auto it = stored.begin(); it != stored.end(); ++it) {
                 // timeAdded is stamped on device taints by the server, never sent by us.
-                if (!sent.contains(it.key()) && !isZeroValue(it.value()) &&
-                    it.key() != "timeAdded")
+                if (!sent.contains(it.key()) && !isZeroValue(it.value()) && it.key() != "timeAdded")
                     equal = false;
             }
         }
@@ -224,10 +223,9 @@ Result<PublishStats> Publisher::reconcileOnce(const std::vector<api::ResourceSli
         if (!sentFieldsPreserved(sent["spec"], stored.value().value("spec", api::Json::object()),
                                  &dropped) &&
             !dropped.empty()) {
-            const bool onlyTaints =
-                std::all_of(dropped.begin(), dropped.end(), [](const std::string& path) {
-                    return path.find(".taints") != std::string::npos;
-                });
+            const bool onlyTaints = std::all_of(
+                dropped.begin(), dropped.end(),
+                [](const std::string& path) { return path.find(".taints") != std::string::npos; });
             if (onlyTaints) {
                 return Error{"the API server dropped the device taints of ResourceSlice " +
                                  nameOf(sent) + " (feature gate DRADeviceTaints is off)",

@@ -416,8 +416,12 @@ class HealthDaemonTest : public DaemonTest {
     }
 
     void startWithHealth(std::vector<std::string> extra = {}) {
-        std::vector<std::string> args{"--sysfs-root", machine.root(), "--health-interval",
-                                      "100ms", "--health-resend-interval", "400ms"};
+        std::vector<std::string> args{"--sysfs-root",
+                                      machine.root(),
+                                      "--health-interval",
+                                      "100ms",
+                                      "--health-resend-interval",
+                                      "400ms"};
         args.insert(args.end(), extra.begin(), extra.end());
         start(args);
     }
@@ -442,8 +446,7 @@ constexpr const char* kEpycNic = "nic-0000-c1-00-0";
 TEST_F(HealthDaemonTest, AnUnhealthyNicIsStreamedAndTaintedThenRecovers) {
     startWithHealth();
     ASSERT_TRUE(eventually([&] { return publishedDeviceJson(kEpycNic).has_value(); }));
-    auto stub = ::v1::DRAResourceHealth::NewStub(
-        channel(draSocket()));
+    auto stub = ::v1::DRAResourceHealth::NewStub(channel(draSocket()));
     using Response = ::v1::NodeWatchResourcesResponse;
     HealthWatch<decltype(*stub), Response> watch(*stub);
     Response first;
@@ -540,9 +543,7 @@ TEST_F(HealthDaemonTest, AClusterWithoutDeviceTaintsGetsSlicesWithoutThem) {
 TEST_F(HealthDaemonTest, V1alpha1StreamsReportARemovedGpu) {
     startWithHealth({"--health-taint-effect", "None"});
     ASSERT_TRUE(eventually([&] { return published(); }));
-    auto stub =
-        ::v1alpha1::DRAResourceHealth::NewStub(
-            channel(draSocket()));
+    auto stub = ::v1alpha1::DRAResourceHealth::NewStub(channel(draSocket()));
     using Response = ::v1alpha1::NodeWatchResourcesResponse;
     HealthWatch<decltype(*stub), Response> watch(*stub);
     ASSERT_TRUE(watch.readUntil([](const Response& r) { return r.devices_size() > 0; }));
@@ -551,8 +552,7 @@ TEST_F(HealthDaemonTest, V1alpha1StreamsReportARemovedGpu) {
     ASSERT_TRUE(watch.readUntil(
         [](const Response& r) {
             const auto* d = healthOf(r, "gpu-0000-21-00-0");
-            return d &&
-                   d->health() == ::v1alpha1::UNHEALTHY;
+            return d && d->health() == ::v1alpha1::UNHEALTHY;
         },
         &gone));
 }
@@ -560,13 +560,13 @@ TEST_F(HealthDaemonTest, V1alpha1StreamsReportARemovedGpu) {
 TEST_F(HealthDaemonTest, AnIdleStreamGetsPeriodicSnapshots) {
     startWithHealth();
     ASSERT_TRUE(eventually([&] { return published(); }));
-    auto stub = ::v1::DRAResourceHealth::NewStub(
-        channel(draSocket()));
+    auto stub = ::v1::DRAResourceHealth::NewStub(channel(draSocket()));
     using Response = ::v1::NodeWatchResourcesResponse;
     HealthWatch<decltype(*stub), Response> watch(*stub);
     const auto begin = std::chrono::steady_clock::now();
     int seen = 0;
-    ASSERT_TRUE(watch.readUntil([&](const Response& r) { return r.devices_size() > 0 && ++seen == 4; }));
+    ASSERT_TRUE(
+        watch.readUntil([&](const Response& r) { return r.devices_size() > 0 && ++seen == 4; }));
     // Nothing changed: the resend interval (400 ms) paced them.
     EXPECT_GE(std::chrono::steady_clock::now() - begin, 1s);
 }
@@ -582,8 +582,7 @@ TEST_F(HealthDaemonTest, AKubeletReconnectingOverAndOverLeaksNothing) {
     startWithHealth();
     ASSERT_TRUE(eventually([&] { return published(); }));
     auto channelToPlugin = channel(draSocket());
-    auto stub = ::v1::DRAResourceHealth::NewStub(
-        channelToPlugin);
+    auto stub = ::v1::DRAResourceHealth::NewStub(channelToPlugin);
     using Response = ::v1::NodeWatchResourcesResponse;
     auto reconnect = [&] {
         HealthWatch<decltype(*stub), Response> watch(*stub);

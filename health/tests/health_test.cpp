@@ -290,12 +290,12 @@ TEST_F(HealthTest, ANodeGoingOfflineMakesItsDeviceUnhealthy) {
 }
 
 TEST_F(HealthTest, TaintsNameTheDriverAndTheCause) {
-    std::map<std::string, DeviceHealth> health{
-        {"a", {"a", State::Unhealthy, "aer-fatal", "m", 1}},
-        {"b", {"b", State::Healthy, "", "m", 1}}};
+    std::map<std::string, DeviceHealth> health{{"a", {"a", State::Unhealthy, "aer-fatal", "m", 1}},
+                                               {"b", {"b", State::Healthy, "", "m", 1}}};
     auto taints = taintsFor(health, "numa.dra.dev", "NoSchedule");
     ASSERT_EQ(taints.size(), 1U);
-    EXPECT_EQ(taints.at("a"), (api::DeviceTaint{"numa.dra.dev/unhealthy", "aer-fatal", "NoSchedule"}));
+    EXPECT_EQ(taints.at("a"),
+              (api::DeviceTaint{"numa.dra.dev/unhealthy", "aer-fatal", "NoSchedule"}));
 }
 
 // --- Monitor --------------------------------------------------------------------------------

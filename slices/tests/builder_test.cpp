@@ -283,7 +283,8 @@ TEST(Slices, TaintsGoOnTheNamedDevices) {
     const api::DeviceTaint taint{"numa.dra.dev/unhealthy", "aer-fatal", "NoSchedule"};
     auto slices = buildResourceSlices(machine, optionsFor("n"), {{"gpu-0000-21-00-0", taint}});
     ASSERT_TRUE(slices) << slices.error().message;
-    EXPECT_EQ(deviceNamed(*slices, "gpu-0000-21-00-0")->taints, std::vector<api::DeviceTaint>{taint});
+    EXPECT_EQ(deviceNamed(*slices, "gpu-0000-21-00-0")->taints,
+              std::vector<api::DeviceTaint>{taint});
     EXPECT_TRUE(deviceNamed(*slices, "nic-0000-c1-00-0")->taints.empty());
 }
 
@@ -296,7 +297,8 @@ TEST(Slices, WhenDevicesMayBeTaintedATaintChangesOneSliceOnly) {
         EXPECT_LE(slice.devices.size(), SliceLimits::kDevicesPerSliceAdvanced);
     const std::string victim = before.back().devices.front().name;
     auto after = buildResourceSlices(
-        machine, options, {{victim, api::DeviceTaint{"numa.dra.dev/unhealthy", "removed", "None"}}});
+        machine, options,
+        {{victim, api::DeviceTaint{"numa.dra.dev/unhealthy", "removed", "None"}}});
     ASSERT_TRUE(after);
     ASSERT_EQ(after->size(), before.size());
     size_t changed = 0;

@@ -30,9 +30,9 @@ using Clock = std::chrono::steady_clock;
 // What to look at for one published device, taken from the discovered model.
 struct WatchedDevice {
     std::string deviceName;
-    std::string kind;        // gpu, accelerator, nic, cpu
-    std::string pciAddress;  // PCI devices
-    std::string devicePath;  // relative to the sysfs root
+    std::string kind;                        // gpu, accelerator, nic, cpu
+    std::string pciAddress;                  // PCI devices
+    std::string devicePath;                  // relative to the sysfs root
     std::vector<std::string> netdevPaths;    // the device's own netdevs
     std::string pfAddress;                   // VFs: their PF...
     std::vector<std::string> pfNetdevPaths;  // ...and its netdevs
@@ -83,7 +83,7 @@ class Checker {
     struct AerHistory {
         std::optional<std::int64_t> fatalBaseline, nonFatalBaseline;
         std::optional<Clock::time_point> lastUncorrectable;
-        bool fatal = false;       // sticky until a reset
+        bool fatal = false;      // sticky until a reset
         bool newLayout = false;  // counters in aer/err_* rather than aer_dev_*
         std::string lastUncorrectableMessage, lastUncorrectableCause;
         std::vector<std::pair<Clock::time_point, std::int64_t>> correctable;  // samples
@@ -157,8 +157,8 @@ class Monitor final : public plugin::HealthSource {
     std::map<std::string, DeviceHealth> states_;
     std::map<std::string, DeviceHealth> removed_;
     std::vector<std::string> toForget_;  // dropped by setDevices; their history goes next round
-    std::uint64_t version_ = 0;      // bumped on every change
-    std::uint64_t seenVersion_ = 0;  // what waitForChange last returned
+    std::uint64_t version_ = 0;          // bumped on every change
+    std::uint64_t seenVersion_ = 0;      // what waitForChange last returned
     bool wakeRequested_ = false;
     ChangeCallback onChange_;
     std::jthread thread_;
