@@ -47,6 +47,23 @@ Flag stringFlag(const std::string& name, std::string help, std::string DaemonCon
             }};
 }
 
+// A duration flag ("30s", "5m", "250ms") of at least `minimum`.
+Flag durationFlag(const std::string& name, std::string help, std::chrono::milliseconds minimum,
+                  std::string minimumText,
+                  std::function<void(DaemonConfig&, std::chrono::milliseconds)> set) {
+    return {name, FlagKind::Duration, std::move(help),
+            [minimum, minimumText = std::move(minimumText), set = std::move(set)](
+                DaemonConfig& c, const std::string& v) -> Status {
+                auto d = parseDuration(v);
+                if (!d)
+                    return d.error();
+                if (*d < minimum)
+                    return Error{"must be at least " + minimumText};
+                set(c, *d);
+                return Status::Ok();
+            }};
+}
+
 Flag boolFlag(const std::string& name, std::string help,
               const std::function<bool&(DaemonConfig&)>& member) {
     return {name, FlagKind::Bool, std::move(help),
@@ -107,51 +124,27 @@ const std::vector<Flag>& flags() {
                  [](DaemonConfig& c) -> bool& { return c.slices.sharedConsumableCapacity; }),
         boolFlag("legacy-numa-attributes", "also publish dra.net/numaNode and dra.cpu/numaNodeID",
                  [](DaemonConfig& c) -> bool& { return c.slices.legacyNumaAttributes; }),
-        {"resync-interval", FlagKind::Duration, "how often to rediscover and republish (e.g. 60s)",
-         [](DaemonConfig& c, const std::string& v) -> Status {
-             auto d = parseDuration(v);
-             if (!d)
-                 return d.error();
-             if (d->count() < 100)
-                 return Error{"must be at least 100ms"};
-             c.resyncInterval = *d;
-             return Status::Ok();
-         }},
+        durationFlag("resync-interval", "how often to rediscover and republish (e.g. 60s)",
+                     std::chrono::milliseconds(100), "100ms",
+                     [](DaemonConfig& c, std::chrono::milliseconds d) { c.resyncInterval = d; }),
         boolFlag("health",
                  "detect device health, stream it to the kubelet, taint unhealthy devices",
                  [](DaemonConfig& c) -> bool& { return c.health; }),
-        {"health-interval", FlagKind::Duration, "how often device health is checked (e.g. 5s)",
-         [](DaemonConfig& c, const std::string& v) -> Status {
-             auto d = parseDuration(v);
-             if (!d)
-                 return d.error();
-             if (d->count() < 10)
-                 return Error{"must be at least 10ms"};
-             c.healthInterval = *d;
-             return Status::Ok();
-         }},
-        {"health-timeout", FlagKind::Duration,
-         "how long the kubelet may trust a health report (health_check_timeout_seconds)",
-         [](DaemonConfig& c, const std::string& v) -> Status {
-             auto d = parseDuration(v);
-             if (!d)
-                 return d.error();
-             if (d->count() < 1000)
-                 return Error{"must be at least 1s"};
-             c.healthTimeout = std::chrono::duration_cast<std::chrono::seconds>(*d);
-             return Status::Ok();
-         }},
-        {"health-resend-interval", FlagKind::Duration,
-         "how often the full health list is resent on idle streams (below --health-timeout)",
-         [](DaemonConfig& c, const std::string& v) -> Status {
-             auto d = parseDuration(v);
-             if (!d)
-                 return d.error();
-             if (d->count() < 10)
-                 return Error{"must be at least 10ms"};
-             c.healthResendInterval = *d;
-             return Status::Ok();
-         }},
+        durationFlag("health-interval", "how often device health is checked (e.g. 5s)",
+                     std::chrono::milliseconds(10), "10ms",
+                     [](DaemonConfig& c, std::chrono::milliseconds d) { c.healthInterval = d; }),
+        durationFlag(
+            "health-timeout",
+            "how long the kubelet may trust a health report (health_check_timeout_seconds)",
+            std::chrono::seconds(1), "1s",
+            [](DaemonConfig& c, std::chrono::milliseconds d) {
+                c.healthTimeout = std::chrono::duration_cast<std::chrono::seconds>(d);
+            }),
+        durationFlag(
+            "health-resend-interval",
+            "how often the full health list is resent on idle streams (below --health-timeout)",
+            std::chrono::milliseconds(10), "10ms",
+            [](DaemonConfig& c, std::chrono::milliseconds d) { c.healthResendInterval = d; }),
         {"health-taint-effect", FlagKind::String,
          "effect of the taint on unhealthy devices: NoSchedule, NoExecute, None (inform only)",
          [](DaemonConfig& c, const std::string& v) -> Status {
@@ -160,15 +153,13 @@ const std::vector<Flag>& flags() {
              c.healthTaintEffect = v;
              return Status::Ok();
          }},
-        {"health-aer-recovery", FlagKind::Duration,
-         "a device with a fatal/non-fatal AER error is healthy again after this long without one",
-         [](DaemonConfig& c, const std::string& v) -> Status {
-             auto d = parseDuration(v);
-             if (!d)
-                 return d.error();
-             c.healthAerRecovery = std::chrono::duration_cast<std::chrono::seconds>(*d);
-             return Status::Ok();
-         }},
+        durationFlag("health-aer-recovery",
+                     "a device with a non-fatal AER error is healthy again after this long "
+                     "without another (fatal ones wait for a reset)",
+                     std::chrono::seconds(1), "1s",
+                     [](DaemonConfig& c, std::chrono::milliseconds d) {
+                         c.healthAerRecovery = std::chrono::duration_cast<std::chrono::seconds>(d);
+                     }),
         {"health-correctable-burst", FlagKind::Unsigned,
          "correctable AER errors per minute above which the message carries a warning",
          [](DaemonConfig& c, const std::string& v) -> Status {
