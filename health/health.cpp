@@ -531,11 +531,10 @@ bool Monitor::checkOnce() {
         next[device.deviceName] = checker_.check(device, now);
     std::lock_guard lock(mutex_);
     // setDevices may have run meanwhile: only devices still watched count.
-    std::erase_if(next, [this](const auto& entry) {
-        return std::none_of(devices_.begin(), devices_.end(), [&entry](const WatchedDevice& d) {
-            return d.deviceName == entry.first;
-        });
-    });
+    std::set<std::string_view> watched;
+    for (const auto& device : devices_)
+        watched.insert(device.deviceName);
+    std::erase_if(next, [&watched](const auto& entry) { return !watched.count(entry.first); });
     bool stateChanged = false;
     bool anyChanged = next.size() != states_.size();
     for (const auto& [name, health] : next) {
