@@ -98,29 +98,33 @@ class DaemonTest : public ::testing::Test {
             thread.join();
     }
 
+    // The mocked node, the test's folders and its API server: what every daemon here runs with.
+    std::vector<std::string> nodeArgs() const {
+        return {"--kubeconfig",
+                dirs.path("kubeconfig"),
+                "--node-name",
+                "node-a",
+                "--sysfs-root",
+                numadra::testing::machineRoot("epyc-2s-nps4"),
+                "--kubelet-registry-dir",
+                dirs.path("registry"),
+                "--kubelet-plugins-dir",
+                dirs.path("plugins"),
+                "--cdi-dir",
+                dirs.path("cdi"),
+                "--dev-root",
+                dev.root,
+                "--proc-root",
+                procRoot("epyc-2s-nps4")};
+    }
+
     void configure(std::vector<std::string> extra = {}) {
-        std::vector<std::string> args{"--kubeconfig",
-                                      dirs.path("kubeconfig"),
-                                      "--node-name",
-                                      "node-a",
-                                      "--sysfs-root",
-                                      numadra::testing::machineRoot("epyc-2s-nps4"),
-                                      "--kubelet-registry-dir",
-                                      dirs.path("registry"),
-                                      "--kubelet-plugins-dir",
-                                      dirs.path("plugins"),
-                                      "--cdi-dir",
-                                      dirs.path("cdi"),
-                                      "--dev-root",
-                                      dev.root,
-                                      "--proc-root",
-                                      procRoot("epyc-2s-nps4"),
-                                      "--metrics-addr",
-                                      "127.0.0.1:" + std::to_string(metricsPort),
-                                      "--resync-interval",
-                                      "1s",
-                                      "--log-level",
-                                      "warn"};
+        std::vector<std::string> args = nodeArgs();
+        for (const auto& arg :
+             {std::string("--metrics-addr"), "127.0.0.1:" + std::to_string(metricsPort),
+              std::string("--resync-interval"), std::string("1s"), std::string("--log-level"),
+              std::string("warn")})
+            args.push_back(arg);
         args.insert(args.end(), extra.begin(), extra.end());
         auto parsed = parseDaemonFlags(args, {}, "unused");
         ASSERT_TRUE(parsed.ok()) << parsed.error().message;
@@ -751,27 +755,11 @@ TEST_F(DaemonProcessTest, BadFlagExitsTwo) {
 class CrashTest : public DaemonProcessTest {
   protected:
     std::vector<std::string> daemonArgs() const {
-        return {"--kubeconfig",
-                dirs.path("kubeconfig"),
-                "--node-name",
-                "node-a",
-                "--sysfs-root",
-                numadra::testing::machineRoot("epyc-2s-nps4"),
-                "--kubelet-registry-dir",
-                dirs.path("registry"),
-                "--kubelet-plugins-dir",
-                dirs.path("plugins"),
-                "--cdi-dir",
-                dirs.path("cdi"),
-                "--dev-root",
-                dev.root,
-                "--proc-root",
-                procRoot("epyc-2s-nps4"),
-                "--metrics-addr",
-                "",
-                "--log-level",
-                "warn",
-                "--keep-slices-on-exit"};
+        auto args = nodeArgs();
+        for (const char* arg :
+             {"--metrics-addr", "", "--log-level", "warn", "--keep-slices-on-exit"})
+            args.emplace_back(arg);
+        return args;
     }
 
     void putClaim() {
