@@ -12,6 +12,7 @@ namespace numadra::cel {
 struct Program::Impl {
     std::string source;
     detail::NodePtr root;
+    const std::string* resultType = nullptr;  // one of deduceType()'s constants
 };
 
 namespace detail {
@@ -30,12 +31,6 @@ const Value* findLocal(const Scope* scope, std::string_view name) {
         if (scope->name == name)
             return scope->value;
     return nullptr;
-}
-
-bool isTypeName(std::string_view name) {
-    return name == "int" || name == "uint" || name == "double" || name == "string" ||
-           name == "bytes" || name == "bool" || name == "list" || name == "map" ||
-           name == "null_type" || name == "type";
 }
 
 const Value kTrue{true};
@@ -149,10 +144,11 @@ std::optional<Value> contains(const Value& item, const Value& container) {
                 return kTrue;
         return kFalse;
     }
-    if (const auto* map = std::get_if<std::shared_ptr<const Map>>(&container.v)) {
+    // A HostMap's `in` sees its entries only, not what lookup() would make up.
+    if (const Map* map = mapEntries(container)) {
         if (!toMapKey(item) && !item.is<double>())
             return std::nullopt;
-        return Value(mapLookup(**map, item) != nullptr);
+        return Value(mapLookup(*map, item) != nullptr);
     }
     return std::nullopt;
 }
@@ -191,6 +187,78 @@ std::optional<Value> binary(BinaryOp op, const Value& a, const Value& b) {
             return arithmetic(op, a, b);
     }
 }
+
+Value noSuchKey(const Value& key) {
+    const auto* text = std::get_if<std::string>(&key.v);
+    return Value::error("no such key: " + (text ? *text : toString(key)));
+}
+
+Value noFieldSelection(const Value& operand) {
+    return Value::error("type '" + operand.typeName() + "' does not support field selection");
+}
+
+// A list position from an index value (int, uint or integral double), or the error to return.
+std::optional<std::int64_t> listPosition(const Value& key, Value& error) {
+    if (const auto* x = std::get_if<std::int64_t>(&key.v))
+        return *x;
+    if (const auto* u = std::get_if<std::uint64_t>(&key.v))
+        return *u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+                   ? std::numeric_limits<std::int64_t>::max()
+                   : static_cast<std::int64_t>(*u);
+    if (const auto* d = std::get_if<double>(&key.v)) {
+        if (std::trunc(*d) != *d || !(std::fabs(*d) < 9.2e18)) {
+            error = Value::error("unsupported index value " + formatDouble(*d));
+            return std::nullopt;
+        }
+        return static_cast<std::int64_t>(*d);
+    }
+    error = Value();  // no overload
+    return std::nullopt;
+}
+
+// `container[key]` on a list or map-like value; `optional` gives optional.of / optional.none
+// instead of a value / an error for a missing key or position.
+Value indexValue(const Value& container, const Value& key, bool optional) {
+    if (const auto* list = std::get_if<std::shared_ptr<const List>>(&container.v)) {
+        Value error;
+        const auto i = listPosition(key, error);
+        if (!i)
+            return error.isError() ? error : noSuchOverload("_[_]", {container, key});
+        if (*i >= 0 && *i < static_cast<std::int64_t>((*list)->size())) {
+            const Value& item = (**list)[static_cast<std::size_t>(*i)];
+            return optional ? makeOptional(item) : item;
+        }
+        return optional ? noneOptional()
+                        : Value::error("index out of bounds: " + std::to_string(*i));
+    }
+    if (!mapEntries(container))
+        return noSuchOverload("_[_]", {container, key});
+    bool unsupported = false;
+    auto found = lookupKey(container, key, &unsupported);
+    if (found)
+        return optional ? makeOptional(std::move(*found)) : std::move(*found);
+    if (unsupported)
+        return Value::error("unsupported key type: " + key.typeName());
+    return optional ? noneOptional() : noSuchKey(key);
+}
+
+// Selecting `field` of a map-like value; `optional` as for indexValue.
+Value fieldValue(const Value& operand, const Node& node, bool optional) {
+    if (!mapEntries(operand))
+        return noFieldSelection(operand);
+    auto found = lookupField(operand, node.fieldKey);
+    if (optional)
+        return optionalOf(std::move(found));
+    return found ? std::move(*found) : Value::error("no such key: " + node.name);
+}
+
+// The state of a comprehension's loop.
+struct Loop {
+    std::optional<Value> pending;  // all/exists: an error that a later element may absorb
+    std::int64_t count = 0;        // exists_one
+    List list;                     // map, filter, transformList
+    Map map;                       // transformMap, transformMapEntry
+};
 
 class Evaluator {
   public:
@@ -271,32 +339,42 @@ class Evaluator {
         return Value::error("undeclared reference to '" + node.name + "'");
     }
 
-    static Value field(const Value& operand, const std::string& name) {
-        if (operand.isError())
-            return operand;
-        if (const auto* map = std::get_if<std::shared_ptr<const Map>>(&operand.v)) {
-            if (const Value* found = mapLookup(**map, Value(name)))
-                return *found;
-            return Value::error("no such key: " + name);
-        }
-        return Value::error("type '" + operand.typeName() + "' does not support field selection");
-    }
-
     Value select(const Node& node, const Scope* scope) {
         // Qualified-name resolution: the longest bound dotted prefix wins.
         if (!node.qualified.empty() && !isLocal(node, scope))
             if (const Value* bound = activation_.find(node.qualified))
                 return *bound;
-        return field(eval(*node.children[0], scope), node.name);
+        Value operand = eval(*node.children[0], scope);
+        if (const auto* map = std::get_if<std::shared_ptr<const Map>>(&operand.v)) {
+            // The common case, kept free of allocations: a field of a plain map.
+            const auto it = (*map)->find(node.fieldKey);
+            if (node.optional)
+                return it == (*map)->end() ? noneOptional() : makeOptional(it->second);
+            if (it == (*map)->end())
+                return Value::error("no such key: " + node.name);
+            return it->second;
+        }
+        if (operand.isError())
+            return operand;
+        // Selecting within an optional keeps it optional: a.?b.c is none when b is absent.
+        if (const OptionalValue* opt = asOptional(operand))
+            return opt->value() ? fieldValue(*opt->value(), node, true) : operand;
+        return fieldValue(operand, node, node.optional);
     }
 
     Value has(const Node& node, const Scope* scope) {
         Value operand = eval(*node.children[0], scope);
         if (operand.isError())
             return operand;
-        if (const auto* map = std::get_if<std::shared_ptr<const Map>>(&operand.v))
-            return Value(mapLookup(**map, Value(node.name)) != nullptr);
-        return Value::error("invalid type for has(): " + operand.typeName());
+        if (const OptionalValue* opt = asOptional(operand)) {
+            if (!opt->value())
+                return kFalse;
+            Value inner = *opt->value();  // copied first: `operand` owns it
+            operand = std::move(inner);
+        }
+        if (!mapEntries(operand))
+            return Value::error("invalid type for has(): " + operand.typeName());
+        return Value(lookupField(operand, node.fieldKey).has_value());
     }
 
     Value index(const Node& node, const Scope* scope) {
@@ -306,34 +384,9 @@ class Evaluator {
         Value key = eval(*node.children[1], scope);
         if (key.isError())
             return key;
-        if (const auto* list = std::get_if<std::shared_ptr<const List>>(&container.v)) {
-            std::optional<std::int64_t> i;
-            if (const auto* x = std::get_if<std::int64_t>(&key.v))
-                i = *x;
-            else if (const auto* u = std::get_if<std::uint64_t>(&key.v))
-                i = *u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
-                        ? std::numeric_limits<std::int64_t>::max()
-                        : static_cast<std::int64_t>(*u);
-            else if (const auto* d = std::get_if<double>(&key.v)) {
-                if (std::trunc(*d) != *d || !(std::fabs(*d) < 9.2e18))
-                    return Value::error("unsupported index value " + formatDouble(*d));
-                i = static_cast<std::int64_t>(*d);
-            } else {
-                return noSuchOverload("_[_]", {container, key});
-            }
-            if (*i < 0 || *i >= static_cast<std::int64_t>((*list)->size()))
-                return Value::error("index out of bounds: " + std::to_string(*i));
-            return (**list)[static_cast<std::size_t>(*i)];
-        }
-        if (const auto* map = std::get_if<std::shared_ptr<const Map>>(&container.v)) {
-            if (const Value* found = mapLookup(**map, key))
-                return *found;
-            if (!toMapKey(key) && !key.is<double>())
-                return Value::error("unsupported key type: " + key.typeName());
-            const auto* text = std::get_if<std::string>(&key.v);
-            return Value::error("no such key: " + (text ? *text : toString(key)));
-        }
-        return noSuchOverload("_[_]", {container, key});
+        if (const OptionalValue* opt = asOptional(container))
+            return opt->value() ? indexValue(*opt->value(), key, true) : container;
+        return indexValue(container, key, node.optional);
     }
 
     Value callHost(const std::map<std::string, Function, std::less<>>& functions,
@@ -344,7 +397,37 @@ class Evaluator {
         return it->second(args);
     }
 
+    // or() and orValue() evaluate their argument only when the receiver is optional.none().
+    Value optionalOr(const Node& node, const Scope* scope) {
+        Value receiver = eval(*node.children[0], scope);
+        if (receiver.isError())
+            return receiver;
+        const OptionalValue* opt = asOptional(receiver);
+        if (!opt || node.children.size() != 2)
+            return memberCall(node, scope, std::move(receiver));
+        if (opt->value())
+            return node.builtin == Builtin::Or ? receiver : *opt->value();
+        Value alternative = eval(*node.children[1], scope);
+        if (alternative.isError() || node.builtin == Builtin::OrValue || asOptional(alternative))
+            return alternative;
+        return noSuchOverload(node.name, {receiver, alternative});
+    }
+
+    // A host member function call whose receiver is evaluated already.
+    Value memberCall(const Node& node, const Scope* scope, Value receiver) {
+        std::vector<Value> args{std::move(receiver)};
+        for (std::size_t i = 1; i < node.children.size(); ++i) {
+            Value arg = eval(*node.children[i], scope);
+            if (arg.isError())
+                return arg;
+            args.push_back(std::move(arg));
+        }
+        return callHost(environment_.memberFunctions, node.name, args);
+    }
+
     Value call(const Node& node, const Scope* scope) {
+        if (node.receiver && (node.builtin == Builtin::Or || node.builtin == Builtin::OrValue))
+            return optionalOr(node, scope);
         std::vector<Value> args;
         args.reserve(node.children.size());
         // `ns.f(x)` names a global function when `ns` is not a variable.
@@ -375,11 +458,32 @@ class Evaluator {
                         node.name, args);
     }
 
+    // An entry written `?x` in a list or map literal: x must be an optional; optional.none()
+    // leaves the entry out (false), optional.of(v) makes it v.
+    static bool optionalEntry(Value& item) {
+        const OptionalValue* opt = asOptional(item);
+        if (!opt) {
+            item = Value::error("no such overload: optional entry of type " + item.typeName());
+            return true;
+        }
+        if (!opt->value())
+            return false;
+        Value inner = *opt->value();  // copied first: `item` owns it
+        item = std::move(inner);
+        return true;
+    }
+
+    bool isOptionalEntry(const Node& node, std::size_t entry) const {
+        return entry < node.optionalEntries.size() && node.optionalEntries[entry];
+    }
+
     Value list(const Node& node, const Scope* scope) {
         List items;
         items.reserve(node.children.size());
-        for (const auto& child : node.children) {
-            Value item = eval(*child, scope);
+        for (std::size_t i = 0; i < node.children.size(); ++i) {
+            Value item = eval(*node.children[i], scope);
+            if (!item.isError() && isOptionalEntry(node, i) && !optionalEntry(item))
+                continue;
             if (item.isError())
                 return item;
             items.push_back(std::move(item));
@@ -394,6 +498,8 @@ class Evaluator {
             if (key.isError())
                 return key;
             Value item = eval(*node.children[i + 1], scope);
+            if (!item.isError() && isOptionalEntry(node, i / 2) && !optionalEntry(item))
+                continue;
             if (item.isError())
                 return item;
             auto mapKey = toMapKey(key);
@@ -487,80 +593,166 @@ class Evaluator {
         Value range = eval(*node.children[0], scope);
         if (range.isError())
             return range;
-        std::vector<Value> keys;  // a map iterates over its keys
-        const List* items = nullptr;
+        if (node.macro == Macro::OptMap || node.macro == Macro::OptFlatMap)
+            return optionalMap(node, scope, range);
+        const bool twoVars = !node.name2.empty();
+        Loop loop;
         if (const auto* l = std::get_if<std::shared_ptr<const List>>(&range.v)) {
-            items = l->get();
-        } else if (const auto* m = std::get_if<std::shared_ptr<const Map>>(&range.v)) {
-            keys.reserve((*m)->size());
-            for (const auto& entry : **m)
-                keys.push_back(std::visit([](const auto& k) { return Value(k); }, entry.first));
-            items = &keys;
+            // One variable: the element; two: the index and the element.
+            for (std::size_t i = 0; i < (*l)->size(); ++i) {
+                const Value& item = (**l)[i];
+                const Value position(static_cast<std::int64_t>(i));
+                auto done = twoVars ? step(node, scope, loop, position, &item)
+                                    : step(node, scope, loop, item, nullptr);
+                if (done)
+                    return std::move(*done);
+            }
+        } else if (const Map* m = mapEntries(range)) {
+            // One variable: the key; two: the key and the value.
+            for (const auto& [k, item] : *m) {
+                const Value key = keyValue(k);
+                if (auto done = step(node, scope, loop, key, twoVars ? &item : nullptr))
+                    return std::move(*done);
+            }
         } else {
             return Value::error("expected iterable type, got " + range.typeName());
         }
+        return finish(node, loop);
+    }
 
-        std::optional<Value> pending;  // all/exists: an error that a later element may absorb
-        std::int64_t count = 0;
-        List results;
-        for (const Value& item : *items) {
-            if (!charge(1))
-                return aborted();
-            const Scope inner{scope, node.name, &item};
-            Value step = eval(*node.children[1], &inner);
-            if (aborted_)
-                return step;
-            const auto* decided = std::get_if<bool>(&step.v);
-            switch (node.macro) {
-                case Macro::All:
-                case Macro::Exists: {
-                    const bool deciding = node.macro == Macro::Exists;
-                    if (decided && *decided == deciding)
-                        return Value(deciding);
-                    if (!decided && !pending)
-                        pending = step.isError()
-                                      ? step
-                                      : noSuchOverload(deciding ? "_||_" : "_&&_", {step});
-                    break;
-                }
-                case Macro::ExistsOne:
-                    if (!decided)
-                        return step.isError() ? step : noSuchOverload("exists_one", {step});
-                    count += *decided ? 1 : 0;
-                    break;
-                case Macro::Map:
-                    if (step.isError())
-                        return step;
-                    results.push_back(std::move(step));
-                    break;
-                case Macro::MapFilter:
-                case Macro::Filter: {
-                    if (!decided)
-                        return step.isError() ? step : noSuchOverload("filter", {step});
-                    if (!*decided)
-                        break;
-                    if (node.macro == Macro::Filter) {
-                        results.push_back(item);
-                        break;
-                    }
-                    Value mapped = eval(*node.children[2], &inner);
-                    if (mapped.isError())
-                        return mapped;
-                    results.push_back(std::move(mapped));
-                    break;
-                }
-            }
-        }
+    // One iteration with the variables bound to `first` (and `second`); a value when the
+    // comprehension ends early (decided, an error, the cost limit).
+    std::optional<Value> step(const Node& node, const Scope* scope, Loop& loop, const Value& first,
+                              const Value* second) {
+        if (!charge(1))
+            return aborted();
+        const Scope outer{scope, node.name, &first};
+        const Scope inner{&outer, node.name2, second};
+        const Scope* vars = second ? &inner : &outer;
+        Value result = eval(*node.children[1], vars);
+        if (aborted_)
+            return result;
+        const auto* decided = std::get_if<bool>(&result.v);
         switch (node.macro) {
             case Macro::All:
-                return pending ? *pending : kTrue;
-            case Macro::Exists:
-                return pending ? *pending : kFalse;
+            case Macro::Exists: {
+                const bool deciding = node.macro == Macro::Exists;
+                if (decided && *decided == deciding)
+                    return Value(deciding);
+                if (!decided && !loop.pending)
+                    loop.pending = result.isError()
+                                       ? result
+                                       : noSuchOverload(deciding ? "_||_" : "_&&_", {result});
+                return std::nullopt;
+            }
             case Macro::ExistsOne:
-                return Value(count == 1);
+                if (!decided)
+                    return result.isError() ? result : noSuchOverload("exists_one", {result});
+                loop.count += *decided ? 1 : 0;
+                return std::nullopt;
+            case Macro::Map:
+                if (result.isError())
+                    return result;
+                loop.list.push_back(std::move(result));
+                return std::nullopt;
+            case Macro::MapFilter:
+            case Macro::Filter: {
+                if (!decided)
+                    return result.isError() ? result : noSuchOverload("filter", {result});
+                if (!*decided)
+                    return std::nullopt;
+                if (node.macro == Macro::Filter) {
+                    loop.list.push_back(first);
+                    return std::nullopt;
+                }
+                Value mapped = eval(*node.children[2], vars);
+                if (mapped.isError())
+                    return mapped;
+                loop.list.push_back(std::move(mapped));
+                return std::nullopt;
+            }
             default:
-                return Value::list(std::move(results));
+                return transform(node, vars, loop, first, std::move(result));
         }
+    }
+
+    // transformList / transformMap / transformMapEntry: `result` is the transform, or the filter
+    // when there is one.
+    std::optional<Value> transform(const Node& node, const Scope* vars, Loop& loop,
+                                   const Value& key, Value result) {
+        if (node.children.size() == 3) {
+            const auto* keep = std::get_if<bool>(&result.v);
+            if (!keep)
+                return result.isError() ? result : noSuchOverload(transformName(node), {result});
+            if (!*keep)
+                return std::nullopt;
+            result = eval(*node.children[2], vars);
+        }
+        if (result.isError())
+            return result;
+        if (node.macro == Macro::TransformList) {
+            loop.list.push_back(std::move(result));
+        } else if (node.macro == Macro::TransformMap) {
+            loop.map.insert_or_assign(*toMapKey(key), std::move(result));
+        } else {
+            return mergeEntries(loop.map, result);
+        }
+        return std::nullopt;
+    }
+
+    static std::string_view transformName(const Node& node) {
+        return node.macro == Macro::TransformList  ? "transformList"
+               : node.macro == Macro::TransformMap ? "transformMap"
+                                                   : "transformMapEntry";
+    }
+
+    // transformMapEntry: the transform yields a map whose entries join the result; a key may
+    // be produced once only.
+    static std::optional<Value> mergeEntries(Map& into, const Value& entries) {
+        const Map* add = mapEntries(entries);
+        if (!add)
+            return noSuchOverload("transformMapEntry", {entries});
+        for (const auto& [k, item] : *add) {
+            if (mapLookup(into, keyValue(k)))
+                return Value::error("insert failed: key " + toString(keyValue(k)) +
+                                    " already exists");
+            into.emplace(k, item);
+        }
+        return std::nullopt;
+    }
+
+    static Value finish(const Node& node, Loop& loop) {
+        switch (node.macro) {
+            case Macro::All:
+                return loop.pending ? *loop.pending : kTrue;
+            case Macro::Exists:
+                return loop.pending ? *loop.pending : kFalse;
+            case Macro::ExistsOne:
+                return Value(loop.count == 1);
+            case Macro::TransformMap:
+            case Macro::TransformMapEntry:
+                return Value::map(std::move(loop.map));
+            default:
+                return Value::list(std::move(loop.list));
+        }
+    }
+
+    // opt.optMap(x, expr) is optional.of(expr) with x bound to opt's value; optFlatMap's expr
+    // yields the optional itself. optional.none() maps to itself.
+    Value optionalMap(const Node& node, const Scope* scope, const Value& target) {
+        const bool flat = node.macro == Macro::OptFlatMap;
+        const OptionalValue* opt = asOptional(target);
+        if (!opt)
+            return noSuchOverload(flat ? "optFlatMap" : "optMap", {target});
+        if (!opt->value())
+            return target;
+        const Scope inner{scope, node.name, &*opt->value()};
+        Value result = eval(*node.children[1], &inner);
+        if (result.isError())
+            return result;
+        if (!flat)
+            return makeOptional(std::move(result));
+        return asOptional(result) ? result : noSuchOverload("optFlatMap", {result});
     }
 
     // cel.bind(name, init, body): `init` is evaluated once; an error in it matters only if the
@@ -583,14 +775,22 @@ class Evaluator {
 
 }  // namespace detail
 
-Result<Program> Program::compile(std::string_view expression) {
+Result<Program> Program::compile(std::string_view expression, const CompileOptions& options) {
     auto root = detail::parse(expression);
     if (!root)
         return root.error();
+    if (options.declarations)
+        if (auto error = detail::checkDeclarations(**root, *options.declarations))
+            return *error;
     auto impl = std::make_shared<Impl>();
     impl->source = std::string(expression);
+    impl->resultType = &detail::deduceType(**root);
     impl->root = std::move(*root);
     return Program(std::move(impl));
+}
+
+const std::string& Program::resultType() const {
+    return *impl_->resultType;
 }
 
 Value Program::evaluate(const Activation& activation, const Environment& environment,

@@ -364,9 +364,37 @@ std::optional<Value> size(const Value& v) {
         return Value(static_cast<std::int64_t>(b->data.size()));
     if (const auto* l = std::get_if<std::shared_ptr<const List>>(&v.v))
         return Value(static_cast<std::int64_t>((*l)->size()));
-    if (const auto* m = std::get_if<std::shared_ptr<const Map>>(&v.v))
-        return Value(static_cast<std::int64_t>((*m)->size()));
+    if (const Map* m = mapEntries(v))  // a HostMap counts its entries, not what lookup() finds
+        return Value(static_cast<std::int64_t>(m->size()));
     return std::nullopt;
+}
+
+// hasValue(), value(), optional.of(), optional.ofNonZeroValue(), optional.none(). or() and
+// orValue() do not evaluate their argument when the receiver has a value, so the evaluator runs
+// them itself.
+std::optional<Value> optionalFunction(Builtin builtin, bool member, const ValueList& args) {
+    const std::size_t n = args.size();
+    const OptionalValue* receiver = member && n >= 1 ? asOptional(args[0]) : nullptr;
+    switch (builtin) {
+        case Builtin::HasValue:
+            return receiver && n == 1 ? std::optional<Value>(receiver->value().has_value())
+                                      : std::nullopt;
+        case Builtin::OptValue:
+            if (!receiver || n != 1)
+                return std::nullopt;
+            return receiver->value() ? *receiver->value()
+                                     : Value::error("optional.none() dereference");
+        case Builtin::OptionalOf:
+            return !member && n == 1 ? std::optional<Value>(makeOptional(args[0])) : std::nullopt;
+        case Builtin::OptionalOfNonZero:
+            if (member || n != 1)
+                return std::nullopt;
+            return isZeroValue(args[0]) ? noneOptional() : makeOptional(args[0]);
+        case Builtin::OptionalNone:
+            return !member && n == 0 ? std::optional<Value>(noneOptional()) : std::nullopt;
+        default:
+            return std::nullopt;
+    }
 }
 
 }  // namespace
@@ -485,6 +513,14 @@ std::optional<Value> callBuiltin(const Node& node, const std::vector<Value>& arg
                 return std::nullopt;
             return charAt(*s0, *index);
         }
+        case Builtin::HasValue:
+        case Builtin::OptValue:
+        case Builtin::OrValue:
+        case Builtin::Or:
+        case Builtin::OptionalOf:
+        case Builtin::OptionalOfNonZero:
+        case Builtin::OptionalNone:
+            return optionalFunction(node.builtin, member, args);
     }
     return std::nullopt;
 }

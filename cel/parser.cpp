@@ -651,29 +651,30 @@ class Parser {
     NodePtr member(NodePtr operand) {
         while (operand) {
             if (peekTok().kind == Tok::Dot) {
-                const Token dot = take();
-                if (peekTok().kind == Tok::Question)
-                    return fail(peekTok(), "optional field selection '.?' is not supported");
+                take();
+                const bool optional = accept(Tok::Question);
                 const Token name = peekTok();
                 if (name.kind != Tok::Ident)
                     return fail(name, "expected a field name after '.', found " + describe(name));
                 take();
-                if (peekTok().kind == Tok::LParen) {
+                if (!optional && peekTok().kind == Tok::LParen) {
                     take();
                     operand = call(name, std::move(operand));
                     continue;
                 }
                 auto node = make(NodeKind::Select, name);
                 node->name = name.value;
-                qualify(*node, *operand);
+                node->fieldKey = name.value;
+                node->optional = optional;
+                if (!optional)  // `a.?b` is not a qualified name
+                    qualify(*node, *operand);
                 if (!attach(*node, std::move(operand), name))
                     return nullptr;
                 operand = std::move(node);
             } else if (peekTok().kind == Tok::LBracket) {
                 const Token bracket = take();
-                if (peekTok().kind == Tok::Question)
-                    return fail(peekTok(), "optional index '[?' is not supported");
                 auto node = make(NodeKind::Index, bracket);
+                node->optional = accept(Tok::Question);
                 if (!attach(*node, std::move(operand), bracket) ||
                     !attach(*node, expr(), bracket) || !expect(Tok::RBracket, "']'"))
                     return nullptr;
@@ -705,7 +706,11 @@ class Parser {
             return fail(name, "reserved identifier '" + name.value + "'");
         auto node = make(NodeKind::Call, name);
         node->name = name.value;
-        node->builtin = lookupBuiltin(name.value);
+        if (target && isOptionalConstructor(*target, name.value)) {
+            target.reset();  // `optional` is a namespace here, not a receiver
+            node->name = "optional." + name.value;
+        }
+        node->builtin = lookupBuiltin(node->name);
         if (target) {
             node->receiver = true;
             if (!target->qualified.empty() && !target->absolute) {
@@ -735,13 +740,72 @@ class Parser {
         return node;
     }
 
-    // The iteration variable of a macro must be a simple identifier.
-    std::optional<std::string> iterVar(const NodePtr& arg, const Token& at) {
+    static bool isOptionalConstructor(const Node& target, std::string_view fn) {
+        return target.kind == NodeKind::Ident && !target.absolute && target.name == "optional" &&
+               (fn == "of" || fn == "ofNonZeroValue" || fn == "none");
+    }
+
+    // The iteration variables of a macro must be simple identifiers.
+    std::optional<std::string> iterVar(const NodePtr& arg, const Token& at, int position = 1) {
         if (arg->kind != NodeKind::Ident || arg->absolute) {
-            fail(at, "argument 1 of '" + at.value + "' must be a simple identifier");
+            fail(at, "argument " + std::to_string(position) + " of '" + at.value +
+                         "' must be a simple identifier");
             return std::nullopt;
         }
         return arg->name;
+    }
+
+    // Which comprehension macro a receiver call `fn(args...)` is, and with how many variables.
+    static std::optional<std::pair<Macro, int>> comprehensionMacro(std::string_view fn,
+                                                                   std::size_t args) {
+        if (args == 2) {
+            if (fn == "all")
+                return std::pair{Macro::All, 1};
+            if (fn == "exists")
+                return std::pair{Macro::Exists, 1};
+            if (fn == "exists_one" || fn == "existsOne")
+                return std::pair{Macro::ExistsOne, 1};
+            if (fn == "map")
+                return std::pair{Macro::Map, 1};
+            if (fn == "filter")
+                return std::pair{Macro::Filter, 1};
+            if (fn == "optMap")
+                return std::pair{Macro::OptMap, 1};
+            if (fn == "optFlatMap")
+                return std::pair{Macro::OptFlatMap, 1};
+        }
+        if (args == 3) {
+            if (fn == "map")
+                return std::pair{Macro::MapFilter, 1};
+            if (fn == "all")
+                return std::pair{Macro::All, 2};
+            if (fn == "exists")
+                return std::pair{Macro::Exists, 2};
+            if (fn == "exists_one" || fn == "existsOne")
+                return std::pair{Macro::ExistsOne, 2};
+        }
+        if (args == 3 || args == 4) {
+            if (fn == "transformList")
+                return std::pair{Macro::TransformList, 2};
+            if (fn == "transformMap")
+                return std::pair{Macro::TransformMap, 2};
+            if (fn == "transformMapEntry")
+                return std::pair{Macro::TransformMapEntry, 2};
+        }
+        return std::nullopt;
+    }
+
+    // has(a.f): a Has node testing field f of a.
+    NodePtr hasMacro(const Token& name, std::vector<NodePtr>& args) {
+        if (args[0]->kind != NodeKind::Select || args[0]->optional)
+            return fail(name, "invalid argument to has() macro");
+        NodePtr select = std::move(args[0]);
+        auto node = make(NodeKind::Has, name);
+        node->name = select->name;
+        node->fieldKey = select->fieldKey;
+        if (!attach(*node, std::move(select->children[0]), name))
+            return nullptr;
+        return node;
     }
 
     NodePtr macro(const Token& name, NodePtr& target, std::vector<NodePtr>& args) {
@@ -749,14 +813,7 @@ class Parser {
         if (!target) {
             if (fn != "has" || args.size() != 1)
                 return nullptr;
-            if (args[0]->kind != NodeKind::Select)
-                return fail(name, "invalid argument to has() macro");
-            NodePtr select = std::move(args[0]);
-            auto node = make(NodeKind::Has, name);
-            node->name = select->name;
-            if (!attach(*node, std::move(select->children[0]), name))
-                return nullptr;
-            return node;
+            return hasMacro(name, args);
         }
         if (fn == "bind" && args.size() == 3 && target->kind == NodeKind::Ident &&
             target->name == "cel" && !target->absolute) {
@@ -770,30 +827,26 @@ class Parser {
                 return nullptr;
             return node;
         }
-        Macro kind;
-        if (fn == "all" && args.size() == 2)
-            kind = Macro::All;
-        else if (fn == "exists" && args.size() == 2)
-            kind = Macro::Exists;
-        else if (fn == "exists_one" && args.size() == 2)
-            kind = Macro::ExistsOne;
-        else if (fn == "map" && args.size() == 2)
-            kind = Macro::Map;
-        else if (fn == "map" && args.size() == 3)
-            kind = Macro::MapFilter;
-        else if (fn == "filter" && args.size() == 2)
-            kind = Macro::Filter;
-        else
+        const auto kind = comprehensionMacro(fn, args.size());
+        if (!kind)
             return nullptr;
+        auto node = make(NodeKind::Comprehension, name);
+        node->macro = kind->first;
         auto var = iterVar(args[0], name);
         if (!var)
             return nullptr;
-        auto node = make(NodeKind::Comprehension, name);
-        node->macro = kind;
         node->name = *var;
+        if (kind->second == 2) {
+            auto second = iterVar(args[1], name, 2);
+            if (!second)
+                return nullptr;
+            if (*second == *var)
+                return fail(name, "duplicate variable name: " + *var);
+            node->name2 = *second;
+        }
         if (!attach(*node, std::move(target), name))
             return nullptr;
-        for (std::size_t i = 1; i < args.size(); ++i)
+        for (std::size_t i = static_cast<std::size_t>(kind->second); i < args.size(); ++i)
             if (!attach(*node, std::move(args[i]), name))
                 return nullptr;
         return node;
@@ -846,6 +899,7 @@ class Parser {
                 take();
                 auto node = make(NodeKind::List, token);
                 while (peekTok().kind != Tok::RBracket) {
+                    node->optionalEntries.push_back(accept(Tok::Question));
                     if (!attach(*node, expr(), token))
                         return nullptr;
                     if (!accept(Tok::Comma))
@@ -859,8 +913,7 @@ class Parser {
                 take();
                 auto node = make(NodeKind::Map, token);
                 while (peekTok().kind != Tok::RBrace) {
-                    if (peekTok().kind == Tok::Question)
-                        return fail(peekTok(), "optional map entries are not supported");
+                    node->optionalEntries.push_back(accept(Tok::Question));
                     if (!attach(*node, expr(), token) || !expect(Tok::Colon, "':'") ||
                         !attach(*node, expr(), token))
                         return nullptr;

@@ -1,6 +1,7 @@
 // Values: CEL equality and ordering (with heterogeneous numeric comparison), literal text,
 // map-key handling and the UTF-8 helpers shared by the evaluator and the standard library.
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -74,6 +75,22 @@ void appendQuoted(std::string& out, std::string_view text, bool bytes) {
     out.push_back('"');
 }
 
+void appendValue(std::string& out, const Value& value);
+
+void appendMap(std::string& out, const Map& map) {
+    out.push_back('{');
+    bool first = true;
+    for (const auto& [key, item] : map) {
+        if (!first)
+            out += ", ";
+        first = false;
+        appendValue(out, detail::keyValue(key));
+        out += ": ";
+        appendValue(out, item);
+    }
+    out.push_back('}');
+}
+
 void appendValue(std::string& out, const Value& value) {
     struct Visitor {
         std::string& out;
@@ -98,19 +115,7 @@ void appendValue(std::string& out, const Value& value) {
             }
             out.push_back(']');
         }
-        void operator()(const std::shared_ptr<const Map>& map) const {
-            out.push_back('{');
-            bool first = true;
-            for (const auto& [key, item] : *map) {
-                if (!first)
-                    out += ", ";
-                first = false;
-                std::visit([&](const auto& k) { appendValue(out, Value(k)); }, key);
-                out += ": ";
-                appendValue(out, item);
-            }
-            out.push_back('}');
-        }
+        void operator()(const std::shared_ptr<const Map>& map) const { appendMap(out, *map); }
         void operator()(const TypeValue& t) const { out += t.name; }
         void operator()(const ErrorValue& e) const { out += "error(" + e.message + ")"; }
         void operator()(const std::shared_ptr<const Opaque>& o) const {
@@ -194,6 +199,17 @@ std::string toString(const Value& value) {
     return out;
 }
 
+bool HostMap::equals(const Opaque& other) const {
+    const auto* that = dynamic_cast<const HostMap*>(&other);
+    return that && detail::mapsEqual(entries(), that->entries());
+}
+
+std::string HostMap::debugString() const {
+    std::string out;
+    appendMap(out, entries());
+    return out;
+}
+
 const Value* Activation::find(std::string_view name) const {
     const auto it = values_.find(name);
     return it == values_.end() ? nullptr : &it->second;
@@ -220,8 +236,12 @@ bool celEquals(const Value& a, const Value& b) {
         const auto r = compareNumbers(a, b);
         return r && *r == 0;
     }
-    if (a.v.index() != b.v.index())
-        return false;
+    if (a.v.index() != b.v.index()) {
+        // A HostMap equals a Map with the same entries.
+        const Map* x = asHostMap(a) || asHostMap(b) ? mapEntries(a) : nullptr;
+        const Map* y = x ? mapEntries(b) : nullptr;
+        return x && y && mapsEqual(*x, *y);
+    }
     struct Visitor {
         const Value& b;
         bool operator()(const Null&) const { return true; }
@@ -241,16 +261,7 @@ bool celEquals(const Value& a, const Value& b) {
             return true;
         }
         bool operator()(const std::shared_ptr<const Map>& map) const {
-            const auto& other = *b.as<std::shared_ptr<const Map>>();
-            if (map->size() != other.size())
-                return false;
-            for (const auto& [key, item] : *map) {
-                const Value* found =
-                    mapLookup(other, std::visit([](const auto& k) { return Value(k); }, key));
-                if (!found || !celEquals(item, *found))
-                    return false;
-            }
-            return true;
+            return mapsEqual(*map, *b.as<std::shared_ptr<const Map>>());
         }
         bool operator()(const TypeValue& t) const { return t == b.as<TypeValue>(); }
         bool operator()(const ErrorValue& e) const { return e == b.as<ErrorValue>(); }
@@ -321,6 +332,148 @@ std::optional<MapKey> toMapKey(const Value& value) {
     if (const auto* s = std::get_if<std::string>(&value.v))
         return std::optional<MapKey>(std::in_place, std::in_place_index<3>, *s);
     return std::nullopt;
+}
+
+bool mapsEqual(const Map& a, const Map& b) {
+    if (a.size() != b.size())
+        return false;
+    for (const auto& [key, item] : a) {
+        const Value* found = mapLookup(b, keyValue(key));
+        if (!found || !celEquals(item, *found))
+            return false;
+    }
+    return true;
+}
+
+Value keyValue(const MapKey& key) {
+    return std::visit([](const auto& k) { return Value(k); }, key);
+}
+
+const HostMap* asHostMap(const Value& value) {
+    const auto* opaque = std::get_if<std::shared_ptr<const Opaque>>(&value.v);
+    return opaque ? dynamic_cast<const HostMap*>(opaque->get()) : nullptr;
+}
+
+const Map* mapEntries(const Value& value) {
+    if (const auto* map = std::get_if<std::shared_ptr<const Map>>(&value.v))
+        return map->get();
+    const HostMap* host = asHostMap(value);
+    return host ? &host->entries() : nullptr;
+}
+
+namespace {
+
+// The keys a lookup tries, in order: numerically equal int, uint and integral double keys name
+// the same entry. Returns how many of `out` are set.
+std::size_t candidateKeys(const Value& key, std::array<MapKey, 2>& out) {
+    if (const auto* i = std::get_if<std::int64_t>(&key.v)) {
+        out[0] = *i;
+        out[1] = static_cast<std::uint64_t>(*i);
+        return *i >= 0 ? 2 : 1;
+    }
+    if (const auto* u = std::get_if<std::uint64_t>(&key.v)) {
+        out[0] = *u;
+        out[1] = static_cast<std::int64_t>(*u);
+        return *u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) ? 2 : 1;
+    }
+    if (const auto* d = std::get_if<double>(&key.v)) {
+        if (std::isnan(*d) || std::trunc(*d) != *d)
+            return 0;
+        if (*d >= -9223372036854775808.0 && *d < 9223372036854775808.0)
+            return candidateKeys(Value(static_cast<std::int64_t>(*d)), out);
+        if (*d >= 0 && *d < 18446744073709551616.0)
+            return candidateKeys(Value(static_cast<std::uint64_t>(*d)), out);
+        return 0;
+    }
+    auto k = toMapKey(key);
+    if (!k)
+        return 0;
+    out[0] = std::move(*k);
+    return 1;
+}
+
+bool keyType(const Value& key) {
+    return toMapKey(key).has_value() || key.is<double>();
+}
+
+}  // namespace
+
+std::optional<Value> lookupKey(const Value& map, const Value& key, bool* unsupported) {
+    if (unsupported)
+        *unsupported = !keyType(key);
+    if (const auto* m = std::get_if<std::shared_ptr<const Map>>(&map.v)) {
+        const Value* found = mapLookup(**m, key);
+        return found ? std::optional<Value>(*found) : std::nullopt;
+    }
+    const HostMap* host = asHostMap(map);
+    if (!host)
+        return std::nullopt;
+    std::array<MapKey, 2> keys;
+    const std::size_t n = candidateKeys(key, keys);
+    for (std::size_t i = 0; i < n; ++i)
+        if (auto found = host->lookup(keys[i]))
+            return found;
+    return std::nullopt;
+}
+
+std::optional<Value> lookupField(const Value& map, const MapKey& key) {
+    if (const auto* m = std::get_if<std::shared_ptr<const Map>>(&map.v)) {
+        const auto it = (*m)->find(key);
+        return it == (*m)->end() ? std::nullopt : std::optional<Value>(it->second);
+    }
+    const HostMap* host = asHostMap(map);
+    return host ? host->lookup(key) : std::nullopt;
+}
+
+bool OptionalValue::equals(const Opaque& other) const {
+    const auto* that = dynamic_cast<const OptionalValue*>(&other);
+    if (!that || value_.has_value() != that->value_.has_value())
+        return false;
+    return !value_ || celEquals(*value_, *that->value_);
+}
+
+std::string OptionalValue::debugString() const {
+    return value_ ? "optional.of(" + toString(*value_) + ")" : "optional.none()";
+}
+
+Value makeOptional(Value value) {
+    return Value(std::shared_ptr<const Opaque>(std::make_shared<OptionalValue>(std::move(value))));
+}
+
+Value noneOptional() {
+    static const Value none(
+        std::shared_ptr<const Opaque>(std::make_shared<OptionalValue>(std::nullopt)));
+    return none;
+}
+
+Value optionalOf(std::optional<Value> value) {
+    return value ? makeOptional(std::move(*value)) : noneOptional();
+}
+
+const OptionalValue* asOptional(const Value& value) {
+    const auto* opaque = std::get_if<std::shared_ptr<const Opaque>>(&value.v);
+    return opaque ? dynamic_cast<const OptionalValue*>(opaque->get()) : nullptr;
+}
+
+bool isZeroValue(const Value& value) {
+    struct Visitor {
+        bool operator()(const Null&) const { return true; }
+        bool operator()(bool b) const { return !b; }
+        bool operator()(std::int64_t i) const { return i == 0; }
+        bool operator()(std::uint64_t u) const { return u == 0; }
+        bool operator()(double d) const { return d == 0; }
+        bool operator()(const std::string& s) const { return s.empty(); }
+        bool operator()(const Bytes& b) const { return b.data.empty(); }
+        bool operator()(const std::shared_ptr<const List>& l) const { return l->empty(); }
+        bool operator()(const std::shared_ptr<const Map>& m) const { return m->empty(); }
+        bool operator()(const TypeValue&) const { return false; }
+        bool operator()(const ErrorValue&) const { return false; }
+        bool operator()(const std::shared_ptr<const Opaque>& o) const {
+            const auto* host = dynamic_cast<const HostMap*>(o.get());
+            return !o || (host && host->entries().empty());
+        }
+    };
+    return std::visit(Visitor{}, value.v);
 }
 
 const Value* mapLookup(const Map& map, const Value& key) {
@@ -409,6 +562,13 @@ Builtin lookupBuiltin(std::string_view name) {
         {"join", Builtin::Join},
         {"trim", Builtin::Trim},
         {"charAt", Builtin::CharAt},
+        {"hasValue", Builtin::HasValue},
+        {"value", Builtin::OptValue},
+        {"orValue", Builtin::OrValue},
+        {"or", Builtin::Or},
+        {"optional.of", Builtin::OptionalOf},
+        {"optional.ofNonZeroValue", Builtin::OptionalOfNonZero},
+        {"optional.none", Builtin::OptionalNone},
     };
     const auto it = kBuiltins.find(name);
     return it == kBuiltins.end() ? Builtin::None : it->second;

@@ -6,6 +6,7 @@
 // equals NaN).
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -33,6 +34,9 @@ struct TestCase {
     std::string expectedErrorText;  // the upstream messages, informational only
     Value expected;
     std::vector<std::pair<std::string, Value>> bindings;
+    // The test's type_env when it is type-checked (disable_check false): compile with these
+    // declarations, so undeclared references fail as a checker reports them.
+    std::optional<Declarations> declarations;
 
     std::string fullName(std::string_view file) const;
 };
@@ -54,6 +58,12 @@ using Extensions = std::set<std::string, std::less<>>;
 // Per extension function: an expression that evaluates to true when the interpreter implements
 // it. The runner evaluates these to fill an Extensions set.
 const std::vector<std::pair<std::string, std::string>>& extensionProbes();
+
+// Whole sections outside the interpreter's scope, by (file, section), with the reason.
+const std::map<std::pair<std::string, std::string>, std::string>& skippedSections();
+
+// The declarations a type-checked test (type_env given, disable_check false) compiles with.
+std::optional<Declarations> declarationsOf(const nlohmann::json& test);
 
 // The reason a test is outside the interpreter's scope, if it is.
 std::optional<std::string> unsupportedFeature(const nlohmann::json& test,

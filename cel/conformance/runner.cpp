@@ -22,9 +22,11 @@ namespace {
 namespace cel = numadra::cel;
 namespace conf = numadra::cel::conformance;
 
-// The files that cover the interpreter's subset (issue 6).
+// The files that cover the interpreter's subset (issue 6) and the Kubernetes CEL environment's
+// optionals, two-variable comprehensions and cel.bind.
 constexpr std::string_view kDefaultFiles =
-    "basic,comparisons,logic,lists,macros,string,string_ext,conversions,integer_math";
+    "basic,comparisons,logic,lists,macros,macros2,string,string_ext,conversions,integer_math,"
+    "optionals,bindings_ext,fields,parse,plumbing";
 
 struct Options {
     std::filesystem::path data;
@@ -71,7 +73,9 @@ Outcome run(const conf::TestCase& test) {
         for (const auto& [name, value] : test.bindings) {
             activation.bind(name, value);
         }
-        auto program = cel::Program::compile(test.expr);
+        cel::CompileOptions options;
+        options.declarations = test.declarations;
+        auto program = cel::Program::compile(test.expr, options);
         if (!program) {
             outcome.got = cel::Value::error("compile error: " + program.error().message);
         } else {

@@ -76,7 +76,7 @@ CEL_TABLE(Bind,                                                  //
 
 CEL_TABLE(MacroLikeCalls,                                             //
           {"[1].all(1)", "error(no such overload: all(list, int))"},  //
-          {"[1].exists(x, true, false)", "error(undeclared reference to 'x')"});
+          {"[1].exists(x, y, true, false)", "error(undeclared reference to 'x')"});
 
 TEST(Macros, LoopVariableShadowsTheActivation) {
     Activation activation;

@@ -89,10 +89,11 @@ CEL_TABLE(
     {"[1].all(1, true)",
      "compile error: line 1, column 5: argument 1 of 'all' must be a simple identifier"},  //
     {"[1].map(x.y, x)",
-     "compile error: line 1, column 5: argument 1 of 'map' must be a simple identifier"},         //
-    {"Msg{a: 1}", "compile error: line 1, column 4: message construction is not supported"},      //
-    {"a.?b", "compile error: line 1, column 3: optional field selection '.?' is not supported"},  //
-    {"f(1,)", "compile error: line 1, column 5: unexpected ')'"},                                 //
+     "compile error: line 1, column 5: argument 1 of 'map' must be a simple identifier"},     //
+    {"Msg{a: 1}", "compile error: line 1, column 4: message construction is not supported"},  //
+    {"a.?",
+     "compile error: line 1, column 4: expected a field name after '.', found end of input"},  //
+    {"f(1,)", "compile error: line 1, column 5: unexpected ')'"},                              //
     {"in", "compile error: line 1, column 1: unexpected 'in'"});
 
 TEST(ParseError, ColumnsCountCharactersNotBytes) {

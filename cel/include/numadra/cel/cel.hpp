@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -44,7 +45,8 @@ struct TypeValue {  // the value of `type(x)` and of type names such as `int`
 // Extension values the host defines (the DRA environment's semver and quantity): an opaque
 // object with a type name and an equality; everything else (ordering, accessors) is provided by
 // host functions, which receive the Opaque among their arguments. `x.f(...)` with an Opaque
-// receiver dispatches to Environment::memberFunctions["f"].
+// receiver dispatches to Environment::memberFunctions["f"]. CEL optional values
+// (`optional.of(x)`, `m.?f`) reach host functions as an Opaque of type "optional_type".
 class Opaque {
   public:
     virtual ~Opaque() = default;
@@ -54,6 +56,14 @@ class Opaque {
     // For toString() (tests, error messages).
     virtual std::string debugString() const { return typeName() + "(...)"; }
 };
+
+struct Value;
+
+// A map-like host value (the DRA device's `attributes` and `capacity`, where an unknown domain
+// reads as an empty map). Indexing `m[k]`, field selection `m.f`, `has(m.f)`, optional access
+// `m[?k]` / `m.?f`, `k in m`, `size(m)`, comprehensions over `m` and equality go through these two
+// functions instead of failing as they would for another Opaque.
+class HostMap;
 
 struct Value {
     using Storage = std::variant<Null, bool, std::int64_t, std::uint64_t, double, std::string,
@@ -80,6 +90,17 @@ struct Value {
         return std::get<T>(v);
     }
     std::string typeName() const;  // "int", "string", "list", ... as CEL's type() names them
+};
+
+class HostMap : public Opaque {
+  public:
+    // The value for a key; nullopt makes `m[k]` a "no such key" error and `has()` false.
+    virtual std::optional<Value> lookup(const MapKey& key) const = 0;
+    // What `in`, size(), comprehensions and equality see.
+    virtual const Map& entries() const = 0;
+    std::string typeName() const override { return "map"; }
+    bool equals(const Opaque& other) const override;
+    std::string debugString() const override;
 };
 
 // CEL equality (heterogeneous numeric equality: 1 == 1u == 1.0; lists/maps element-wise; NaN is
@@ -117,11 +138,31 @@ struct Environment {
     std::int64_t costLimit = 1'000'000;
 };
 
+// What a compiled expression may reference, checked at compile time the way a CEL type checker
+// reports them: an identifier that is neither declared, nor a comprehension or cel.bind variable,
+// nor a type name is "undeclared reference to 'x'"; selecting a field a declared object lacks is
+// "undefined field 'f'". A dotted name resolves to its longest declared prefix. Function names
+// are not declared: in `ns.f(...)` a single undeclared identifier `ns` is taken as a namespace
+// (optional.of, sets.contains, ...), a longer undeclared chain `a.b.f()` is a reference to `a`.
+struct Declarations {
+    // Variable name -> the fields it has when it is an object (nullopt: any field, e.g. a map).
+    std::map<std::string, std::optional<std::set<std::string>>, std::less<>> variables;
+};
+struct CompileOptions {
+    std::optional<Declarations> declarations;  // nullopt: no check, names resolve at evaluation
+};
+
 class Program {
   public:
     // Parses and expands the macros. An error's message starts with "line L, column C: " (both
     // 1-based, columns in characters) and quotes the offending text.
-    static Result<Program> compile(std::string_view expression);
+    static Result<Program> compile(std::string_view expression, const CompileOptions& options = {});
+    // The result type a type checker deduces without knowing variable types: "bool", "int",
+    // "uint", "double", "string", "bytes", "list", "map", "null_type", "type", or "dyn" when it
+    // depends on values (a variable, an index, a host function, an optional). Lets a host
+    // require a bool result at compile time ("must evaluate to bool") as the Kubernetes
+    // environments do.
+    const std::string& resultType() const;
     // The result (an ErrorValue when evaluation failed or exceeded the cost limit) and the cost
     // it took.
     Value evaluate(const Activation& activation, const Environment& environment,

@@ -1,0 +1,320 @@
+// Compile-time work on the parsed tree: the declaration checks a CEL type checker would report
+// (undeclared references, undefined fields of declared objects) and the deduction of the result
+// type. Neither knows variable types, so both stay conservative: what they cannot decide is left
+// to evaluation ("dyn").
+
+#include "ast.hpp"
+
+namespace numadra::cel::detail {
+
+bool isTypeName(std::string_view name) {
+    return name == "int" || name == "uint" || name == "double" || name == "string" ||
+           name == "bytes" || name == "bool" || name == "list" || name == "map" ||
+           name == "null_type" || name == "type" || name == "optional_type";
+}
+
+namespace {
+
+// Comprehension and cel.bind variables in scope, innermost first.
+struct Locals {
+    const Locals* parent;
+    std::string_view name;
+};
+
+bool isLocal(const Locals* locals, std::string_view name) {
+    for (; locals; locals = locals->parent)
+        if (locals->name == name)
+            return true;
+    return false;
+}
+
+using Fields = std::optional<std::set<std::string>>;
+
+class Checker {
+  public:
+    explicit Checker(const Declarations& declarations) : declarations_(declarations) {}
+
+    std::optional<Error> run(Node& root) {
+        check(root, nullptr);
+        return error_;
+    }
+
+  private:
+    const Fields* declared(std::string_view name) const {
+        const auto it = declarations_.variables.find(name);
+        return it == declarations_.variables.end() ? nullptr : &it->second;
+    }
+
+    void fail(const Node& node, const std::string& message) {
+        if (!error_)
+            error_ = Error{"line " + std::to_string(node.line) + ", column " +
+                           std::to_string(node.column) + ": " + message};
+    }
+
+    // `node` selects field node.name of an expression that is the declared variable `of`.
+    void checkField(const Node& node, const Fields* of) {
+        if (of && of->has_value() && (*of)->count(node.name) == 0)
+            fail(node, "undefined field '" + node.name + "'");
+    }
+
+    // Checks the subtree; returns the declaration when `node` names a declared variable, so
+    // that a selection from it can be checked.
+    const Fields* check(Node& node, const Locals* locals) {
+        if (error_)
+            return nullptr;
+        switch (node.kind) {
+            case NodeKind::Ident:
+                return ident(node, locals);
+            case NodeKind::Select:
+                return select(node, locals);
+            case NodeKind::Has:
+                checkField(node, check(*node.children[0], locals));
+                return nullptr;
+            case NodeKind::Call:
+                call(node, locals);
+                return nullptr;
+            case NodeKind::Comprehension:
+            case NodeKind::Bind:
+                scoped(node, locals);
+                return nullptr;
+            default:
+                for (auto& child : node.children)
+                    check(*child, locals);
+                return nullptr;
+        }
+    }
+
+    const Fields* ident(const Node& node, const Locals* locals) {
+        if (!node.absolute && isLocal(locals, node.name))
+            return nullptr;
+        if (const Fields* variable = declared(node.name))
+            return variable;
+        if (!isTypeName(node.name))
+            fail(node, "undeclared reference to '" + node.name + "'");
+        return nullptr;
+    }
+
+    // A dotted chain a.b.c resolves to its longest declared prefix; the selections above it
+    // are field selections, so they lose their qualified name (nothing to look up at
+    // evaluation).
+    const Fields* select(Node& node, const Locals* locals) {
+        if (node.qualified.empty()) {
+            checkField(node, check(*node.children[0], locals));
+            return nullptr;
+        }
+        std::vector<Node*> chain;  // the Selects, outermost first
+        Node* root = &node;
+        while (root->kind == NodeKind::Select) {
+            chain.push_back(root);
+            root = root->children[0].get();
+        }
+        const bool local = !root->absolute && isLocal(locals, root->name);
+        for (std::size_t i = 0; i < chain.size() && !local; ++i) {
+            if (const Fields* variable = declared(chain[i]->qualified)) {
+                if (i > 0)
+                    checkField(*chain[i - 1], variable);
+                unqualify(chain, i);
+                return i == 0 ? variable : nullptr;
+            }
+        }
+        unqualify(chain, chain.size());
+        if (!local)
+            checkField(*chain.back(), ident(*root, locals));
+        return nullptr;
+    }
+
+    static void unqualify(const std::vector<Node*>& chain, std::size_t resolved) {
+        for (std::size_t i = 0; i < resolved; ++i)
+            chain[i]->qualified.clear();
+    }
+
+    // `ns.f(...)` with an undeclared single identifier `ns` is a namespaced function (cel.bind,
+    // sets.contains, ...), not a reference to `ns`.
+    void call(Node& node, const Locals* locals) {
+        std::size_t first = 0;
+        if (node.receiver) {
+            const Node& target = *node.children[0];
+            const bool ns = target.kind == NodeKind::Ident && !target.absolute &&
+                            !isLocal(locals, target.name) && !declared(target.name) &&
+                            !isTypeName(target.name);
+            if (!ns)
+                node.qualified.clear();  // a member call on a variable, never a namespace
+            first = ns ? 1 : 0;
+        }
+        for (std::size_t i = first; i < node.children.size(); ++i)
+            check(*node.children[i], locals);
+    }
+
+    // Comprehensions and cel.bind: the first child is evaluated outside the new variables.
+    void scoped(Node& node, const Locals* locals) {
+        check(*node.children[0], locals);
+        const Locals first{locals, node.name};
+        const Locals second{&first, node.name2};
+        const Locals* inner = node.name2.empty() ? &first : &second;
+        for (std::size_t i = 1; i < node.children.size(); ++i)
+            check(*node.children[i], inner);
+    }
+
+    const Declarations& declarations_;
+    std::optional<Error> error_;
+};
+
+const std::string kDyn = "dyn";
+const std::string kBool = "bool";
+const std::string kInt = "int";
+const std::string kUint = "uint";
+const std::string kDouble = "double";
+const std::string kString = "string";
+const std::string kBytes = "bytes";
+const std::string kList = "list";
+const std::string kMap = "map";
+const std::string kNull = "null_type";
+const std::string kType = "type";
+
+const std::string& literalType(const Value& value) {
+    switch (value.v.index()) {
+        case 0:
+            return kNull;
+        case 1:
+            return kBool;
+        case 2:
+            return kInt;
+        case 3:
+            return kUint;
+        case 4:
+            return kDouble;
+        case 5:
+            return kString;
+        case 6:
+            return kBytes;
+        default:
+            return kDyn;
+    }
+}
+
+const std::string& callType(const Node& node) {
+    switch (node.builtin) {
+        case Builtin::Size:
+        case Builtin::Int:
+        case Builtin::IndexOf:
+        case Builtin::LastIndexOf:
+            return kInt;
+        case Builtin::Uint:
+            return kUint;
+        case Builtin::Double:
+            return kDouble;
+        case Builtin::String:
+        case Builtin::LowerAscii:
+        case Builtin::UpperAscii:
+        case Builtin::Replace:
+        case Builtin::Substring:
+        case Builtin::Trim:
+        case Builtin::Join:
+        case Builtin::CharAt:
+            return kString;
+        case Builtin::Bytes:
+            return kBytes;
+        case Builtin::Bool:
+        case Builtin::Contains:
+        case Builtin::StartsWith:
+        case Builtin::EndsWith:
+        case Builtin::Matches:
+        case Builtin::HasValue:
+            return kBool;
+        case Builtin::Split:
+            return kList;
+        case Builtin::Type:
+            return kType;
+        default:
+            return kDyn;
+    }
+}
+
+// The operator's result when both operands have the type `operand`.
+const std::string& arithmeticType(BinaryOp op, const std::string& operand) {
+    const bool number = operand == kInt || operand == kUint || operand == kDouble;
+    switch (op) {
+        case BinaryOp::Add:
+            return number || operand == kString || operand == kBytes || operand == kList ? operand
+                                                                                         : kDyn;
+        case BinaryOp::Mod:
+            return operand == kInt || operand == kUint ? operand : kDyn;
+        default:
+            return number ? operand : kDyn;
+    }
+}
+
+bool isArithmetic(BinaryOp op) {
+    return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul ||
+           op == BinaryOp::Div || op == BinaryOp::Mod;
+}
+
+const std::string& binaryType(const Node& node) {
+    if (!isArithmetic(node.op))
+        return kBool;  // comparisons, equality, `in`
+    const std::string& left = deduceType(*node.children[0]);
+    if (left != deduceType(*node.children[1]))
+        return kDyn;
+    return arithmeticType(node.op, left);
+}
+
+const std::string& comprehensionType(const Node& node) {
+    switch (node.macro) {
+        case Macro::All:
+        case Macro::Exists:
+        case Macro::ExistsOne:
+            return kBool;
+        case Macro::Map:
+        case Macro::MapFilter:
+        case Macro::Filter:
+        case Macro::TransformList:
+            return kList;
+        case Macro::TransformMap:
+        case Macro::TransformMapEntry:
+            return kMap;
+        default:
+            return kDyn;
+    }
+}
+
+}  // namespace
+
+std::optional<Error> checkDeclarations(Node& root, const Declarations& declarations) {
+    return Checker(declarations).run(root);
+}
+
+const std::string& deduceType(const Node& node) {
+    switch (node.kind) {
+        case NodeKind::Literal:
+            return literalType(node.literal);
+        case NodeKind::List:
+            return kList;
+        case NodeKind::Map:
+            return kMap;
+        case NodeKind::Not:
+        case NodeKind::And:
+        case NodeKind::Or:
+        case NodeKind::Has:
+            return kBool;
+        case NodeKind::Negate: {
+            const std::string& operand = deduceType(*node.children[0]);
+            return operand == kInt || operand == kDouble ? operand : kDyn;
+        }
+        case NodeKind::Binary:
+            return binaryType(node);
+        case NodeKind::Conditional: {
+            const std::string& type = deduceType(*node.children[1]);
+            return type == deduceType(*node.children[2]) ? type : kDyn;
+        }
+        case NodeKind::Call:
+            return callType(node);
+        case NodeKind::Comprehension:
+            return comprehensionType(node);
+        case NodeKind::Bind:
+            return deduceType(*node.children[1]);
+        default:
+            return kDyn;  // identifiers, selections, indexing: they depend on values
+    }
+}
+
+}  // namespace numadra::cel::detail
