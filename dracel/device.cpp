@@ -1,0 +1,264 @@
+#include "numadra/dracel/device.hpp"
+
+#include <utility>
+#include <vector>
+
+#include "numadra/dracel/environment.hpp"
+#include "numadra/dracel/semver.hpp"
+
+namespace numadra::dracel {
+
+namespace {
+
+const cel::Value& emptyMap() {
+    static const cel::Value empty = cel::Value::map({});
+    return empty;
+}
+
+// device.attributes / device.capacity: domain -> map(id -> value); an unknown domain reads as an
+// empty map, but only present domains are entries (for `in`, size() and comprehensions).
+class DomainMap final : public cel::HostMap {
+  public:
+    explicit DomainMap(cel::Map entries) : entries_(std::move(entries)) {}
+
+    std::optional<cel::Value> lookup(const cel::MapKey& key) const override {
+        if (const auto it = entries_.find(key); it != entries_.end())
+            return it->second;
+        if (std::holds_alternative<std::string>(key))
+            return emptyMap();
+        return std::nullopt;
+    }
+    const cel::Map& entries() const override { return entries_; }
+
+  private:
+    cel::Map entries_;
+};
+
+// Groups "domain/id" (or "id" of the driver's domain) entries into per-domain maps.
+class DomainBuilder {
+  public:
+    explicit DomainBuilder(std::string_view driver) : driver_(driver) {}
+
+    void add(std::string_view name, cel::Value value) {
+        const auto slash = name.find('/');
+        const bool qualified = slash != std::string_view::npos;
+        const std::string_view domain = qualified ? name.substr(0, slash) : driver_;
+        std::string id(qualified ? name.substr(slash + 1) : name);
+        cel::Map& inner = domainMap(domain);
+        if (qualified)  // the explicit form wins over a bare id of the driver's domain
+            inner.insert_or_assign(std::move(id), std::move(value));
+        else
+            inner.try_emplace(std::move(id), std::move(value));
+    }
+
+    cel::Value build() && {
+        cel::Map outer;
+        for (auto& [domain, inner] : domains_)
+            outer.emplace(std::string(domain), cel::Value::map(std::move(inner)));
+        return cel::Value(std::shared_ptr<const cel::Opaque>(
+            std::make_shared<const DomainMap>(std::move(outer))));
+    }
+
+  private:
+    cel::Map& domainMap(std::string_view domain) {
+        for (auto& [name, inner] : domains_)  // devices have few domains
+            if (name == domain)
+                return inner;
+        return domains_.emplace_back(domain, cel::Map{}).second;
+    }
+
+    std::string_view driver_;
+    std::vector<std::pair<std::string_view, cel::Map>> domains_;
+};
+
+Result<cel::Value> parseVersion(const std::string& name, const api::Version& version) {
+    auto v = Semver::parse(version.text, Semver::Mode::Strict);
+    if (!v)
+        return Error{"device attribute \"" + name + "\": " + v.error().message};
+    return toValue(std::move(*v));
+}
+
+Result<cel::Value> attributeValue(const std::string& name, const api::AttributeValue& attribute) {
+    struct Visitor {
+        const std::string& name;
+        Result<cel::Value> operator()(bool b) const { return cel::Value(b); }
+        Result<cel::Value> operator()(std::int64_t i) const { return cel::Value(i); }
+        Result<cel::Value> operator()(const std::string& s) const { return cel::Value(s); }
+        Result<cel::Value> operator()(const api::Version& v) const { return parseVersion(name, v); }
+        Result<cel::Value> operator()(const std::vector<bool>& list) const {
+            cel::List out;
+            out.reserve(list.size());
+            for (const bool b : list)
+                out.emplace_back(b);
+            return cel::Value::list(std::move(out));
+        }
+        Result<cel::Value> operator()(const std::vector<std::int64_t>& list) const {
+            return cel::Value::list(cel::List(list.begin(), list.end()));
+        }
+        Result<cel::Value> operator()(const std::vector<std::string>& list) const {
+            return cel::Value::list(cel::List(list.begin(), list.end()));
+        }
+        Result<cel::Value> operator()(const std::vector<api::Version>& list) const {
+            cel::List out;
+            out.reserve(list.size());
+            for (const auto& version : list) {
+                auto v = parseVersion(name, version);
+                if (!v)
+                    return v.error();
+                out.push_back(std::move(*v));
+            }
+            return cel::Value::list(std::move(out));
+        }
+    };
+    return std::visit(Visitor{name}, attribute);
+}
+
+Error runtimeError(std::string message) {
+    if (message.find("no such key") != std::string::npos)
+        message += " (consider using has() or optional chaining like .?x.orValue(...))";
+    return Error{std::move(message)};
+}
+
+}  // namespace
+
+Result<cel::Value> deviceValue(const DeviceView& device) {
+    DomainBuilder attributes(device.driver);
+    if (device.attributes) {
+        for (const auto& [name, attribute] : *device.attributes) {
+            auto value = attributeValue(name, attribute);
+            if (!value)
+                return value.error();
+            attributes.add(name, std::move(*value));
+        }
+    }
+    DomainBuilder capacity(device.driver);
+    if (device.capacity)
+        for (const auto& [name, quantity] : *device.capacity)
+            capacity.add(name, toValue(quantity));
+
+    cel::Map fields;
+    fields.emplace(std::string("driver"), cel::Value(std::string(device.driver)));
+    fields.emplace(std::string("attributes"), std::move(attributes).build());
+    fields.emplace(std::string("capacity"), std::move(capacity).build());
+    fields.emplace(std::string("allowMultipleAllocations"),
+                   cel::Value(device.allowMultipleAllocations));
+    return cel::Value::map(std::move(fields));
+}
+
+cel::Declarations deviceDeclarations() {
+    cel::Declarations declarations;
+    declarations.variables.emplace(
+        "device",
+        std::set<std::string>{"driver", "attributes", "capacity", "allowMultipleAllocations"});
+    return declarations;
+}
+
+Result<Expression> Expression::compile(std::string_view text, bool selector) {
+    if (text.size() > kMaxExpressionLength)
+        return Error{"expression too long (" + std::to_string(text.size()) +
+                     " characters, maximum " + std::to_string(kMaxExpressionLength) + ")"};
+    static const cel::CompileOptions options{deviceDeclarations()};
+    auto program = cel::Program::compile(text, options);
+    if (!program)
+        return program.error();
+    const std::string& type = program->resultType();
+    if (selector) {
+        if (type != "bool" && type != "dyn")
+            return Error{"must evaluate to bool or the unknown type, not " + type};
+    } else if (type != "bool" && type != "int" && type != "string" && type != "list" &&
+               type != "dyn") {
+        return Error{"must evaluate to bool, int, string, list or the unknown type, not " + type};
+    }
+    return Expression(std::move(*program));
+}
+
+Result<Expression> Expression::compileSelector(std::string_view text) {
+    return compile(text, true);
+}
+
+Result<Expression> Expression::compileDerived(std::string_view text) {
+    return compile(text, false);
+}
+
+cel::Value Expression::evaluate(const cel::Value& device, std::int64_t* cost) const {
+    cel::Activation activation;
+    activation.bind("device", device);
+    return program_.evaluate(activation, draEnvironment(), cost);
+}
+
+Result<bool> Expression::matches(const cel::Value& device, std::int64_t* cost) const {
+    cel::Value result = evaluate(device, cost);
+    if (auto* error = std::get_if<cel::ErrorValue>(&result.v))
+        return runtimeError(std::move(error->message));
+    if (const auto* b = std::get_if<bool>(&result.v))
+        return *b;
+    return Error{"CEL result of type " + result.typeName() + " could not be converted to bool"};
+}
+
+namespace {
+
+// One scalar of a derived attribute, into the list of its kind.
+template <class T>
+bool appendAll(const cel::List& list, std::vector<T>& out) {
+    out.reserve(list.size());
+    for (const cel::Value& item : list) {
+        if constexpr (std::is_same_v<T, api::Version>) {
+            const Semver* v = asSemver(item);
+            if (!v)
+                return false;
+            out.push_back(api::Version{v->toString()});
+        } else {
+            const T* x = std::get_if<T>(&item.v);
+            if (!x)
+                return false;
+            out.push_back(*x);
+        }
+    }
+    return true;
+}
+
+template <class T>
+Result<api::AttributeValue> listOf(const cel::List& list) {
+    std::vector<T> out;
+    if (!appendAll(list, out))
+        return Error{
+            "derived attribute: a list must hold values of one type (bool, int, string "
+            "or semver)"};
+    return api::AttributeValue(std::move(out));
+}
+
+}  // namespace
+
+Result<api::AttributeValue> Expression::derive(const cel::Value& device, std::int64_t* cost) const {
+    cel::Value result = evaluate(device, cost);
+    if (auto* error = std::get_if<cel::ErrorValue>(&result.v))
+        return runtimeError(std::move(error->message));
+    if (const auto* b = std::get_if<bool>(&result.v))
+        return api::AttributeValue(*b);
+    if (const auto* i = std::get_if<std::int64_t>(&result.v))
+        return api::AttributeValue(*i);
+    if (auto* s = std::get_if<std::string>(&result.v))
+        return api::AttributeValue(std::move(*s));
+    if (const Semver* v = asSemver(result))
+        return api::AttributeValue(api::Version{v->toString()});
+    if (const auto* listPtr = std::get_if<std::shared_ptr<const cel::List>>(&result.v)) {
+        const cel::List& list = **listPtr;
+        if (list.empty())
+            return Error{"derived attribute: an empty list has no attribute type"};
+        const cel::Value& first = list.front();
+        if (first.is<bool>())
+            return listOf<bool>(list);
+        if (first.is<std::int64_t>())
+            return listOf<std::int64_t>(list);
+        if (first.is<std::string>())
+            return listOf<std::string>(list);
+        if (asSemver(first))
+            return listOf<api::Version>(list);
+        return Error{"derived attribute: CEL result of type list(" + first.typeName() +
+                     ") is not a list of bool, int, string or semver"};
+    }
+    return Error{"derived attribute: CEL result of type " + result.typeName() +
+                 " is not a bool, int, string, semver or a list of them"};
+}
+
+}  // namespace numadra::dracel

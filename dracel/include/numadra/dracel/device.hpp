@@ -1,0 +1,79 @@
+#pragma once
+// The DRA CEL `device` variable and the expressions evaluated against it: device selectors
+// (bool) and derived attributes.
+//
+//   device.driver                     string
+//   device.attributes[domain][id]     bool, int, string, kubernetes.Semver, or a list of those
+//   device.capacity[domain][id]       kubernetes.Quantity
+//   device.allowMultipleAllocations   bool
+//
+// Attribute and capacity names are split at the first '/' into domain and id; a name without
+// '/' belongs to the driver's domain. An unknown domain reads as an empty map (so
+// `device.attributes["nope"].x` is "no such key: x"), while `in`, size() and comprehensions see
+// only the domains the device has.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "numadra/api/resource_slice.hpp"
+#include "numadra/cel/cel.hpp"
+#include "numadra/common/result.hpp"
+#include "numadra/dracel/quantity.hpp"
+
+namespace numadra::dracel {
+
+// What an expression sees of a device; the pointed-to maps only need to live during
+// deviceValue() (null means none).
+struct DeviceView {
+    std::string_view driver;
+    const std::map<std::string, api::AttributeValue>* attributes = nullptr;
+    const std::map<std::string, Quantity>* capacity = nullptr;
+    bool allowMultipleAllocations = false;
+};
+
+// The `device` value, built once per device and shared by every evaluation. Versions are parsed
+// strictly; an attribute that is not valid semver 2.0.0 is an error naming it (upstream then fails
+// every evaluation on the device: the caller turns this error into each evaluation's error).
+// When a device has both `id` and `<driver>/id`, the qualified one is used.
+Result<cel::Value> deviceValue(const DeviceView& device);
+
+// {"device": {driver, attributes, capacity, allowMultipleAllocations}}
+cel::Declarations deviceDeclarations();
+
+// The longest expression accepted (resource.k8s.io CELSelectorExpressionMaxLength).
+inline constexpr std::size_t kMaxExpressionLength = 10 * 1024;
+
+// A compiled expression over `device`; immutable, safe to evaluate from several threads.
+class Expression {
+  public:
+    // A device selector: at most kMaxExpressionLength bytes, only `device` declared, and a result
+    // that is bool or unknown at compile time ("must evaluate to bool or the unknown type, not
+    // int" otherwise).
+    static Result<Expression> compileSelector(std::string_view text);
+    // A derived attribute: the result must be bool, int, string, list or unknown at compile time.
+    static Result<Expression> compileDerived(std::string_view text);
+
+    // Evaluates a selector against deviceValue()'s value. Runtime errors (a missing key, a type
+    // mismatch, the cost limit, ...) are errors carrying the CEL message; a "no such key" error
+    // also suggests has() / optional chaining. A non-bool result is an error ("CEL result of type
+    // list could not be converted to bool"). `cost`, when given, receives the evaluation's cost.
+    Result<bool> matches(const cel::Value& device, std::int64_t* cost = nullptr) const;
+    // Evaluates a derived attribute: a string, int, bool or semver, or a non-empty list of one of
+    // them; anything else is an error naming the type.
+    Result<api::AttributeValue> derive(const cel::Value& device,
+                                       std::int64_t* cost = nullptr) const;
+
+    const std::string& source() const { return program_.source(); }
+    const std::string& resultType() const { return program_.resultType(); }
+
+  private:
+    explicit Expression(cel::Program program) : program_(std::move(program)) {}
+    static Result<Expression> compile(std::string_view text, bool selector);
+    cel::Value evaluate(const cel::Value& device, std::int64_t* cost) const;
+
+    cel::Program program_;
+};
+
+}  // namespace numadra::dracel

@@ -1,0 +1,400 @@
+// The `device` variable and selector / derived-attribute expressions: the selector examples of
+// the DRA documentation, name resolution (domains, the empty-map default, `in`), the error
+// behaviour (compile-time checks, runtime errors, the no-such-key hint) and derived values.
+
+#include "numadra/dracel/device.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "numadra/dracel/environment.hpp"
+
+namespace numadra::dracel {
+namespace {
+
+using api::AttributeValue;
+
+constexpr const char* kDriver = "dra.example.com";
+
+// dra.example.com's test device: model "A100", numa 1, driverVersion 1.2.3, services "xsym",
+// names [1, 2, 3], models ["some-model", "other-model"], a and b true, a family in
+// other.example.com, and 80Gi of memory.
+struct TestDevice {
+    std::map<std::string, AttributeValue> attributes{
+        {"model", std::string("A100")},
+        {"numa", std::int64_t{1}},
+        {"driverVersion", api::Version{"1.2.3"}},
+        {"services", std::string("xsym")},
+        {"names", std::vector<std::int64_t>{1, 2, 3}},
+        {"models", std::vector<std::string>{"some-model", "other-model"}},
+        {"a", true},
+        {"b", true},
+        {"other.example.com/family", std::string("hopper")},
+    };
+    std::map<std::string, Quantity> capacity{{"memory", *Quantity::parse("80Gi")}};
+    std::string driver = kDriver;
+    bool allowMultipleAllocations = true;
+
+    DeviceView view() const { return {driver, &attributes, &capacity, allowMultipleAllocations}; }
+    cel::Value value() const {
+        auto v = deviceValue(view());
+        EXPECT_TRUE(v.ok()) << (v.ok() ? "" : v.error().message);
+        return v.ok() ? *v : cel::Value();
+    }
+};
+
+// The selector's verdict on the device: "true", "false" or "error: ...".
+std::string select(const std::string& expr, const cel::Value& device = TestDevice().value()) {
+    auto expression = Expression::compileSelector(expr);
+    if (!expression)
+        return "compile error: " + expression.error().message;
+    auto result = expression->matches(device);
+    if (!result)
+        return "error: " + result.error().message;
+    return *result ? "true" : "false";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+// ---- The documented selector examples ----------------------------------------------------------
+
+class SelectorExample : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SelectorExample, MatchesTheTestDevice) {
+    EXPECT_EQ(select(GetParam()), "true") << GetParam();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllocatorSpec, SelectorExample,
+    ::testing::Values(
+        R"(device.driver == "dra.example.com")",
+        R"(device.attributes["dra.example.com"].model == "A100")",
+        R"(device.attributes["dra.example.com"]["model"] == "A100")",
+        R"(device.attributes["dra.example.com"].numa > 0)",
+        R"(device.attributes["dra.example.com"].driverVersion.isGreaterThan(semver("1.0.0")))",
+        R"(device.attributes["dra.example.com"].driverVersion.major() >= 1)",
+        R"(device.capacity["dra.example.com"].memory.compareTo(quantity("1Gi")) >= 0)",
+        R"(device.capacity["dra.example.com"].memory.isGreaterThan(quantity("1Mi")))",
+        R"("dra.example.com" in device.attributes)",
+        R"("memory" in device.capacity["dra.example.com"] && device.capacity["dra.example.com"].memory.isGreaterThan(quantity("1Ki")))",
+        R"(has(device.attributes["dra.example.com"].model))",
+        R"(device.attributes["dra.example.com"].?model.orValue("") == "A100")",
+        R"(cel.bind(dra, device.attributes["dra.example.com"], dra.a && dra.b))",
+        R"(device.attributes["dra.example.com"].services.matches("[^a]?sym"))",
+        R"(device.attributes["dra.example.com"].names.exists(x, x > 0))",
+        R"(1 in device.attributes["dra.example.com"].names)",
+        R"(device.attributes["dra.example.com"].models.includes("some-model"))",
+        R"(device.allowMultipleAllocations == true)",
+        R"(device.attributes.exists_one(x, x == "dra.example.com"))"),
+    [](const ::testing::TestParamInfo<std::string>& param) {
+        return "Example" + std::to_string(param.index);
+    });
+
+TEST(Selector, ExamplesCanAlsoBeFalse) {
+    EXPECT_EQ(select(R"(device.attributes["dra.example.com"].model == "H100")"), "false");
+    EXPECT_EQ(
+        select(R"(device.capacity["dra.example.com"].memory.isGreaterThan(quantity("80Gi")))"),
+        "false");
+    EXPECT_EQ(
+        select(
+            R"(device.attributes["dra.example.com"].driverVersion.isGreaterThan(semver("1.2.3")))"),
+        "false");
+    EXPECT_EQ(select(R"(device.attributes["dra.example.com"].models.includes("h100"))"), "false");
+}
+
+TEST(Selector, QuantityAndSemverCompareSemantically) {
+    EXPECT_EQ(select(R"(device.capacity["dra.example.com"].memory == quantity("81920Mi"))"),
+              "true");
+    EXPECT_EQ(
+        select(R"(device.attributes["dra.example.com"].driverVersion == semver("1.2.3+build"))"),
+        "true");
+}
+
+// ---- Name resolution (allocator.md §2.2, trap 16) ----------------------------------------------
+
+TEST(NameResolution, UnqualifiedNamesLiveInTheDriversDomain) {
+    EXPECT_EQ(select(R"(device.attributes["dra.example.com"].model == "A100")"), "true");
+    EXPECT_EQ(select(R"(device.attributes["other.example.com"].family == "hopper")"), "true");
+    EXPECT_EQ(select(R"(!has(device.attributes["dra.example.com"].family))"), "true");
+}
+
+TEST(NameResolution, NamesSplitAtTheFirstSlash) {
+    TestDevice device;
+    device.attributes = {{"example.com/a/b", std::string("x")}};
+    EXPECT_EQ(select(R"(device.attributes["example.com"]["a/b"] == "x")", device.value()), "true");
+}
+
+TEST(NameResolution, AnEmptyDriverUsesTheEmptyDomain) {
+    TestDevice device;
+    device.driver = "";
+    EXPECT_EQ(select(R"(device.attributes[""].model == "A100")", device.value()), "true");
+    EXPECT_EQ(select(R"(device.capacity[""].memory == quantity("80Gi"))", device.value()), "true");
+}
+
+TEST(NameResolution, TheQualifiedNameWinsACollision) {
+    TestDevice device;
+    device.attributes = {{"model", std::string("bare")},
+                         {"dra.example.com/model", std::string("qualified")}};
+    EXPECT_EQ(
+        select(R"(device.attributes["dra.example.com"].model == "qualified")", device.value()),
+        "true");
+}
+
+TEST(NameResolution, AnUnknownDomainIsAnEmptyMap) {
+    EXPECT_EQ(select(R"(size(device.attributes["nope.example.com"]) == 0)"), "true");
+    EXPECT_EQ(select(R"(device.capacity["nope.example.com"] == {})"), "true");
+    EXPECT_EQ(select(R"(has(device.attributes["nope.example.com"].x))"), "false");
+    EXPECT_EQ(select(R"(device.attributes["nope.example.com"].?x.orValue(7) == 7)"), "true");
+}
+
+TEST(NameResolution, AnUnknownIdIsANoSuchKeyErrorWithAHint) {
+    const std::string result = select(R"(device.attributes["nope.example.com"].x == 1)");
+    EXPECT_TRUE(contains(result, "error: ")) << result;
+    EXPECT_TRUE(contains(result, "no such key: x")) << result;
+    EXPECT_TRUE(contains(result, "consider using has() or optional chaining like .?x.orValue(...)"))
+        << result;
+    EXPECT_TRUE(
+        contains(select(R"(device.attributes["dra.example.com"].nope == 1)"), "no such key: nope"));
+}
+
+TEST(NameResolution, InSizeAndComprehensionsSeeOnlyPresentDomains) {
+    EXPECT_EQ(select(R"("other.example.com" in device.attributes)"), "true");
+    EXPECT_EQ(select(R"("nope.example.com" in device.attributes)"), "false");
+    EXPECT_EQ(select(R"(size(device.attributes) == 2)"), "true");
+    EXPECT_EQ(select(R"(size(device.capacity) == 1)"), "true");
+    EXPECT_EQ(select(R"(device.attributes.all(d, d.endsWith("example.com")))"), "true");
+    EXPECT_EQ(select(R"(device.attributes.exists(d, d == "nope.example.com"))"), "false");
+}
+
+TEST(NameResolution, ADeviceWithoutAttributesOrCapacity) {
+    const auto value = deviceValue(DeviceView{kDriver, nullptr, nullptr, false});
+    ASSERT_TRUE(value.ok());
+    EXPECT_EQ(select(R"(size(device.attributes) == 0 && size(device.capacity) == 0)", *value),
+              "true");
+    EXPECT_EQ(select(R"(device.allowMultipleAllocations)", *value), "false");
+}
+
+// ---- Attribute values ---------------------------------------------------------------------------
+
+TEST(DeviceValue, AttributeTypes) {
+    TestDevice device;
+    device.attributes = {
+        {"flag", true},
+        {"flags", std::vector<bool>{true, false}},
+        {"versions", std::vector<api::Version>{{"1.0.0"}, {"2.0.0-rc.1"}}},
+    };
+    const cel::Value value = device.value();
+    EXPECT_EQ(select(R"(device.attributes["dra.example.com"].flag)", value), "true");
+    EXPECT_EQ(select(R"(device.attributes["dra.example.com"].flags == [true, false])", value),
+              "true");
+    EXPECT_EQ(
+        select(R"(device.attributes["dra.example.com"].versions[1].isLessThan(semver("2.0.0")))",
+               value),
+        "true");
+    EXPECT_EQ(
+        select(R"(device.attributes["dra.example.com"].versions.includes(semver("1.0.0")))", value),
+        "true");
+}
+
+TEST(DeviceValue, ABadVersionFailsTheDeviceNamingTheAttribute) {
+    TestDevice device;
+    device.attributes["driverVersion"] = api::Version{"v1.0"};
+    const auto value = deviceValue(device.view());
+    ASSERT_FALSE(value.ok());
+    EXPECT_TRUE(contains(value.error().message, "driverVersion")) << value.error().message;
+    EXPECT_TRUE(contains(value.error().message, "\"v1.0\"")) << value.error().message;
+}
+
+TEST(DeviceValue, ABadVersionInAListFailsTheDevice) {
+    TestDevice device;
+    device.attributes["versions"] = std::vector<api::Version>{{"1.0.0"}, {"1.0"}};
+    EXPECT_FALSE(deviceValue(device.view()).ok());
+}
+
+// ---- Runtime errors (allocator.md §2.4, traps 15-19) -------------------------------------------
+
+TEST(RuntimeErrors, IncludesOnMoreThan48ElementsIsAnError) {
+    TestDevice device;
+    device.attributes["big"] = std::vector<std::int64_t>(49, 7);
+    device.attributes["full"] = std::vector<std::int64_t>(48, 7);
+    const cel::Value value = device.value();
+    EXPECT_EQ(select(R"(device.attributes["dra.example.com"].full.includes(7))", value), "true");
+    EXPECT_TRUE(contains(select(R"(device.attributes["dra.example.com"].big.includes(7))", value),
+                         "error: includes()"));
+}
+
+TEST(RuntimeErrors, SemverHasNoLessThan) {
+    const std::string result =
+        select(R"(device.attributes["dra.example.com"].driverVersion < semver("2.0.0"))");
+    EXPECT_TRUE(
+        contains(result, "error: no such overload: _<_(kubernetes.Semver, kubernetes.Semver)"))
+        << result;
+}
+
+// Upstream rejects this at compile time (capacity is typed Quantity); the types of map values
+// are not declared here, so it fails when evaluated.
+TEST(RuntimeErrors, QuantityHasNoLessThan) {
+    const std::string result =
+        select(R"(device.capacity["dra.example.com"].memory < quantity("1Gi"))");
+    EXPECT_TRUE(contains(result, "no such overload: _<_(kubernetes.Quantity, kubernetes.Quantity)"))
+        << result;
+}
+
+TEST(RuntimeErrors, TypeMismatchOnAnAttribute) {
+    EXPECT_TRUE(contains(select(R"(device.attributes["dra.example.com"].model > 1)"),
+                         "error: no such overload"));
+    EXPECT_TRUE(contains(select(R"(device.attributes["dra.example.com"].model.exists(x, true))"),
+                         "error: "));
+}
+
+TEST(RuntimeErrors, ErrorsAreAbsorbedByShortCircuits) {
+    EXPECT_EQ(select(R"(false && device.attributes["dra.example.com"].nope == 1)"), "false");
+    EXPECT_EQ(select(R"(device.attributes["dra.example.com"].nope == 1 || true)"), "true");
+}
+
+TEST(RuntimeErrors, ANonBoolResultIsAnError) {
+    EXPECT_EQ(select(R"(device.attributes["dra.example.com"].names)"),
+              "error: CEL result of type list could not be converted to bool");
+    EXPECT_EQ(select(R"(device.attributes["dra.example.com"].model)"),
+              "error: CEL result of type string could not be converted to bool");
+}
+
+TEST(RuntimeErrors, TheCostLimitStopsAnEvaluation) {
+    std::string range = "[";
+    for (int i = 0; i < 100; ++i)
+        range += (i ? ", " : "") + std::to_string(i);
+    range += "]";
+    const std::string expr = range + ".all(a, " + range + ".all(b, " + range + ".all(c, " + range +
+                             ".all(d, device.driver != '')))) ";
+    const std::string result = select(expr);
+    EXPECT_TRUE(contains(result, std::string(cel::kCostLimitExceeded))) << result;
+}
+
+TEST(RuntimeErrors, CostIsReported) {
+    auto expression = Expression::compileSelector(R"(device.driver == "dra.example.com")");
+    ASSERT_TRUE(expression.ok());
+    std::int64_t cost = 0;
+    ASSERT_TRUE(expression->matches(TestDevice().value(), &cost).ok());
+    EXPECT_GT(cost, 0);
+}
+
+// ---- Compile-time checks ------------------------------------------------------------------------
+
+TEST(CompileErrors, UndeclaredReference) {
+    const std::string result = select("noSuchVar == 1");
+    EXPECT_TRUE(contains(result, "compile error: ")) << result;
+    EXPECT_TRUE(contains(result, "undeclared reference to 'noSuchVar'")) << result;
+}
+
+TEST(CompileErrors, UndefinedFieldOfDevice) {
+    const std::string result = select("device.foo == 1");
+    EXPECT_TRUE(contains(result, "compile error: ")) << result;
+    EXPECT_TRUE(contains(result, "undefined field 'foo'")) << result;
+}
+
+TEST(CompileErrors, ResultTypeMustBeBoolOrUnknown) {
+    EXPECT_EQ(select("1"), "compile error: must evaluate to bool or the unknown type, not int");
+    EXPECT_EQ(select("'x'"),
+              "compile error: must evaluate to bool or the unknown type, not string");
+    EXPECT_EQ(select("device.driver == 'x'"), "false");
+}
+
+TEST(CompileErrors, SyntaxError) {
+    EXPECT_TRUE(contains(select("device.driver =="), "compile error: "));
+}
+
+TEST(CompileErrors, ExpressionsAreLimitedTo10KiB) {
+    std::string longest = "device.driver == '" + std::string(kMaxExpressionLength - 20, 'x') + "'";
+    while (longest.size() < kMaxExpressionLength)
+        longest.insert(longest.begin(), ' ');
+    EXPECT_EQ(select(longest), "false");
+    EXPECT_TRUE(contains(select(" " + longest), "compile error: expression too long (10241"));
+}
+
+TEST(Selector, ConcurrentEvaluation) {
+    auto expression = Expression::compileSelector(
+        R"(device.capacity["dra.example.com"].memory.isGreaterThan(quantity("1Gi")) && device.attributes["dra.example.com"].services.find("s.m") == "sym")");
+    ASSERT_TRUE(expression.ok()) << expression.error().message;
+    const cel::Value device = TestDevice().value();
+    std::vector<std::thread> threads;
+    std::vector<int> matched(4, 0);
+    for (std::size_t t = 0; t < 4; ++t) {
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < 200; ++i) {
+                auto result = expression->matches(device);
+                matched[t] += result.ok() && *result ? 1 : 0;
+            }
+        });
+    }
+    for (auto& thread : threads)
+        thread.join();
+    EXPECT_EQ(matched, std::vector<int>(4, 200));
+}
+
+// ---- Derived attributes -------------------------------------------------------------------------
+
+Result<AttributeValue> derive(const std::string& expr) {
+    auto expression = Expression::compileDerived(expr);
+    if (!expression)
+        return Error{"compile error: " + expression.error().message};
+    return expression->derive(TestDevice().value());
+}
+
+TEST(Derived, Scalars) {
+    EXPECT_EQ(*derive(R"(device.attributes["dra.example.com"].model)"),
+              AttributeValue(std::string("A100")));
+    EXPECT_EQ(*derive(R"(device.attributes["dra.example.com"].numa + 1)"),
+              AttributeValue(std::int64_t{2}));
+    EXPECT_EQ(*derive(R"(device.attributes["dra.example.com"].numa > 0)"), AttributeValue(true));
+    EXPECT_EQ(*derive(R"(device.attributes["dra.example.com"].driverVersion)"),
+              AttributeValue(api::Version{"1.2.3"}));
+    EXPECT_EQ(*derive(R"(semver("v2", true))"), AttributeValue(api::Version{"2.0.0"}));
+}
+
+TEST(Derived, Lists) {
+    EXPECT_EQ(*derive(R"(device.attributes["dra.example.com"].names)"),
+              AttributeValue(std::vector<std::int64_t>{1, 2, 3}));
+    EXPECT_EQ(*derive(R"(device.attributes["dra.example.com"].names.map(n, string(n)))"),
+              AttributeValue(std::vector<std::string>{"1", "2", "3"}));
+    EXPECT_EQ(*derive(R"([semver("1.0.0"), semver("1.1.0")])"),
+              AttributeValue(std::vector<api::Version>{{"1.0.0"}, {"1.1.0"}}));
+    EXPECT_EQ(*derive(R"([true])"), AttributeValue(std::vector<bool>{true}));
+}
+
+TEST(Derived, OtherTypesAreErrorsNamingTheType) {
+    const auto quantity = derive(R"(device.capacity["dra.example.com"].memory)");
+    ASSERT_FALSE(quantity.ok());
+    EXPECT_TRUE(contains(quantity.error().message, "kubernetes.Quantity"))
+        << quantity.error().message;
+    const auto mixed = derive(
+        R"([device.attributes["dra.example.com"].numa, device.attributes["dra.example.com"].model])");
+    ASSERT_FALSE(mixed.ok());
+    EXPECT_TRUE(contains(mixed.error().message, "one type")) << mixed.error().message;
+    const auto doubles = derive(R"(device.attributes["dra.example.com"].names.map(n, double(n)))");
+    ASSERT_FALSE(doubles.ok());
+    EXPECT_TRUE(contains(doubles.error().message, "double")) << doubles.error().message;
+    EXPECT_FALSE(derive(R"(device.attributes["dra.example.com"].names.filter(n, n > 5))").ok());
+}
+
+TEST(Derived, ResultTypeIsCheckedAtCompileTime) {
+    const auto result = derive("1.5");
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.error().message,
+              "compile error: must evaluate to bool, int, string, list or the unknown type, not "
+              "double");
+    EXPECT_FALSE(derive("{'a': 1}").ok());
+}
+
+TEST(Derived, RuntimeErrorsCarryTheCelMessage) {
+    const auto result = derive(R"(device.attributes["dra.example.com"].nope)");
+    ASSERT_FALSE(result.ok());
+    EXPECT_TRUE(contains(result.error().message, "no such key: nope")) << result.error().message;
+}
+
+}  // namespace
+}  // namespace numadra::dracel

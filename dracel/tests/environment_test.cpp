@@ -1,0 +1,270 @@
+// The DRA CEL environment's functions: the Quantity and Semver libraries, includes(), the
+// Kubernetes lists and regex libraries, evaluated through the interpreter.
+
+#include "numadra/dracel/environment.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace numadra::dracel {
+namespace {
+
+// The result as cel::toString prints it ("true", "3", "error(...)"), or "compile error: ...".
+std::string eval(const std::string& expr) {
+    auto program = cel::Program::compile(expr);
+    if (!program)
+        return "compile error: " + program.error().message;
+    return cel::toString(program->evaluate(cel::Activation{}, draEnvironment()));
+}
+
+// True when the expression evaluates to an error whose message contains `part`.
+::testing::AssertionResult failsWith(const std::string& expr, const std::string& part) {
+    const std::string result = eval(expr);
+    if (result.rfind("error(", 0) == 0 && result.find(part) != std::string::npos)
+        return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure()
+           << expr << " -> " << result << ", wanted an error with '" << part << "'";
+}
+
+// A list literal [1, 2, ..., n].
+std::string listOf(int n) {
+    std::string out = "[";
+    for (int i = 1; i <= n; ++i)
+        out += (i > 1 ? ", " : "") + std::to_string(i);
+    return out + "]";
+}
+
+TEST(DraEnvironment, IsBuiltOnceWithTheCostLimit) {
+    EXPECT_EQ(&draEnvironment(), &draEnvironment());
+    EXPECT_EQ(draEnvironment().costLimit, 1'000'000);
+}
+
+TEST(QuantityLibrary, ParsesAndChecks) {
+    EXPECT_EQ(eval("isQuantity('1.5Gi')"), "true");
+    EXPECT_EQ(eval("isQuantity('200K')"), "false");
+    EXPECT_EQ(eval("isQuantity('')"), "false");
+    EXPECT_EQ(eval("type(quantity('1Gi')) == type(quantity('1'))"), "true");
+    EXPECT_TRUE(failsWith("quantity('200K')", "\"200K\""));
+    EXPECT_TRUE(failsWith("quantity(1)", "no such overload"));
+}
+
+TEST(QuantityLibrary, EqualityIsSemantic) {
+    EXPECT_EQ(eval("quantity('1Gi') == quantity('1024Mi')"), "true");
+    EXPECT_EQ(eval("quantity('1Gi') != quantity('1G')"), "true");
+    EXPECT_EQ(eval("quantity('500m') in [quantity('1'), quantity('0.5')]"), "true");
+    EXPECT_EQ(eval("quantity('1') == 1"), "false");
+}
+
+TEST(QuantityLibrary, IntegerAndFloat) {
+    EXPECT_EQ(eval("quantity('50').isInteger()"), "true");
+    EXPECT_EQ(eval("quantity('50.5').isInteger()"), "false");
+    EXPECT_EQ(eval("quantity('50').asInteger()"), "50");
+    EXPECT_EQ(eval("quantity('1Ki').asInteger()"), "1024");
+    EXPECT_TRUE(failsWith("quantity('50.5').asInteger()", "cannot convert value to integer"));
+    EXPECT_TRUE(failsWith("quantity('10E').asInteger()", "cannot convert value to integer"));
+    EXPECT_EQ(eval("quantity('50.5').asApproximateFloat()"), "50.5");
+}
+
+TEST(QuantityLibrary, Sign) {
+    EXPECT_EQ(eval("quantity('-50').sign()"), "-1");
+    EXPECT_EQ(eval("quantity('0').sign()"), "0");
+    EXPECT_EQ(eval("quantity('1n').sign()"), "1");
+}
+
+TEST(QuantityLibrary, AddAndSubWithQuantitiesAndInts) {
+    EXPECT_EQ(eval("quantity('1Gi').add(quantity('1Gi')) == quantity('2Gi')"), "true");
+    EXPECT_EQ(eval("quantity('50k').add(20) == quantity('50020')"), "true");
+    EXPECT_EQ(eval("quantity('50k').sub(quantity('20k')) == quantity('30k')"), "true");
+    EXPECT_EQ(eval("quantity('50k').sub(50000).sign()"), "0");
+    EXPECT_EQ(eval("quantity('1').sub(2).sign()"), "-1");
+    EXPECT_TRUE(failsWith("quantity('1').add('x')", "no such overload"));
+    EXPECT_TRUE(
+        failsWith("quantity('170000000000000000000000000000').add("
+                  "quantity('170000000000000000000000000000'))",
+                  "overflow"));
+}
+
+TEST(QuantityLibrary, Comparisons) {
+    EXPECT_EQ(eval("quantity('1Gi').isGreaterThan(quantity('1G'))"), "true");
+    EXPECT_EQ(eval("quantity('1G').isLessThan(quantity('1Gi'))"), "true");
+    EXPECT_EQ(eval("quantity('1Gi').isLessThan(quantity('1Gi'))"), "false");
+    EXPECT_EQ(eval("quantity('1Gi').compareTo(quantity('1024Mi'))"), "0");
+    EXPECT_EQ(eval("quantity('1').compareTo(quantity('2'))"), "-1");
+    EXPECT_EQ(eval("quantity('3').compareTo(quantity('2'))"), "1");
+    EXPECT_TRUE(failsWith("quantity('1').compareTo(semver('1.0.0'))", "no such overload"));
+}
+
+TEST(QuantityLibrary, HasNoOrderingOperators) {
+    EXPECT_TRUE(failsWith("quantity('1') < quantity('2')",
+                          "no such overload: _<_(kubernetes.Quantity, kubernetes.Quantity)"));
+    EXPECT_TRUE(failsWith("quantity('1') >= quantity('2')", "no such overload"));
+    EXPECT_TRUE(failsWith("quantity('1') + quantity('2')", "no such overload"));
+}
+
+TEST(SemverLibrary, ParsesStrictlyUnlessNormalizing) {
+    EXPECT_EQ(eval("isSemver('1.2.3')"), "true");
+    EXPECT_EQ(eval("isSemver('v1.2.3')"), "false");
+    EXPECT_EQ(eval("isSemver('v1.2.3', true)"), "true");
+    EXPECT_EQ(eval("isSemver('v1.2.3', false)"), "false");
+    EXPECT_TRUE(failsWith("semver('v1.0.0')", "\"v1.0.0\""));
+    EXPECT_EQ(eval("semver('v1.2', true) == semver('1.2.0')"), "true");
+    EXPECT_EQ(eval("semver('01.02.03', true).minor()"), "2");
+    EXPECT_TRUE(failsWith("semver('1.0.0', 'yes')", "no such overload"));
+}
+
+TEST(SemverLibrary, Accessors) {
+    EXPECT_EQ(eval("semver('1.2.3').major()"), "1");
+    EXPECT_EQ(eval("semver('1.2.3').minor()"), "2");
+    EXPECT_EQ(eval("semver('1.2.3').patch()"), "3");
+    EXPECT_TRUE(failsWith("quantity('1').major()", "no such overload"));
+}
+
+TEST(SemverLibrary, ComparisonsFollowPrecedence) {
+    EXPECT_EQ(eval("semver('1.0.0-rc.1').isLessThan(semver('1.0.0'))"), "true");
+    EXPECT_EQ(eval("semver('1.10.0').isGreaterThan(semver('1.9.0'))"), "true");
+    EXPECT_EQ(eval("semver('1.0.0-beta.11').compareTo(semver('1.0.0-beta.2'))"), "1");
+    EXPECT_EQ(eval("semver('1.0.0+a').compareTo(semver('1.0.0+b'))"), "0");
+}
+
+TEST(SemverLibrary, EqualityIgnoresBuildMetadata) {
+    EXPECT_EQ(eval("semver('1.0.0+a') == semver('1.0.0+b')"), "true");
+    EXPECT_EQ(eval("semver('1.0.0-rc.1') == semver('1.0.0')"), "false");
+}
+
+TEST(SemverLibrary, HasNoOrderingOperators) {
+    EXPECT_TRUE(failsWith("semver('1.0.0') < semver('2.0.0')",
+                          "no such overload: _<_(kubernetes.Semver, kubernetes.Semver)"));
+    EXPECT_TRUE(failsWith("semver('1.0.0') > semver('2.0.0')", "no such overload"));
+}
+
+TEST(Includes, ListHasAnEqualElement) {
+    EXPECT_EQ(eval("[1, 2, 3].includes(2)"), "true");
+    EXPECT_EQ(eval("[1, 2, 3].includes(4)"), "false");
+    EXPECT_EQ(eval("['a', 'b'].includes('b')"), "true");
+    EXPECT_EQ(eval("[1, 2].includes(2.0)"), "true");  // CEL's heterogeneous numeric equality
+    EXPECT_EQ(eval("[semver('1.0.0+x')].includes(semver('1.0.0'))"), "true");
+    EXPECT_EQ(eval("[].includes(1)"), "false");
+}
+
+TEST(Includes, ScalarIsEquality) {
+    EXPECT_EQ(eval("'a'.includes('a')"), "true");
+    EXPECT_EQ(eval("'a'.includes('b')"), "false");
+    EXPECT_EQ(eval("5.includes(5)"), "true");
+    EXPECT_EQ(eval("true.includes(1)"), "false");
+    EXPECT_EQ(eval("quantity('1Gi').includes(quantity('1024Mi'))"), "true");
+}
+
+TEST(Includes, ListsOfMoreThan48ElementsAreAnError) {
+    EXPECT_EQ(eval(listOf(48) + ".includes(48)"), "true");
+    EXPECT_TRUE(failsWith(listOf(49) + ".includes(1)", "49"));
+}
+
+TEST(ListsLibrary, IsSorted) {
+    EXPECT_EQ(eval("[1, 2, 2, 3].isSorted()"), "true");
+    EXPECT_EQ(eval("[3, 1].isSorted()"), "false");
+    EXPECT_EQ(eval("['a', 'b'].isSorted()"), "true");
+    EXPECT_EQ(eval("[].isSorted()"), "true");
+    EXPECT_EQ(eval("[1, 1.5, 2u].isSorted()"), "true");
+}
+
+TEST(ListsLibrary, Sum) {
+    EXPECT_EQ(eval("[1, 2, 3].sum()"), "6");
+    EXPECT_EQ(eval("[1.5, 2.5].sum()"), "4.0");
+    EXPECT_EQ(eval("[1u, 2u].sum()"), "3u");
+    EXPECT_EQ(eval("[].sum()"), "0");
+    EXPECT_TRUE(failsWith("[9223372036854775807, 1].sum()", "overflow"));
+    EXPECT_TRUE(failsWith("['a'].sum()", "no such overload"));
+}
+
+TEST(ListsLibrary, MinAndMax) {
+    EXPECT_EQ(eval("[3, 1, 2].min()"), "1");
+    EXPECT_EQ(eval("[3, 1, 2].max()"), "3");
+    EXPECT_EQ(eval("['b', 'a'].min()"), "\"a\"");
+    EXPECT_TRUE(failsWith("[].min()", "min(list) argument must not be empty"));
+    EXPECT_TRUE(failsWith("[].max()", "max(list) argument must not be empty"));
+}
+
+TEST(ListsLibrary, IndexOfAndLastIndexOf) {
+    EXPECT_EQ(eval("[1, 2, 1].indexOf(1)"), "0");
+    EXPECT_EQ(eval("[1, 2, 1].lastIndexOf(1)"), "2");
+    EXPECT_EQ(eval("[1, 2].indexOf(3)"), "-1");
+    EXPECT_EQ(eval("['a', 'b'].indexOf('b')"), "1");
+    EXPECT_EQ(eval("'abcb'.indexOf('b')"), "1");  // the strings extension still answers strings
+    EXPECT_EQ(eval("'abcb'.lastIndexOf('b')"), "3");
+}
+
+TEST(RegexLibrary, Find) {
+    EXPECT_EQ(eval("'abc 123 def 456'.find('[0-9]+')"), "\"123\"");
+    EXPECT_EQ(eval("'abc'.find('[0-9]+')"), "\"\"");
+    EXPECT_TRUE(failsWith("'abc'.find('(')", "Illegal regex"));
+}
+
+TEST(RegexLibrary, FindAll) {
+    EXPECT_EQ(eval("'abc 123 def 456'.findAll('[0-9]+')"), "[\"123\", \"456\"]");
+    EXPECT_EQ(eval("'abc 123 def 456'.findAll('[0-9]+', 1)"), "[\"123\"]");
+    EXPECT_EQ(eval("'abc 123 def 456'.findAll('[0-9]+', 0)"), "[]");
+    EXPECT_EQ(eval("'abc 123 def 456'.findAll('[0-9]+', -1)"), "[\"123\", \"456\"]");
+    EXPECT_EQ(eval("'abc'.findAll('x')"), "[]");
+}
+
+TEST(RegexLibrary, FindAllTreatsEmptyMatchesAsGo) {
+    EXPECT_EQ(eval("'abc'.findAll('x*')"), "[\"\", \"\", \"\", \"\"]");
+    EXPECT_EQ(eval("'aaa'.findAll('a*')"), "[\"aaa\"]");
+    EXPECT_EQ(eval("'baaab'.findAll('a*')"), "[\"\", \"aaa\", \"\"]");
+    EXPECT_EQ(eval("'aa'.findAll('^a')"), "[\"a\"]");  // ^ anchors at the text's start only
+}
+
+TEST(RegexLibrary, SharedAcrossThreads) {
+    auto program = cel::Program::compile("'k' + string(n) + 'v'.find('[a-z]+' + string(n)) == ''");
+    ASSERT_TRUE(program.ok());
+    std::vector<std::thread> threads;
+    std::vector<int> failures(4, 0);
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < 300; ++i) {
+                cel::Activation activation;
+                activation.bind("n", cel::Value(std::int64_t{(i * 7 + t) % 300}));
+                const cel::Value result = program->evaluate(activation, draEnvironment());
+                if (!(result == cel::Value(false)))
+                    ++failures[static_cast<std::size_t>(t)];
+            }
+        });
+    }
+    for (auto& thread : threads)
+        thread.join();
+    EXPECT_EQ(failures, std::vector<int>(4, 0));
+}
+
+TEST(SetsExtension, ContainsEquivalentIntersects) {
+    EXPECT_EQ(eval("sets.contains([1, 2, 3], [3, 1])"), "true");
+    EXPECT_EQ(eval("sets.contains([1, 2], [4])"), "false");
+    EXPECT_EQ(eval("sets.contains([1], [])"), "true");
+    EXPECT_EQ(eval("sets.equivalent([1, 2, 2], [2, 1])"), "true");
+    EXPECT_EQ(eval("sets.equivalent([1], [1, 2])"), "false");
+    EXPECT_EQ(eval("sets.intersects([1, 2], [2, 3])"), "true");
+    EXPECT_EQ(eval("sets.intersects([1], [])"), "false");
+}
+
+TEST(ListsExtension, DistinctFlattenRangeReverseSliceSort) {
+    EXPECT_EQ(eval("[1, 2, 1, 3, 2].distinct()"), "[1, 2, 3]");
+    EXPECT_EQ(eval("[[1], [2, [3]]].flatten()"), "[1, 2, [3]]");
+    EXPECT_EQ(eval("[[1], [2, [3]]].flatten(2)"), "[1, 2, 3]");
+    EXPECT_TRUE(failsWith("[[1]].flatten(-1)", "level must be non-negative"));
+    EXPECT_EQ(eval("lists.range(3)"), "[0, 1, 2]");
+    EXPECT_EQ(eval("lists.range(0)"), "[]");
+    EXPECT_TRUE(failsWith("lists.range(1000000000)", "cost limit"));
+    EXPECT_EQ(eval("[1, 2, 3].reverse()"), "[3, 2, 1]");
+    EXPECT_EQ(eval("[1, 2, 3, 4].slice(1, 3)"), "[2, 3]");
+    EXPECT_TRUE(failsWith("[1].slice(0, 2)", "list is length 1"));
+    EXPECT_TRUE(failsWith("[1].slice(1, 0)", "start index"));
+    EXPECT_EQ(eval("[3, 1, 2].sort()"), "[1, 2, 3]");
+    EXPECT_EQ(eval("['b', 'a'].sort()"), "[\"a\", \"b\"]");
+    EXPECT_TRUE(failsWith("[1, 'a'].sort()", "same type"));
+    EXPECT_TRUE(failsWith("'abc'.reverse()", "no such overload"));  // strings ext v2: none
+}
+
+}  // namespace
+}  // namespace numadra::dracel
