@@ -1,0 +1,179 @@
+// Consumable capacity (KEP-5075) and request-driven shared counters (KEP-5941): how much of a
+// device's capacities and of its pool's counters one request takes.
+
+#include "capacity.hpp"
+
+namespace numadra::allocator::detail {
+
+namespace {
+
+std::int64_t ceilDivide(std::int64_t numerator, std::int64_t denominator) {
+    return numerator / denominator + (numerator % denominator != 0 ? 1 : 0);
+}
+
+Quantity roundUpInRange(const Quantity& requested, const CapacityRange& range) {
+    if (requested < range.min)
+        return range.min;
+    if (!range.step || range.step->value() <= 0)
+        return requested;
+    // Integer units, as upstream (Quantity.Value() rounds fractions up).
+    const std::int64_t min = range.min.value();
+    const std::int64_t step = range.step->value();
+    const std::int64_t steps = ceilDivide(requested.value() - min, step);
+    return Quantity::fromInt(min + step * steps, Quantity::Format::BinarySI);
+}
+
+}  // namespace
+
+Quantity policyAmount(const std::optional<Quantity>& requested, const Quantity& whole,
+                      const std::optional<RequestPolicy>& policy) {
+    if (!requested)
+        return policy && policy->defaultValue ? *policy->defaultValue : whole;
+    if (!policy)
+        return *requested;
+    if (policy->validRange)
+        return roundUpInRange(*requested, *policy->validRange);
+    if (!policy->validValues.empty()) {
+        for (const Quantity& valid : policy->validValues)
+            if (!(valid < *requested))
+                return valid;
+    }
+    return *requested;
+}
+
+std::optional<std::string> policyViolation(const Quantity& amount,
+                                           const std::optional<RequestPolicy>& policy) {
+    if (!policy)
+        return std::nullopt;
+    if (policy->defaultValue && *policy->defaultValue == amount)
+        return std::nullopt;
+    if (policy->validRange) {
+        const CapacityRange& range = *policy->validRange;
+        if (range.max && *range.max < amount)
+            return amount.toString() + " is above the maximum " + range.max->toString();
+        if (range.step && range.step->value() > 0 &&
+            (amount.value() - range.min.value()) % range.step->value() != 0)
+            return amount.toString() + " is not " + range.min.toString() + " plus a multiple of " +
+                   range.step->toString();
+        return std::nullopt;
+    }
+    if (!policy->validValues.empty()) {
+        for (const Quantity& valid : policy->validValues)
+            if (valid == amount)
+                return std::nullopt;
+        return amount.toString() + " is not one of the valid values";
+    }
+    return std::nullopt;
+}
+
+const Capacity* findCapacity(const Device& device, const std::string& driver,
+                             const std::string& name, std::string* key) {
+    auto exact = device.capacity.find(name);
+    if (exact != device.capacity.end()) {
+        if (key)
+            *key = exact->first;
+        return &exact->second;
+    }
+    auto slash = name.find('/');
+    if (slash != driver.size() || name.compare(0, slash, driver) != 0)
+        return nullptr;
+    auto bare = device.capacity.find(name.substr(slash + 1));
+    if (bare == device.capacity.end())
+        return nullptr;
+    if (key)
+        *key = bare->first;
+    return &bare->second;
+}
+
+bool feedsCounter(const Device& device, const std::string& capacityKey) {
+    for (const CounterConsumption& use : device.consumesCounters)
+        for (const auto& [counter, amount] : use.counters)
+            if (amount.capacityKey == capacityKey)
+                return true;
+    return false;
+}
+
+CapacityFit fitCapacity(const Device& device, const std::string& driver,
+                        const std::map<std::string, Quantity>& requests,
+                        const std::map<std::string, Quantity>* inUse) {
+    CapacityFit fit;
+    std::map<std::string, const Quantity*> requestedByCapacity;
+    for (const auto& [name, amount] : requests) {
+        std::string key;
+        if (findCapacity(device, driver, name, &key)) {
+            requestedByCapacity[key] = &amount;
+        } else if (!feedsCounter(device, name)) {
+            fit.fits = false;
+            fit.reason = "requested capacity " + name + " is not defined on the device";
+            return fit;
+        }
+    }
+    for (const auto& [name, capacity] : device.capacity) {
+        auto requested = requestedByCapacity.find(name);
+        std::optional<Quantity> asked;
+        if (requested != requestedByCapacity.end())
+            asked = *requested->second;
+        Quantity amount = policyAmount(asked, capacity.value, capacity.requestPolicy);
+        if (auto violation = policyViolation(amount, capacity.requestPolicy)) {
+            fit.fits = false;
+            fit.reason = "capacity " + name + ": " + *violation;
+            return fit;
+        }
+        Quantity total = amount;
+        if (inUse) {
+            auto used = inUse->find(name);
+            if (used != inUse->end())
+                total = total.add(used->second).value_or(capacity.value);
+        }
+        if (capacity.value < total) {
+            fit.fits = false;
+            fit.reason = "capacity " + name + ": " + amount.toString() + " requested, " +
+                         (inUse && inUse->contains(name) ? inUse->at(name).toString() : "0") +
+                         " of " + capacity.value.toString() + " in use";
+            return fit;
+        }
+        fit.consumed.emplace(name, amount);
+    }
+    return fit;
+}
+
+Result<CounterAmounts> counterDemand(const Device& device,
+                                     const std::map<std::string, const CounterSet*>& sets,
+                                     const std::map<std::string, Quantity>& requests,
+                                     std::map<std::string, Quantity>* requestDriven,
+                                     bool requestDrivenOnly) {
+    CounterAmounts demand;
+    for (const CounterConsumption& use : device.consumesCounters) {
+        auto set = sets.find(use.counterSet);
+        if (set == sets.end())
+            return Error{"counter set " + use.counterSet + " is not defined in the pool"};
+        for (const auto& [counter, amount] : use.counters) {
+            auto definition = set->second->counters.find(counter);
+            if (definition == set->second->counters.end())
+                return Error{"counter " + counter + " is not defined in counter set " +
+                             use.counterSet};
+            Quantity taken;
+            if (amount.capacityKey) {
+                auto requested = requests.find(*amount.capacityKey);
+                std::optional<Quantity> asked;
+                if (requested != requests.end())
+                    asked = requested->second;
+                const auto& policy = definition->second.requestPolicy;
+                // Nothing requested and no default: the device takes nothing from the counter.
+                taken = policyAmount(asked, Quantity(), policy);
+                if (auto violation = policyViolation(taken, policy))
+                    return Error{"counter " + counter + " of counter set " + use.counterSet +
+                                 ": " + *violation};
+                if (requestDriven)
+                    (*requestDriven)[*amount.capacityKey] = taken;
+            } else if (amount.value && !requestDrivenOnly) {
+                taken = *amount.value;
+            }
+            Quantity& slot = demand[use.counterSet][counter];
+            slot = slot.add(taken).value_or(taken);
+        }
+    }
+    return demand;
+}
+
+}  // namespace numadra::allocator::detail

@@ -1,0 +1,417 @@
+// dra-allocate: flags, the order of work (claims and pods as given, existing allocations
+// committed first), node choice, output and explanations.
+
+#include "numadra/allocator/cli.hpp"
+
+#include <charconv>
+#include <iostream>
+#include <set>
+
+#include "numadra/allocator/allocator.hpp"
+#include "numadra/allocator/decode.hpp"
+#include "numadra/allocator/extended.hpp"
+#include "numadra/api/yaml.hpp"
+
+namespace numadra::allocator {
+
+using documents::Json;
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: dra-allocate [--node NAME] [--explain] [--output yaml|json] [--time-budget DURATION]\n"
+    "                    FILE_OR_DIR...\n"
+    "Allocates the ResourceClaims (and the claims of Pods: templates and extended resources) in\n"
+    "the given YAML/JSON files or folders ('-' = stdin) against their ResourceSlices and\n"
+    "DeviceClasses, as the Kubernetes scheduler would, and prints the claims with\n"
+    "status.allocation. Exit status: 0 all allocated, 1 some not, 2 invalid input.\n"
+    "  --node NAME          allocate on this node only (default: the first node that fits, by name)\n"
+    "  --explain            say why a claim cannot be allocated (on stderr)\n"
+    "  --output yaml|json   output format (default yaml; json prints a v1 List)\n"
+    "  --time-budget D      give up on a claim after D (e.g. 500ms, 10s; default 10s; 0 = none)\n";
+
+struct Flags {
+    std::optional<std::string> node;
+    bool explain = false;
+    std::string output = "yaml";
+    std::chrono::nanoseconds budget = std::chrono::seconds(10);
+    std::vector<std::string> paths;
+    bool help = false;
+};
+
+Result<std::chrono::nanoseconds> parseDuration(const std::string& text) {
+    double number = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+    const std::string unit(end, text.data() + text.size());
+    double scale = 0;
+    if (unit == "ms")
+        scale = 1e6;
+    else if (unit == "s")
+        scale = 1e9;
+    else if (unit == "m")
+        scale = 60e9;
+    else if (unit == "us" || unit == "µs")
+        scale = 1e3;
+    else if (unit.empty() && number == 0)
+        scale = 1;
+    if (error != std::errc() || scale == 0 || number < 0 || number * scale > 3.6e15)
+        return Error{"--time-budget: invalid duration \"" + text + "\" (e.g. 500ms, 10s, 1m)"};
+    return std::chrono::nanoseconds(static_cast<std::int64_t>(number * scale));
+}
+
+Result<Flags> parseFlags(const std::vector<std::string>& args) {
+    Flags flags;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        auto value = [&](const char* name) -> Result<std::string> {
+            if (i + 1 >= args.size())
+                return Error{std::string(name) + " needs a value"};
+            return args[++i];
+        };
+        if (arg == "--help" || arg == "-h") {
+            flags.help = true;
+        } else if (arg == "--explain") {
+            flags.explain = true;
+        } else if (arg == "--node") {
+            auto v = value("--node");
+            if (!v)
+                return v.error();
+            flags.node = *v;
+        } else if (arg == "--output" || arg == "-o") {
+            auto v = value("--output");
+            if (!v)
+                return v.error();
+            if (*v != "yaml" && *v != "json")
+                return Error{"--output: expected yaml or json, got \"" + *v + "\""};
+            flags.output = *v;
+        } else if (arg == "--time-budget") {
+            auto v = value("--time-budget");
+            if (!v)
+                return v.error();
+            auto budget = parseDuration(*v);
+            if (!budget)
+                return budget.error();
+            flags.budget = *budget;
+        } else if (arg.size() > 1 && arg[0] == '-' && arg != "-") {
+            return Error{"unknown flag " + arg};
+        } else {
+            flags.paths.push_back(arg);
+        }
+    }
+    if (flags.paths.empty() && !flags.help)
+        return Error{"no input: give files, folders or '-'"};
+    return flags;
+}
+
+// A claim the run allocates and prints: from the input, from a pod's template, or a pod's
+// extended-resource claim.
+struct Work {
+    Claim claim;
+    Json json;  // printed with status.allocation set
+    bool done = false;
+    bool allocated = false;
+    std::string problem;  // why not, for the summary
+};
+
+Json claimObject(const std::string& ns, const std::string& name, Json spec) {
+    Json metadata = {{"name", name}};
+    if (!ns.empty())
+        metadata["namespace"] = ns;
+    return {{"apiVersion", "resource.k8s.io/v1"},
+            {"kind", "ResourceClaim"},
+            {"metadata", metadata},
+            {"spec", std::move(spec)}};
+}
+
+Json extendedClaimSpec(const Claim& claim) {
+    Json requests = Json::array();
+    for (const Request& request : claim.requests)
+        requests.push_back({{"name", request.name},
+                            {"exactly",
+                             {{"deviceClassName", request.exactly->deviceClassName},
+                              {"allocationMode", "ExactCount"},
+                              {"count", request.exactly->count}}}});
+    return {{"devices", {{"requests", requests}}}};
+}
+
+class Run {
+  public:
+    Run(Flags flags, Inputs inputs, std::ostream& err)
+        : flags_(std::move(flags)), inputs_(std::move(inputs)), err_(err) {}
+
+    int execute(std::ostream& out);
+
+  private:
+    std::vector<Node> candidateNodes(const std::string& podNode) const;
+    void allocateTogether(const std::vector<Work*>& group, const std::string& podNode,
+                          const std::string& what);
+    void report(const std::string& what, const std::string& message);
+
+    Flags flags_;
+    Inputs inputs_;
+    std::ostream& err_;
+    std::optional<Allocator> allocator_;
+    std::vector<Json> output_;
+    bool allAllocated_ = true;
+};
+
+std::vector<Node> Run::candidateNodes(const std::string& podNode) const {
+    std::map<std::string, Node> known;
+    for (const Node& node : inputs_.nodes)
+        known[node.name] = node;
+    auto node = [&](const std::string& name) {
+        auto it = known.find(name);
+        return it == known.end() ? Node{name, {}} : it->second;
+    };
+    if (flags_.node)
+        return {node(*flags_.node)};
+    if (!podNode.empty())
+        return {node(podNode)};
+    std::set<std::string> names;
+    for (const auto& [name, entry] : known)
+        names.insert(name);
+    for (const std::string& name : allocator_->nodeNames())
+        names.insert(name);
+    std::vector<Node> nodes;
+    for (const std::string& name : names)
+        nodes.push_back(node(name));
+    return nodes;
+}
+
+void Run::report(const std::string& what, const std::string& message) {
+    err_ << what << ": " << message << "\n";
+}
+
+void Run::allocateTogether(const std::vector<Work*>& group, const std::string& podNode,
+                           const std::string& what) {
+    std::vector<Claim> claims;
+    for (Work* work : group)
+        claims.push_back(work->claim);
+    std::vector<Node> nodes = candidateNodes(podNode);
+    if (nodes.empty()) {
+        report(what, "not allocated: no node is known (give --node, or Node objects)");
+        allAllocated_ = false;
+        return;
+    }
+    std::vector<std::pair<std::string, std::string>> explanations;
+    for (const Node& node : nodes) {
+        auto outcome = allocator_->allocate(node, claims);
+        if (!outcome) {
+            report(what, "not allocated: " + outcome.error().message);
+            allAllocated_ = false;
+            return;
+        }
+        if (outcome->kind == OutcomeKind::Allocated) {
+            for (size_t i = 0; i < group.size(); ++i) {
+                allocator_->commit(outcome->allocations[i]);
+                group[i]->claim.allocation = outcome->allocations[i];
+                group[i]->json["status"]["allocation"] = encodeAllocation(outcome->allocations[i]);
+                group[i]->allocated = true;
+            }
+            return;
+        }
+        explanations.emplace_back(node.name, outcome->explanation);
+    }
+    allAllocated_ = false;
+    report(what, "not allocated on " +
+                     (nodes.size() == 1 ? "node " + nodes.front().name
+                                        : "any of " + std::to_string(nodes.size()) + " nodes"));
+    if (!flags_.explain)
+        return;
+    const size_t shown = std::min<size_t>(explanations.size(), 5);
+    for (size_t i = 0; i < shown; ++i) {
+        err_ << "  node " << explanations[i].first << ":\n";
+        std::string text = explanations[i].second;
+        size_t start = 0;
+        while (start <= text.size()) {
+            size_t end = text.find('\n', start);
+            err_ << "    " << text.substr(start, end - start) << "\n";
+            if (end == std::string::npos)
+                break;
+            start = end + 1;
+        }
+    }
+    if (explanations.size() > shown)
+        err_ << "  ... and " << (explanations.size() - shown) << " more nodes\n";
+}
+
+std::string claimLabel(const Claim& claim) {
+    return "claim " + (claim.namespace_.empty() ? claim.name : claim.namespace_ + "/" + claim.name);
+}
+
+// A pod's claims, allocated together as the scheduler does for one pod.
+struct PodWork {
+    std::vector<size_t> referenced;  // input claims (resourceClaimName)
+    std::vector<Work> generated;     // from templates, and the extended-resource claim
+    std::optional<ExtendedResourceClaim> extended;
+    Json claimStatuses = Json::array();
+    bool broken = false;
+};
+
+int Run::execute(std::ostream& out) {
+    std::set<std::string> classNames;
+    for (const DeviceClass& deviceClass : inputs_.classes)
+        if (!classNames.insert(deviceClass.name).second) {
+            err_ << "dra-allocate: DeviceClass " << deviceClass.name << " is given twice\n";
+            return 2;
+        }
+    allocator_.emplace(Allocator::create(inputs_.slices, inputs_.classes, {flags_.budget}));
+
+    std::vector<Work> works(inputs_.claims.size());
+    std::map<std::pair<std::string, std::string>, size_t> claimByName;
+    std::map<std::pair<std::string, std::string>, size_t> templateByName;
+    for (size_t i = 0; i < inputs_.claims.size(); ++i) {
+        const ClaimItem& item = inputs_.claims[i];
+        works[i].claim = item.claim;
+        const auto key = std::make_pair(item.claim.namespace_, item.claim.name);
+        if (item.fromTemplate) {
+            templateByName[key] = i;
+            works[i].json = claimObject(item.claim.namespace_, item.claim.name,
+                                        item.json.at("spec").value("spec", Json::object()));
+        } else {
+            claimByName[key] = i;
+            works[i].json = item.json;
+        }
+        // Allocations already in the input are in the cluster: they count from the start.
+        if (item.claim.allocation) {
+            allocator_->commit(*item.claim.allocation);
+            works[i].done = works[i].allocated = true;
+        }
+    }
+    // Claims and templates a pod uses are allocated with the pod, wherever they are listed.
+    std::set<size_t> usedByPods;
+    std::vector<PodWork> podWorks(inputs_.pods.size());
+    for (size_t p = 0; p < inputs_.pods.size(); ++p) {
+        const Pod& pod = inputs_.pods[p].pod;
+        const std::string what = "pod " + (pod.namespace_.empty() ? pod.name : pod.namespace_ + "/" + pod.name);
+        PodWork& work = podWorks[p];
+        for (const PodClaim& podClaim : pod.resourceClaims) {
+            const bool byName = podClaim.resourceClaimName.has_value();
+            const std::string& name = byName ? *podClaim.resourceClaimName : *podClaim.resourceClaimTemplateName;
+            auto& index = byName ? claimByName : templateByName;
+            auto found = index.find({pod.namespace_, name});
+            if (found == index.end()) {
+                report(what, std::string(byName ? "resource claim " : "resource claim template ") + name +
+                                 " is not in the input");
+                work.broken = true;
+                continue;
+            }
+            usedByPods.insert(found->second);
+            if (byName) {
+                work.referenced.push_back(found->second);
+                continue;
+            }
+            Work generated;
+            generated.claim = inputs_.claims[found->second].claim;
+            generated.claim.name = pod.name + "-" + podClaim.name;
+            generated.claim.uid.clear();
+            generated.json = claimObject(pod.namespace_, generated.claim.name,
+                                         inputs_.claims[found->second].json.at("spec").value("spec", Json::object()));
+            generated.json["metadata"]["annotations"] = {{"resource.kubernetes.io/pod-claim-name", podClaim.name}};
+            work.claimStatuses.push_back({{"name", podClaim.name}, {"resourceClaimName", generated.claim.name}});
+            work.generated.push_back(std::move(generated));
+        }
+        auto extended = extendedResourceClaim(pod, inputs_.classes);
+        if (!extended) {
+            report(what, extended.error().message);
+            work.broken = true;
+        } else if (*extended) {
+            Work generated;
+            generated.claim = (*extended)->claim;
+            generated.json = claimObject(pod.namespace_, generated.claim.name, extendedClaimSpec(generated.claim));
+            generated.json["metadata"]["annotations"] = {{"resource.kubernetes.io/extended-resource-claim", "true"}};
+            work.generated.push_back(std::move(generated));
+            work.extended = std::move(**extended);
+        }
+    }
+
+    // Allocate in input order.
+    for (const auto& entry : inputs_.order) {
+        if (const auto* ref = std::get_if<Inputs::ClaimRef>(&entry)) {
+            Work& work = works[ref->index];
+            if (usedByPods.contains(ref->index) || work.done)
+                continue;
+            work.done = true;
+            allocateTogether({&work}, "", claimLabel(work.claim));
+            continue;
+        }
+        const size_t p = std::get<Inputs::PodRef>(entry).index;
+        const Pod& pod = inputs_.pods[p].pod;
+        PodWork& work = podWorks[p];
+        if (work.broken) {
+            allAllocated_ = false;
+            continue;
+        }
+        std::vector<Work*> group;
+        for (size_t index : work.referenced)
+            if (!works[index].done) {
+                works[index].done = true;
+                group.push_back(&works[index]);
+            }
+        for (Work& generated : work.generated)
+            group.push_back(&generated);
+        if (!group.empty())
+            allocateTogether(group, pod.nodeName,
+                             "pod " + (pod.namespace_.empty() ? pod.name : pod.namespace_ + "/" + pod.name));
+    }
+
+    // Print in input order: claims as they ended, a pod's generated claims before the pod.
+    for (const auto& entry : inputs_.order) {
+        if (const auto* ref = std::get_if<Inputs::ClaimRef>(&entry)) {
+            if (!inputs_.claims[ref->index].fromTemplate || !usedByPods.contains(ref->index))
+                output_.push_back(works[ref->index].json);
+            continue;
+        }
+        const size_t p = std::get<Inputs::PodRef>(entry).index;
+        PodWork& work = podWorks[p];
+        for (const Work& generated : work.generated)
+            output_.push_back(generated.json);
+        Json pod = inputs_.pods[p].json;
+        if (!work.claimStatuses.empty())
+            pod["status"]["resourceClaimStatuses"] = work.claimStatuses;
+        if (work.extended && work.generated.back().allocated)
+            pod["status"]["extendedResourceClaimStatus"] = encodeExtendedResourceStatus(*work.extended);
+        output_.push_back(std::move(pod));
+    }
+    for (size_t i = 0; i < works.size(); ++i) {
+        const bool templateOfPod = inputs_.claims[i].fromTemplate && usedByPods.contains(i);
+        if (!templateOfPod && !works[i].allocated)
+            allAllocated_ = false;
+    }
+    if (flags_.output == "json") {
+        Json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", output_}};
+        out << list.dump(2) << "\n";
+    } else {
+        out << api::toYamlStream(output_);
+    }
+    return allAllocated_ ? 0 : 1;
+}
+
+}  // namespace
+
+int runDraAllocate(const std::vector<std::string>& args, std::istream& in, std::ostream& out,
+                   std::ostream& err) {
+    auto flags = parseFlags(args);
+    if (!flags) {
+        err << "dra-allocate: " << flags.error().message << "\n" << kUsage;
+        return 2;
+    }
+    if (flags->help) {
+        out << kUsage;
+        return 0;
+    }
+    auto objects = documents::load(flags->paths, in);
+    if (!objects) {
+        err << "dra-allocate: " << objects.error().message << "\n";
+        return 2;
+    }
+    auto inputs = decode(*objects);
+    if (!inputs) {
+        err << "dra-allocate: " << inputs.error().message << "\n";
+        return 2;
+    }
+    Run run(std::move(*flags), std::move(*inputs), err);
+    return run.execute(out);
+}
+
+}  // namespace numadra::allocator

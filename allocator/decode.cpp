@@ -1,0 +1,1179 @@
+// Decoding of the inputs of dra-allocate: every field the allocator reads, with the API
+// server's defaults and the limits it enforces, so an input the API would refuse is refused
+// here too (with the source and field path) instead of giving an answer the cluster never would.
+
+#include "numadra/allocator/decode.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "numadra/allocator/allocator.hpp"
+#include "numadra/dracel/device.hpp"
+#include "numadra/dracel/semver.hpp"
+
+namespace numadra::allocator {
+
+using documents::Json;
+using documents::Reader;
+
+namespace {
+
+constexpr size_t kMaxExpressionLength = 10 * 1024;
+
+Status readString(const Reader& r, std::string_view name, std::string& out) {
+    auto value = r.optionalString(name);
+    if (!value)
+        return value.error();
+    if (*value)
+        out = **value;
+    return Status::Ok();
+}
+
+Status readRequiredString(const Reader& r, std::string_view name, std::string& out) {
+    auto value = r.optionalString(name);
+    if (!value)
+        return value.error();
+    if (!*value || (*value)->empty())
+        return r.fieldError(name, "required value");
+    out = **value;
+    return Status::Ok();
+}
+
+Status readBool(const Reader& r, std::string_view name, bool& out) {
+    auto value = r.optionalBool(name);
+    if (!value)
+        return value.error();
+    out = value->value_or(false);
+    return Status::Ok();
+}
+
+Status readStrings(const Reader& r, std::string_view name, std::vector<std::string>& out,
+                   size_t limit) {
+    auto values = r.stringArray(name);
+    if (!values)
+        return values.error();
+    if (values->size() > limit)
+        return r.fieldError(name, "must have at most " + std::to_string(limit) + " items");
+    out = std::move(*values);
+    return Status::Ok();
+}
+
+Result<Quantity> asQuantity(const Reader& r) {
+    std::string text;
+    if (r.json().is_string()) {
+        text = r.json().get<std::string>();
+    } else if (r.json().is_number_integer()) {
+        text = r.json().dump();
+    } else {
+        return r.error("expected a quantity, got " + documents::describeValue(r.json()));
+    }
+    auto quantity = Quantity::parse(text);
+    if (!quantity)
+        return r.error(quantity.error().message);
+    return quantity;
+}
+
+Status readQuantity(const Reader& r, std::string_view name, std::optional<Quantity>& out) {
+    if (!r.has(name))
+        return Status::Ok();
+    auto quantity = asQuantity(r.field(name));
+    if (!quantity)
+        return quantity.error();
+    out = std::move(*quantity);
+    return Status::Ok();
+}
+
+Status readRequiredQuantity(const Reader& r, std::string_view name, Quantity& out) {
+    if (!r.has(name))
+        return r.fieldError(name, "required value");
+    auto quantity = asQuantity(r.field(name));
+    if (!quantity)
+        return quantity.error();
+    out = std::move(*quantity);
+    return Status::Ok();
+}
+
+Status checkExpression(const Reader& r, std::string_view name, const std::string& expression) {
+    if (expression.empty())
+        return r.fieldError(name, "required value");
+    if (expression.size() > kMaxExpressionLength)
+        return r.fieldError(name, "must be at most 10Ki characters, has " +
+                                      std::to_string(expression.size()));
+    return Status::Ok();
+}
+
+// --- node selection -------------------------------------------------------------------------
+
+Status decodeRequirements(const Reader& term, std::string_view name,
+                          std::vector<NodeSelectorRequirement>& out) {
+    return term.each(name, [&](const Reader& item) -> Status {
+        if (Status s = item.rejectUnknownFields({"key", "operator", "values"}); !s)
+            return s;
+        NodeSelectorRequirement requirement;
+        if (Status s = readRequiredString(item, "key", requirement.key); !s)
+            return s;
+        if (Status s = readRequiredString(item, "operator", requirement.op); !s)
+            return s;
+        static const std::set<std::string> kOperators{"In",           "NotIn", "Exists",
+                                                      "DoesNotExist", "Gt",    "Lt"};
+        if (!kOperators.contains(requirement.op))
+            return item.fieldError("operator", "unsupported operator \"" + requirement.op + "\"");
+        if (Status s = readStrings(item, "values", requirement.values, SIZE_MAX); !s)
+            return s;
+        out.push_back(std::move(requirement));
+        return Status::Ok();
+    });
+}
+
+Result<NodeSelector> decodeNodeSelector(const Reader& r) {
+    if (Status s = r.rejectUnknownFields({"nodeSelectorTerms"}); !s)
+        return s.error();
+    NodeSelector selector;
+    Status s = r.each("nodeSelectorTerms", [&](const Reader& term) -> Status {
+        if (Status u = term.rejectUnknownFields({"matchExpressions", "matchFields"}); !u)
+            return u;
+        NodeSelectorTerm out;
+        if (Status e = decodeRequirements(term, "matchExpressions", out.matchExpressions); !e)
+            return e;
+        if (Status e = decodeRequirements(term, "matchFields", out.matchFields); !e)
+            return e;
+        selector.terms.push_back(std::move(out));
+        return Status::Ok();
+    });
+    if (!s)
+        return s.error();
+    if (selector.terms.empty())
+        return r.fieldError("nodeSelectorTerms", "must have at least one term");
+    return selector;
+}
+
+Status readNodeSelection(const Reader& r, std::optional<std::string>& nodeName,
+                         std::optional<NodeSelector>& selector, bool& allNodes) {
+    auto name = r.optionalString("nodeName");
+    if (!name)
+        return name.error();
+    if (*name && !(*name)->empty())
+        nodeName = **name;
+    if (Status s = readBool(r, "allNodes", allNodes); !s)
+        return s;
+    if (r.has("nodeSelector")) {
+        auto decoded = decodeNodeSelector(r.field("nodeSelector"));
+        if (!decoded)
+            return decoded.error();
+        selector = std::move(*decoded);
+    }
+    int set = (nodeName ? 1 : 0) + (allNodes ? 1 : 0) + (selector ? 1 : 0);
+    if (set > 1)
+        return r.error("only one of nodeName, nodeSelector and allNodes may be set");
+    return Status::Ok();
+}
+
+// --- ResourceSlice --------------------------------------------------------------------------
+
+template <class T>
+Result<std::vector<T>> listOf(const Reader& list, const std::function<Result<T>(const Reader&)>& one) {
+    std::vector<T> out;
+    Status s = list.each([&](const Reader& item) -> Status {
+        auto value = one(item);
+        if (!value)
+            return value.error();
+        out.push_back(std::move(*value));
+        return Status::Ok();
+    });
+    if (!s)
+        return s.error();
+    return out;
+}
+
+Result<api::Version> asVersion(const Reader& r) {
+    auto text = r.asString();
+    if (!text)
+        return text.error();
+    if (text->size() > 64)
+        return r.error("must be at most 64 bytes");
+    if (!dracel::Semver::parse(*text))
+        return r.error("\"" + *text + "\" is not a semantic version (semver 2.0.0)");
+    return api::Version{*text};
+}
+
+Result<std::string> asAttributeString(const Reader& r) {
+    auto text = r.asString();
+    if (!text)
+        return text.error();
+    if (text->size() > 64)
+        return r.error("must be at most 64 bytes");
+    return text;
+}
+
+Result<AttributeValue> decodeAttribute(const Reader& r) {
+    if (Status s = r.rejectUnknownFields(
+            {"int", "bool", "string", "version", "ints", "bools", "strings", "versions"});
+        !s)
+        return s.error();
+    std::vector<std::string> present;
+    for (const char* field : {"int", "bool", "string", "version", "ints", "bools", "strings",
+                              "versions"})
+        if (r.has(field))
+            present.emplace_back(field);
+    if (present.size() != 1)
+        return r.error(present.empty() ? "an attribute needs exactly one value, has none"
+                                       : "an attribute needs exactly one value, has " +
+                                             std::to_string(present.size()));
+    const std::string& kind = present.front();
+    const Reader value = r.field(kind);
+    if (kind == "int") {
+        auto v = value.asInt();
+        return v ? Result<AttributeValue>(*v) : Result<AttributeValue>(v.error());
+    }
+    if (kind == "bool") {
+        auto v = value.asBool();
+        return v ? Result<AttributeValue>(*v) : Result<AttributeValue>(v.error());
+    }
+    if (kind == "string") {
+        auto v = asAttributeString(value);
+        return v ? Result<AttributeValue>(*v) : Result<AttributeValue>(v.error());
+    }
+    if (kind == "version") {
+        auto v = asVersion(value);
+        return v ? Result<AttributeValue>(*v) : Result<AttributeValue>(v.error());
+    }
+    if (Status s = value.expectArray(); !s)
+        return s.error();
+    if (value.size() == 0)
+        return r.fieldError(kind, "a list attribute needs at least one value");
+    if (kind == "ints") {
+        auto v = listOf<std::int64_t>(value, [](const Reader& i) { return i.asInt(); });
+        return v ? Result<AttributeValue>(*v) : Result<AttributeValue>(v.error());
+    }
+    if (kind == "bools") {
+        auto v = listOf<bool>(value, [](const Reader& i) { return i.asBool(); });
+        return v ? Result<AttributeValue>(std::vector<bool>(v->begin(), v->end()))
+                 : Result<AttributeValue>(v.error());
+    }
+    if (kind == "strings") {
+        auto v = listOf<std::string>(value, asAttributeString);
+        return v ? Result<AttributeValue>(*v) : Result<AttributeValue>(v.error());
+    }
+    auto v = listOf<api::Version>(value, asVersion);
+    return v ? Result<AttributeValue>(*v) : Result<AttributeValue>(v.error());
+}
+
+Result<std::optional<RequestPolicy>> decodePolicy(const Reader& r) {
+    if (!r.has("requestPolicy"))
+        return std::optional<RequestPolicy>();
+    const Reader policy = r.field("requestPolicy");
+    if (Status s = policy.rejectUnknownFields({"default", "validValues", "validRange"}); !s)
+        return s.error();
+    RequestPolicy out;
+    if (Status s = readQuantity(policy, "default", out.defaultValue); !s)
+        return s.error();
+    Status values = policy.each("validValues", [&](const Reader& item) -> Status {
+        auto quantity = asQuantity(item);
+        if (!quantity)
+            return quantity.error();
+        if (!out.validValues.empty() && !(out.validValues.back() < *quantity))
+            return item.error("validValues must be sorted in ascending order without duplicates");
+        out.validValues.push_back(std::move(*quantity));
+        return Status::Ok();
+    });
+    if (!values)
+        return values.error();
+    if (out.validValues.size() > 10)
+        return policy.fieldError("validValues", "must have at most 10 items");
+    if (policy.has("validRange")) {
+        const Reader range = policy.field("validRange");
+        if (Status s = range.rejectUnknownFields({"min", "max", "step"}); !s)
+            return s.error();
+        CapacityRange decoded;
+        if (Status s = readRequiredQuantity(range, "min", decoded.min); !s)
+            return s.error();
+        if (Status s = readQuantity(range, "max", decoded.max); !s)
+            return s.error();
+        if (Status s = readQuantity(range, "step", decoded.step); !s)
+            return s.error();
+        if (!out.validValues.empty())
+            return policy.error("validValues and validRange are mutually exclusive");
+        out.validRange = std::move(decoded);
+    }
+    return std::optional<RequestPolicy>(std::move(out));
+}
+
+Result<Device> decodeDevice(const Reader& r, bool perDeviceNodeSelection) {
+    if (Status s = r.rejectUnknownFields(
+            {"name", "attributes", "capacity", "consumesCounters", "taints",
+             "allowMultipleAllocations", "bindingConditions", "bindingFailureConditions",
+             "bindsToNode", "nodeName", "nodeSelector", "allNodes"});
+        !s)
+        return s.error();
+    Device device;
+    if (Status s = readRequiredString(r, "name", device.name); !s)
+        return s.error();
+    size_t values = 0;
+    Status attributes = r.eachEntry("attributes", [&](const std::string& key, const Reader& v) {
+        auto value = decodeAttribute(v);
+        if (!value)
+            return Status(value.error());
+        values += api::attributeValueCount(*value);
+        device.attributes.emplace(key, std::move(*value));
+        return Status::Ok();
+    });
+    if (!attributes)
+        return attributes.error();
+    if (values > 48)
+        return r.fieldError("attributes", "a device may have at most 48 attribute values, has " +
+                                              std::to_string(values));
+    Status capacity = r.eachEntry("capacity", [&](const std::string& key, const Reader& v) {
+        if (Status s = v.rejectUnknownFields({"value", "requestPolicy"}); !s)
+            return s;
+        Capacity entry;
+        if (Status s = readRequiredQuantity(v, "value", entry.value); !s)
+            return s;
+        auto policy = decodePolicy(v);
+        if (!policy)
+            return Status(policy.error());
+        entry.requestPolicy = std::move(*policy);
+        device.capacity.emplace(key, std::move(entry));
+        return Status::Ok();
+    });
+    if (!capacity)
+        return capacity.error();
+    if (device.attributes.size() + device.capacity.size() > 32)
+        return r.error("a device may have at most 32 attributes and capacities together");
+    Status counters = r.each("consumesCounters", [&](const Reader& item) -> Status {
+        if (Status s = item.rejectUnknownFields({"counterSet", "counters"}); !s)
+            return s;
+        CounterConsumption use;
+        if (Status s = readRequiredString(item, "counterSet", use.counterSet); !s)
+            return s;
+        Status entries = item.eachEntry("counters", [&](const std::string& key, const Reader& v) {
+            if (Status s = v.rejectUnknownFields({"value", "valueFrom"}); !s)
+                return s;
+            CounterUse counter;
+            if (Status s = readQuantity(v, "value", counter.value); !s)
+                return s;
+            if (v.has("valueFrom")) {
+                const Reader from = v.field("valueFrom");
+                if (Status s = from.rejectUnknownFields({"capacityKey"}); !s)
+                    return s;
+                std::string capacityKey;
+                if (Status s = readRequiredString(from, "capacityKey", capacityKey); !s)
+                    return s;
+                counter.capacityKey = capacityKey;
+            }
+            if (counter.value.has_value() == counter.capacityKey.has_value())
+                return Status(v.error("exactly one of value and valueFrom must be set"));
+            use.counters.emplace(key, std::move(counter));
+            return Status::Ok();
+        });
+        if (!entries)
+            return entries;
+        if (use.counters.size() > 32)
+            return item.fieldError("counters", "must have at most 32 counters");
+        device.consumesCounters.push_back(std::move(use));
+        return Status::Ok();
+    });
+    if (!counters)
+        return counters.error();
+    if (device.consumesCounters.size() > 2)
+        return r.fieldError("consumesCounters", "must have at most 2 items");
+    Status taints = r.each("taints", [&](const Reader& item) -> Status {
+        if (Status s = item.rejectUnknownFields({"key", "value", "effect", "timeAdded"}); !s)
+            return s;
+        Taint taint;
+        if (Status s = readRequiredString(item, "key", taint.key); !s)
+            return s;
+        if (Status s = readString(item, "value", taint.value); !s)
+            return s;
+        if (Status s = readRequiredString(item, "effect", taint.effect); !s)
+            return s;
+        device.taints.push_back(std::move(taint));
+        return Status::Ok();
+    });
+    if (!taints)
+        return taints.error();
+    if (device.taints.size() > 16)
+        return r.fieldError("taints", "must have at most 16 items");
+    if (Status s = readBool(r, "allowMultipleAllocations", device.allowMultipleAllocations); !s)
+        return s.error();
+    device.hasBindingConditions = r.has("bindingConditions");
+    if (Status s = readStrings(r, "bindingConditions", device.bindingConditions, 4); !s)
+        return s.error();
+    if (Status s = readStrings(r, "bindingFailureConditions", device.bindingFailureConditions, 4);
+        !s)
+        return s.error();
+    if (Status s = readBool(r, "bindsToNode", device.bindsToNode); !s)
+        return s.error();
+    if (Status s = readNodeSelection(r, device.nodeName, device.nodeSelector, device.allNodes); !s)
+        return s.error();
+    const bool hasSelection = device.nodeName || device.nodeSelector || device.allNodes;
+    if (perDeviceNodeSelection && !hasSelection)
+        return r.error("with perDeviceNodeSelection, one of nodeName, nodeSelector and allNodes "
+                       "must be set");
+    if (!perDeviceNodeSelection && hasSelection)
+        return r.error("node selection on a device needs the slice's perDeviceNodeSelection");
+    return device;
+}
+
+Result<Slice> decodeSlice(const Reader& object) {
+    Slice slice;
+    auto metadata = object.requiredObject("metadata");
+    if (!metadata)
+        return metadata.error();
+    if (Status s = readRequiredString(*metadata, "name", slice.name); !s)
+        return s.error();
+    auto spec = object.requiredObject("spec");
+    if (!spec)
+        return spec.error();
+    if (Status s = spec->rejectUnknownFields({"driver", "pool", "nodeName", "nodeSelector",
+                                              "allNodes", "perDeviceNodeSelection", "devices",
+                                              "sharedCounters"});
+        !s)
+        return s.error();
+    if (Status s = readRequiredString(*spec, "driver", slice.driver); !s)
+        return s.error();
+    auto pool = spec->requiredObject("pool");
+    if (!pool)
+        return pool.error();
+    if (Status s = pool->rejectUnknownFields({"name", "generation", "resourceSliceCount"}); !s)
+        return s.error();
+    if (Status s = readRequiredString(*pool, "name", slice.pool.name); !s)
+        return s.error();
+    auto generation = pool->requiredInt("generation");
+    if (!generation)
+        return generation.error();
+    auto count = pool->requiredInt("resourceSliceCount");
+    if (!count)
+        return count.error();
+    if (*count < 1)
+        return pool->fieldError("resourceSliceCount", "must be at least 1");
+    slice.pool.generation = *generation;
+    slice.pool.resourceSliceCount = *count;
+    if (Status s = readBool(*spec, "perDeviceNodeSelection", slice.perDeviceNodeSelection); !s)
+        return s.error();
+    if (Status s = readNodeSelection(*spec, slice.nodeName, slice.nodeSelector, slice.allNodes);
+        !s)
+        return s.error();
+    Status devices = spec->each("devices", [&](const Reader& item) -> Status {
+        auto device = decodeDevice(item, slice.perDeviceNodeSelection);
+        if (!device)
+            return device.error();
+        slice.devices.push_back(std::move(*device));
+        return Status::Ok();
+    });
+    if (!devices)
+        return devices.error();
+    Status counters = spec->each("sharedCounters", [&](const Reader& item) -> Status {
+        if (Status s = item.rejectUnknownFields({"name", "counters"}); !s)
+            return s;
+        CounterSet set;
+        if (Status s = readRequiredString(item, "name", set.name); !s)
+            return s;
+        Status entries = item.eachEntry("counters", [&](const std::string& key, const Reader& v) {
+            if (Status s = v.rejectUnknownFields({"value", "requestPolicy"}); !s)
+                return s;
+            SharedCounter counter;
+            if (Status s = readRequiredQuantity(v, "value", counter.value); !s)
+                return s;
+            auto policy = decodePolicy(v);
+            if (!policy)
+                return Status(policy.error());
+            counter.requestPolicy = std::move(*policy);
+            set.counters.emplace(key, std::move(counter));
+            return Status::Ok();
+        });
+        if (!entries)
+            return entries;
+        if (set.counters.size() > 32)
+            return item.fieldError("counters", "must have at most 32 counters");
+        slice.sharedCounters.push_back(std::move(set));
+        return Status::Ok();
+    });
+    if (!counters)
+        return counters.error();
+    if (slice.sharedCounters.size() > 8)
+        return spec->fieldError("sharedCounters", "must have at most 8 counter sets");
+    const bool advanced = std::any_of(slice.devices.begin(), slice.devices.end(), [](const Device& d) {
+        if (!d.taints.empty() || !d.consumesCounters.empty())
+            return true;
+        return std::any_of(d.attributes.begin(), d.attributes.end(),
+                           [](const auto& a) { return api::isListAttribute(a.second); });
+    });
+    const size_t limit = advanced ? 64 : 128;
+    if (slice.devices.size() > limit)
+        return spec->fieldError("devices", "must have at most " + std::to_string(limit) +
+                                               " devices, has " +
+                                               std::to_string(slice.devices.size()));
+    const bool selection = slice.nodeName || slice.nodeSelector || slice.allNodes ||
+                           slice.perDeviceNodeSelection;
+    if (!selection && slice.sharedCounters.empty())
+        return spec->error("one of nodeName, nodeSelector, allNodes and perDeviceNodeSelection "
+                           "must be set");
+    return slice;
+}
+
+// --- DeviceClass ----------------------------------------------------------------------------
+
+Status decodeSelectors(const Reader& r, std::vector<std::string>& out) {
+    Status s = r.each("selectors", [&](const Reader& item) -> Status {
+        if (Status u = item.rejectUnknownFields({"cel"}); !u)
+            return u;
+        if (!item.has("cel"))
+            return item.error("CEL expression empty (unsupported selector type?)");
+        auto cel = item.requiredObject("cel");
+        if (!cel)
+            return cel.error();
+        if (Status u = cel->rejectUnknownFields({"expression"}); !u)
+            return u;
+        std::string expression;
+        if (Status e = readRequiredString(*cel, "expression", expression); !e)
+            return e;
+        if (Status e = checkExpression(*cel, "expression", expression); !e)
+            return e;
+        // The API server refuses what does not compile; so do we, with the field's path.
+        if (auto compiled = dracel::Expression::compileSelector(expression); !compiled)
+            return cel->fieldError("expression", compiled.error().message);
+        out.push_back(std::move(expression));
+        return Status::Ok();
+    });
+    if (!s)
+        return s;
+    if (out.size() > 32)
+        return r.fieldError("selectors", "must have at most 32 items");
+    return Status::Ok();
+}
+
+Result<DeviceConfig> decodeOpaque(const Reader& r) {
+    auto opaque = r.requiredObject("opaque");
+    if (!opaque)
+        return opaque.error();
+    if (Status s = opaque->rejectUnknownFields({"driver", "parameters"}); !s)
+        return s.error();
+    DeviceConfig config;
+    if (Status s = readRequiredString(*opaque, "driver", config.driver); !s)
+        return s.error();
+    if (!opaque->has("parameters"))
+        return opaque->fieldError("parameters", "required value");
+    config.parameters = opaque->field("parameters").json();
+    if (config.parameters.dump().size() > 10 * 1024)
+        return opaque->fieldError("parameters", "must be at most 10Ki bytes");
+    return config;
+}
+
+Result<DeviceClass> decodeClass(const Reader& object) {
+    DeviceClass deviceClass;
+    auto metadata = object.requiredObject("metadata");
+    if (!metadata)
+        return metadata.error();
+    if (Status s = readRequiredString(*metadata, "name", deviceClass.name); !s)
+        return s.error();
+    if (Status s = readString(*metadata, "creationTimestamp", deviceClass.creationTimestamp); !s)
+        return s.error();
+    auto spec = object.optionalObject("spec");
+    if (!spec)
+        return spec.error();
+    if (!*spec)
+        return deviceClass;
+    const Reader& r = **spec;
+    if (Status s = r.rejectUnknownFields({"selectors", "config", "extendedResourceName"}); !s)
+        return s.error();
+    if (Status s = decodeSelectors(r, deviceClass.selectors); !s)
+        return s.error();
+    Status config = r.each("config", [&](const Reader& item) -> Status {
+        if (Status s = item.rejectUnknownFields({"opaque"}); !s)
+            return s;
+        auto opaque = decodeOpaque(item);
+        if (!opaque)
+            return opaque.error();
+        deviceClass.config.push_back(std::move(*opaque));
+        return Status::Ok();
+    });
+    if (!config)
+        return config.error();
+    if (Status s = readString(r, "extendedResourceName", deviceClass.extendedResourceName); !s)
+        return s.error();
+    return deviceClass;
+}
+
+// --- ResourceClaim --------------------------------------------------------------------------
+
+Status decodeTolerations(const Reader& r, std::vector<Toleration>& out) {
+    Status s = r.each("tolerations", [&](const Reader& item) -> Status {
+        if (Status u = item.rejectUnknownFields(
+                {"key", "operator", "value", "effect", "tolerationSeconds"});
+            !u)
+            return u;
+        Toleration toleration;
+        if (Status e = readString(item, "key", toleration.key); !e)
+            return e;
+        if (Status e = readString(item, "operator", toleration.op); !e)
+            return e;
+        if (!toleration.op.empty() && toleration.op != "Equal" && toleration.op != "Exists")
+            return item.fieldError("operator", "must be Equal or Exists");
+        if (Status e = readString(item, "value", toleration.value); !e)
+            return e;
+        if (Status e = readString(item, "effect", toleration.effect); !e)
+            return e;
+        auto seconds = item.optionalInt("tolerationSeconds");
+        if (!seconds)
+            return seconds.error();
+        toleration.tolerationSeconds = *seconds;
+        out.push_back(std::move(toleration));
+        return Status::Ok();
+    });
+    if (!s)
+        return s;
+    if (out.size() > 16)
+        return r.fieldError("tolerations", "must have at most 16 items");
+    return Status::Ok();
+}
+
+Status decodeRequestSpec(const Reader& r, DeviceRequestSpec& spec, bool exactly) {
+    std::vector<std::string_view> known{"deviceClassName", "selectors", "allocationMode",
+                                        "count",           "tolerations", "capacity",
+                                        "derivedAttributes"};
+    if (exactly)
+        known.emplace_back("adminAccess");
+    if (Status s = r.rejectUnknownFields(known); !s)
+        return s;
+    if (Status s = readRequiredString(r, "deviceClassName", spec.deviceClassName); !s)
+        return s;
+    if (Status s = decodeSelectors(r, spec.selectors); !s)
+        return s;
+    if (Status s = readString(r, "allocationMode", spec.allocationMode); !s)
+        return s;
+    if (spec.allocationMode.empty())
+        spec.allocationMode = "ExactCount";
+    if (spec.allocationMode != "ExactCount" && spec.allocationMode != "All")
+        return r.fieldError("allocationMode",
+                            "unsupported count mode \"" + spec.allocationMode + "\"");
+    auto count = r.optionalInt("count");
+    if (!count)
+        return count.error();
+    if (*count && spec.allocationMode == "All")
+        return r.fieldError("count", "must not be set with allocationMode All");
+    spec.count = count->value_or(1);
+    if (spec.count < 1)
+        return r.fieldError("count", "must be at least 1");
+    if (exactly) {
+        auto admin = r.optionalBool("adminAccess");
+        if (!admin)
+            return admin.error();
+        spec.adminAccess = *admin;
+    }
+    if (Status s = decodeTolerations(r, spec.tolerations); !s)
+        return s;
+    if (r.has("capacity")) {
+        const Reader capacity = r.field("capacity");
+        if (Status s = capacity.rejectUnknownFields({"requests"}); !s)
+            return s;
+        Status s = capacity.eachEntry("requests", [&](const std::string& key, const Reader& v) {
+            auto quantity = asQuantity(v);
+            if (!quantity)
+                return Status(quantity.error());
+            spec.capacityRequests.emplace(key, std::move(*quantity));
+            return Status::Ok();
+        });
+        if (!s)
+            return s;
+    }
+    std::set<std::string> derivedNames;
+    Status derived = r.each("derivedAttributes", [&](const Reader& item) -> Status {
+        if (Status u = item.rejectUnknownFields({"name", "expression"}); !u)
+            return u;
+        DerivedAttribute attribute;
+        if (Status e = readRequiredString(item, "name", attribute.name); !e)
+            return e;
+        if (!derivedNames.insert(attribute.name).second)
+            return item.fieldError("name", "duplicate derived attribute \"" + attribute.name + "\"");
+        if (Status e = readRequiredString(item, "expression", attribute.expression); !e)
+            return e;
+        if (Status e = checkExpression(item, "expression", attribute.expression); !e)
+            return e;
+        if (auto compiled = dracel::Expression::compileDerived(attribute.expression); !compiled)
+            return item.fieldError("expression", compiled.error().message);
+        spec.derivedAttributes.push_back(std::move(attribute));
+        return Status::Ok();
+    });
+    if (!derived)
+        return derived;
+    if (spec.derivedAttributes.size() > 8)
+        return r.fieldError("derivedAttributes", "must have at most 8 items");
+    return Status::Ok();
+}
+
+Result<Request> decodeRequest(const Reader& r) {
+    if (Status s = r.rejectUnknownFields({"name", "exactly", "firstAvailable"}); !s)
+        return s.error();
+    Request request;
+    if (Status s = readRequiredString(r, "name", request.name); !s)
+        return s.error();
+    if (r.has("exactly") == r.has("firstAvailable"))
+        return r.error("exactly one of exactly and firstAvailable must be set");
+    if (r.has("exactly")) {
+        request.exactly.emplace();
+        if (Status s = decodeRequestSpec(r.field("exactly"), *request.exactly, true); !s)
+            return s.error();
+        return request;
+    }
+    std::set<std::string> names;
+    Status subs = r.each("firstAvailable", [&](const Reader& item) -> Status {
+        SubRequest sub;
+        auto name = item.optionalString("name");
+        if (!name)
+            return name.error();
+        if (!*name || (*name)->empty())
+            return item.fieldError("name", "required value");
+        sub.name = **name;
+        if (!names.insert(sub.name).second)
+            return item.fieldError("name", "duplicate subrequest \"" + sub.name + "\"");
+        // The name is not part of the shared spec: check the rest without it.
+        Json rest = item.json();
+        rest.erase("name");
+        Reader spec(rest, item.source(), item.path());
+        if (Status s = decodeRequestSpec(spec, sub.spec, false); !s)
+            return s;
+        request.firstAvailable.push_back(std::move(sub));
+        return Status::Ok();
+    });
+    if (!subs)
+        return subs.error();
+    if (request.firstAvailable.empty())
+        return r.fieldError("firstAvailable", "must have at least one subrequest");
+    if (request.firstAvailable.size() > 8)
+        return r.fieldError("firstAvailable", "must have at most 8 subrequests");
+    return request;
+}
+
+Result<DeviceResult> decodeResult(const Reader& r) {
+    if (Status s = r.rejectUnknownFields({"request", "driver", "pool", "device", "adminAccess",
+                                          "tolerations", "bindingConditions",
+                                          "bindingFailureConditions", "shareID",
+                                          "consumedCapacity"});
+        !s)
+        return s.error();
+    DeviceResult result;
+    for (auto [field, out] : {std::pair{"request", &result.request}, {"driver", &result.driver},
+                              {"pool", &result.pool}, {"device", &result.device}})
+        if (Status s = readRequiredString(r, field, *out); !s)
+            return s.error();
+    if (Status s = readBool(r, "adminAccess", result.adminAccess); !s)
+        return s.error();
+    if (Status s = decodeTolerations(r, result.tolerations); !s)
+        return s.error();
+    if (Status s = readStrings(r, "bindingConditions", result.bindingConditions, 4); !s)
+        return s.error();
+    if (Status s = readStrings(r, "bindingFailureConditions", result.bindingFailureConditions, 4);
+        !s)
+        return s.error();
+    auto share = r.optionalString("shareID");
+    if (!share)
+        return share.error();
+    result.shareID = *share;
+    Status consumed = r.eachEntry("consumedCapacity", [&](const std::string& key, const Reader& v) {
+        auto quantity = asQuantity(v);
+        if (!quantity)
+            return Status(quantity.error());
+        result.consumedCapacity.emplace(key, std::move(*quantity));
+        return Status::Ok();
+    });
+    if (!consumed)
+        return consumed.error();
+    return result;
+}
+
+Result<std::optional<Allocation>> decodeStatus(const Reader& object) {
+    auto status = object.optionalObject("status");
+    if (!status)
+        return status.error();
+    if (!*status || !(*status)->has("allocation"))
+        return std::optional<Allocation>();
+    const Reader allocation = (*status)->field("allocation");
+    auto devices = allocation.optionalObject("devices");
+    if (!devices)
+        return devices.error();
+    Allocation out;
+    if (*devices) {
+        Status s = (*devices)->each("results", [&](const Reader& item) -> Status {
+            auto result = decodeResult(item);
+            if (!result)
+                return result.error();
+            out.results.push_back(std::move(*result));
+            return Status::Ok();
+        });
+        if (!s)
+            return s.error();
+    }
+    return std::optional<Allocation>(std::move(out));
+}
+
+Result<Claim> decodeClaimObject(const Reader& object, const Reader& specHolder) {
+    auto metadata = object.requiredObject("metadata");
+    if (!metadata)
+        return metadata.error();
+    auto spec = specHolder.requiredObject("spec");
+    if (!spec)
+        return spec.error();
+    auto claim = decodeClaimSpec(*spec);
+    if (!claim)
+        return claim.error();
+    if (Status s = readRequiredString(*metadata, "name", claim->name); !s)
+        return s.error();
+    if (Status s = readString(*metadata, "namespace", claim->namespace_); !s)
+        return s.error();
+    if (Status s = readString(*metadata, "uid", claim->uid); !s)
+        return s.error();
+    return claim;
+}
+
+// --- Pod and Node ---------------------------------------------------------------------------
+
+Result<std::vector<Container>> decodeContainers(const Reader& spec, std::string_view field) {
+    std::vector<Container> containers;
+    Status s = spec.each(field, [&](const Reader& item) -> Status {
+        Container container;
+        if (Status e = readRequiredString(item, "name", container.name); !e)
+            return e;
+        auto resources = item.optionalObject("resources");
+        if (!resources)
+            return resources.error();
+        if (*resources) {
+            // The API server defaults a request from its limit; an extended resource is often
+            // given as a limit only.
+            for (const char* part : {"requests", "limits"}) {
+                Status e = (*resources)->eachEntry(part, [&](const std::string& key,
+                                                              const Reader& v) {
+                    auto quantity = asQuantity(v);
+                    if (!quantity)
+                        return Status(quantity.error());
+                    bool known = std::any_of(container.requests.begin(), container.requests.end(),
+                                             [&](const auto& entry) { return entry.first == key; });
+                    if (!known)
+                        container.requests.emplace_back(key, std::move(*quantity));
+                    return Status::Ok();
+                });
+                if (!e)
+                    return e;
+            }
+        }
+        std::sort(container.requests.begin(), container.requests.end(),
+                  [](const auto& a, const auto& b) { return a.first < b.first; });
+        containers.push_back(std::move(container));
+        return Status::Ok();
+    });
+    if (!s)
+        return s.error();
+    return containers;
+}
+
+Result<Pod> decodePod(const Reader& object) {
+    Pod pod;
+    auto metadata = object.requiredObject("metadata");
+    if (!metadata)
+        return metadata.error();
+    if (Status s = readRequiredString(*metadata, "name", pod.name); !s)
+        return s.error();
+    if (Status s = readString(*metadata, "namespace", pod.namespace_); !s)
+        return s.error();
+    auto spec = object.requiredObject("spec");
+    if (!spec)
+        return spec.error();
+    if (Status s = readString(*spec, "nodeName", pod.nodeName); !s)
+        return s.error();
+    auto init = decodeContainers(*spec, "initContainers");
+    if (!init)
+        return init.error();
+    pod.initContainers = std::move(*init);
+    auto containers = decodeContainers(*spec, "containers");
+    if (!containers)
+        return containers.error();
+    pod.containers = std::move(*containers);
+    Status claims = spec->each("resourceClaims", [&](const Reader& item) -> Status {
+        PodClaim claim;
+        if (Status e = readRequiredString(item, "name", claim.name); !e)
+            return e;
+        auto claimName = item.optionalString("resourceClaimName");
+        if (!claimName)
+            return claimName.error();
+        auto templateName = item.optionalString("resourceClaimTemplateName");
+        if (!templateName)
+            return templateName.error();
+        if (claimName->has_value() == templateName->has_value())
+            return item.error("exactly one of resourceClaimName and resourceClaimTemplateName "
+                              "must be set");
+        claim.resourceClaimName = *claimName;
+        claim.resourceClaimTemplateName = *templateName;
+        pod.resourceClaims.push_back(std::move(claim));
+        return Status::Ok();
+    });
+    if (!claims)
+        return claims.error();
+    return pod;
+}
+
+Result<Node> decodeNode(const Reader& object) {
+    Node node;
+    auto metadata = object.requiredObject("metadata");
+    if (!metadata)
+        return metadata.error();
+    if (Status s = readRequiredString(*metadata, "name", node.name); !s)
+        return s.error();
+    auto labels = metadata->stringMap("labels");
+    if (!labels)
+        return labels.error();
+    for (auto& [key, value] : *labels)
+        node.labels.emplace(key, value);
+    return node;
+}
+
+bool isResourceApi(const std::string& apiVersion) {
+    return apiVersion == "resource.k8s.io/v1" || apiVersion == "resource.k8s.io/v1beta2";
+}
+
+}  // namespace
+
+Result<Claim> decodeClaimSpec(const Reader& spec) {
+    if (Status s = spec.rejectUnknownFields({"devices"}); !s)
+        return s.error();
+    Claim claim;
+    auto devices = spec.optionalObject("devices");
+    if (!devices)
+        return devices.error();
+    if (!*devices)
+        return claim;
+    const Reader& r = **devices;
+    if (Status s = r.rejectUnknownFields({"requests", "constraints", "config"}); !s)
+        return s.error();
+    std::set<std::string> names;
+    Status requests = r.each("requests", [&](const Reader& item) -> Status {
+        auto request = decodeRequest(item);
+        if (!request)
+            return request.error();
+        if (!names.insert(request->name).second)
+            return item.fieldError("name", "duplicate request \"" + request->name + "\"");
+        claim.requests.push_back(std::move(*request));
+        return Status::Ok();
+    });
+    if (!requests)
+        return requests.error();
+    if (claim.requests.size() > kMaxResults)
+        return r.fieldError("requests", "must have at most 32 items");
+    auto knownRequest = [&](const std::string& name) {
+        auto slash = name.find('/');
+        const std::string parent = name.substr(0, slash);
+        for (const Request& request : claim.requests) {
+            if (request.name != parent)
+                continue;
+            if (slash == std::string::npos)
+                return true;
+            const std::string sub = name.substr(slash + 1);
+            return std::any_of(request.firstAvailable.begin(), request.firstAvailable.end(),
+                               [&](const SubRequest& s) { return s.name == sub; });
+        }
+        return false;
+    };
+    Status constraints = r.each("constraints", [&](const Reader& item) -> Status {
+        if (Status u = item.rejectUnknownFields(
+                {"requests", "matchAttribute", "distinctAttribute"});
+            !u)
+            return u;
+        Constraint constraint;
+        if (Status e = readStrings(item, "requests", constraint.requests, kMaxResults); !e)
+            return e;
+        for (const std::string& name : constraint.requests)
+            if (!knownRequest(name))
+                return item.fieldError("requests", "\"" + name + "\" is not a request of the claim");
+        auto match = item.optionalString("matchAttribute");
+        if (!match)
+            return match.error();
+        auto distinct = item.optionalString("distinctAttribute");
+        if (!distinct)
+            return distinct.error();
+        if (match->has_value() == distinct->has_value())
+            return item.error(match->has_value()
+                                  ? "matchAttribute and distinctAttribute are mutually exclusive"
+                                  : "empty constraint (unsupported constraint type?)");
+        constraint.matchAttribute = *match;
+        constraint.distinctAttribute = *distinct;
+        claim.constraints.push_back(std::move(constraint));
+        return Status::Ok();
+    });
+    if (!constraints)
+        return constraints.error();
+    if (claim.constraints.size() > 32)
+        return r.fieldError("constraints", "must have at most 32 items");
+    Status config = r.each("config", [&](const Reader& item) -> Status {
+        if (Status u = item.rejectUnknownFields({"requests", "opaque"}); !u)
+            return u;
+        ClaimConfig entry;
+        if (Status e = readStrings(item, "requests", entry.requests, kMaxResults); !e)
+            return e;
+        for (const std::string& name : entry.requests)
+            if (!knownRequest(name))
+                return item.fieldError("requests", "\"" + name + "\" is not a request of the claim");
+        auto opaque = decodeOpaque(item);
+        if (!opaque)
+            return opaque.error();
+        entry.opaque = std::move(*opaque);
+        claim.config.push_back(std::move(entry));
+        return Status::Ok();
+    });
+    if (!config)
+        return config.error();
+    if (claim.config.size() > 32)
+        return r.fieldError("config", "must have at most 32 items");
+    return claim;
+}
+
+Result<Inputs> decode(const std::vector<documents::Object>& objects) {
+    Inputs inputs;
+    for (const documents::Object& object : objects) {
+        const Reader r(object);
+        const std::string kind = object.kind();
+        const std::string apiVersion = object.apiVersion();
+        const bool resource = isResourceApi(apiVersion);
+        if (kind == "ResourceSlice" && resource) {
+            auto slice = decodeSlice(r);
+            if (!slice)
+                return slice.error();
+            inputs.slices.push_back(std::move(*slice));
+        } else if (kind == "DeviceClass" && resource) {
+            auto deviceClass = decodeClass(r);
+            if (!deviceClass)
+                return deviceClass.error();
+            inputs.classes.push_back(std::move(*deviceClass));
+        } else if ((kind == "ResourceClaim" || kind == "ResourceClaimTemplate") && resource) {
+            const bool fromTemplate = kind == "ResourceClaimTemplate";
+            Result<Claim> claim = Error{};
+            if (fromTemplate) {
+                auto spec = r.requiredObject("spec");
+                if (!spec)
+                    return spec.error();
+                claim = decodeClaimObject(r, *spec);
+            } else {
+                claim = decodeClaimObject(r, r);
+            }
+            if (!claim)
+                return claim.error();
+            if (!fromTemplate) {
+                auto allocation = decodeStatus(r);
+                if (!allocation)
+                    return allocation.error();
+                claim->allocation = std::move(*allocation);
+            }
+            inputs.order.emplace_back(Inputs::ClaimRef{inputs.claims.size()});
+            inputs.claims.push_back({std::move(*claim), object.json, object.source, fromTemplate});
+        } else if (kind == "Pod" && apiVersion == "v1") {
+            auto pod = decodePod(r);
+            if (!pod)
+                return pod.error();
+            inputs.order.emplace_back(Inputs::PodRef{inputs.pods.size()});
+            inputs.pods.push_back({std::move(*pod), object.json, object.source});
+        } else if (kind == "Node" && apiVersion == "v1") {
+            auto node = decodeNode(r);
+            if (!node)
+                return node.error();
+            inputs.nodes.push_back(std::move(*node));
+        } else {
+            return Error{object.source.describe() + ": unsupported object: apiVersion \"" +
+                         apiVersion + "\", kind \"" + kind +
+                         "\" (expected resource.k8s.io/v1 ResourceSlice, DeviceClass, "
+                         "ResourceClaim or ResourceClaimTemplate, or v1 Pod or Node)"};
+        }
+    }
+    return inputs;
+}
+
+// --- encoding -------------------------------------------------------------------------------
+
+namespace {
+
+Json encodeRequirements(const std::vector<NodeSelectorRequirement>& requirements) {
+    Json out = Json::array();
+    for (const NodeSelectorRequirement& requirement : requirements) {
+        Json entry = {{"key", requirement.key}, {"operator", requirement.op}};
+        if (!requirement.values.empty())
+            entry["values"] = requirement.values;
+        out.push_back(std::move(entry));
+    }
+    return out;
+}
+
+Json encodeTolerations(const std::vector<Toleration>& tolerations) {
+    Json out = Json::array();
+    for (const Toleration& toleration : tolerations) {
+        Json entry = Json::object();
+        if (!toleration.key.empty())
+            entry["key"] = toleration.key;
+        if (!toleration.op.empty())
+            entry["operator"] = toleration.op;
+        if (!toleration.value.empty())
+            entry["value"] = toleration.value;
+        if (!toleration.effect.empty())
+            entry["effect"] = toleration.effect;
+        if (toleration.tolerationSeconds)
+            entry["tolerationSeconds"] = *toleration.tolerationSeconds;
+        out.push_back(std::move(entry));
+    }
+    return out;
+}
+
+}  // namespace
+
+Json encodeNodeSelector(const NodeSelector& selector) {
+    Json terms = Json::array();
+    for (const NodeSelectorTerm& term : selector.terms) {
+        Json entry = Json::object();
+        if (!term.matchExpressions.empty())
+            entry["matchExpressions"] = encodeRequirements(term.matchExpressions);
+        if (!term.matchFields.empty())
+            entry["matchFields"] = encodeRequirements(term.matchFields);
+        terms.push_back(std::move(entry));
+    }
+    return {{"nodeSelectorTerms", terms}};
+}
+
+Json encodeAllocation(const Allocation& allocation) {
+    Json results = Json::array();
+    for (const DeviceResult& result : allocation.results) {
+        Json entry = {{"request", result.request},
+                      {"driver", result.driver},
+                      {"pool", result.pool},
+                      {"device", result.device}};
+        if (result.adminAccess)
+            entry["adminAccess"] = true;
+        if (!result.tolerations.empty())
+            entry["tolerations"] = encodeTolerations(result.tolerations);
+        if (!result.bindingConditions.empty())
+            entry["bindingConditions"] = result.bindingConditions;
+        if (!result.bindingFailureConditions.empty())
+            entry["bindingFailureConditions"] = result.bindingFailureConditions;
+        if (result.shareID)
+            entry["shareID"] = *result.shareID;
+        if (!result.consumedCapacity.empty()) {
+            Json consumed = Json::object();
+            for (const auto& [name, amount] : result.consumedCapacity)
+                consumed[name] = amount.toString();
+            entry["consumedCapacity"] = std::move(consumed);
+        }
+        results.push_back(std::move(entry));
+    }
+    Json devices = {{"results", results}};
+    if (!allocation.config.empty()) {
+        Json config = Json::array();
+        for (const AllocatedConfig& entry : allocation.config) {
+            Json item = {{"source", entry.source}};
+            if (!entry.requests.empty())
+                item["requests"] = entry.requests;
+            item["opaque"] = {{"driver", entry.opaque.driver},
+                              {"parameters", entry.opaque.parameters}};
+            config.push_back(std::move(item));
+        }
+        devices["config"] = std::move(config);
+    }
+    Json out = {{"devices", devices}};
+    if (allocation.nodeSelector)
+        out["nodeSelector"] = encodeNodeSelector(*allocation.nodeSelector);
+    return out;
+}
+
+}  // namespace numadra::allocator

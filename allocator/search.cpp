@@ -1,0 +1,731 @@
+// The search: upstream's allocateOne recursion (claims, requests, device slots; candidates in
+// search order; combinations within a request; firstAvailable alternatives in order), plus
+// counting bounds that cut branches which cannot succeed. Bounds never cut a branch holding a
+// solution, so the first solution found is the one upstream finds.
+
+#include "search.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "capacity.hpp"
+#include "results.hpp"
+
+namespace numadra::allocator::detail {
+
+bool ConstraintState::appliesTo(const Plan& plan) const {
+    if (spec->requests.empty())
+        return true;
+    for (const std::string& name : spec->requests)
+        if (name == plan.name || name == plan.parent)
+            return true;
+    return false;
+}
+
+namespace {
+
+// Share ids are name-based (RFC 9562 version 8, from a 128-bit FNV-1a hash of the claim, the
+// request and the device), so the same input always gives the same output.
+std::string shareUuid(const std::string& seed) {
+    unsigned __int128 hash = (static_cast<unsigned __int128>(0x6c62272e07bb0142ULL) << 64) |
+                             0x62b821756295c58dULL;
+    const unsigned __int128 prime = (static_cast<unsigned __int128>(1) << 88) | 0x13b;
+    for (unsigned char c : seed) {
+        hash ^= c;
+        hash *= prime;
+    }
+    auto high = static_cast<std::uint64_t>(hash >> 64);
+    auto low = static_cast<std::uint64_t>(hash);
+    high = (high & 0xffffffffffff0fffULL) | 0x0000000000008000ULL;  // version 8
+    low = (low & 0x3fffffffffffffffULL) | 0x8000000000000000ULL;    // RFC 4122 variant
+    char text[37];
+    std::snprintf(text, sizeof text, "%08x-%04x-%04x-%04x-%012llx",
+                  static_cast<unsigned>(high >> 32), static_cast<unsigned>((high >> 16) & 0xffff),
+                  static_cast<unsigned>(high & 0xffff), static_cast<unsigned>(low >> 48),
+                  static_cast<unsigned long long>(low & 0xffffffffffffULL));
+    return text;
+}
+
+bool tolerates(const Toleration& toleration, const Taint& taint) {
+    if (!toleration.effect.empty() && toleration.effect != taint.effect)
+        return false;
+    if (!toleration.key.empty() && toleration.key != taint.key)
+        return false;
+    if (toleration.op.empty() || toleration.op == "Equal")
+        return toleration.value == taint.value;
+    return toleration.op == "Exists";
+}
+
+}  // namespace
+
+bool taintsTolerated(const Device& device, const std::vector<Toleration>& tolerations) {
+    for (const Taint& taint : device.taints) {
+        if (taint.effect != "NoSchedule" && taint.effect != "NoExecute")
+            continue;
+        bool tolerated = std::any_of(tolerations.begin(), tolerations.end(),
+                                     [&](const Toleration& t) { return tolerates(t, taint); });
+        if (!tolerated)
+            return false;
+    }
+    return true;
+}
+
+std::string claimName(const Claim& claim) {
+    return claim.namespace_.empty() ? claim.name : claim.namespace_ + "/" + claim.name;
+}
+
+std::string Search::deviceName(int device) const {
+    const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
+    return info.slice->driver + "/" + info.slice->pool.name + "/" + info.device->name;
+}
+
+std::string Search::selectorFailure(const Plan& plan, int device) const {
+    for (size_t i = 0; i < plan.selectors.size(); ++i) {
+        auto it = plan.selectors[i]->failures.find(device);
+        if (it == plan.selectors[i]->failures.end())
+            continue;
+        const std::string which =
+            i < plan.classSelectors
+                ? "class " + plan.deviceClass->name + ": selector #" + std::to_string(i)
+                : "selector #" + std::to_string(i - plan.classSelectors);
+        return which + " on device " + deviceName(device) + ": CEL runtime error: " + it->second;
+    }
+    return "selector on device " + deviceName(device) + ": CEL runtime error";
+}
+
+Step Search::fail(std::string message) {
+    failure_ = std::move(message);
+    return Step::Failed;
+}
+
+Verdict Search::evaluate(ExpressionCache& expression, int device) {
+    Verdict& verdict = expression.verdicts[static_cast<size_t>(device)];
+    if (verdict != Verdict::Unknown)
+        return verdict;
+    const Result<cel::Value>& value = impl_.celValue(device);
+    if (!value) {
+        verdict = Verdict::Failed;
+        expression.failures[device] = value.error().message;
+        return verdict;
+    }
+    Result<bool> matched = expression.program->matches(*value);
+    if (!matched) {
+        verdict = Verdict::Failed;
+        expression.failures[device] = matched.error().message;
+    } else {
+        verdict = *matched ? Verdict::True : Verdict::False;
+    }
+    return verdict;
+}
+
+Verdict Search::selectable(const std::vector<ExpressionCache*>& selectors, int device) {
+    for (ExpressionCache* selector : selectors) {
+        Verdict verdict = evaluate(*selector, device);
+        if (verdict != Verdict::True)
+            return verdict;
+    }
+    return Verdict::True;
+}
+
+Result<std::vector<int>*> Search::candidatesFor(const DeviceClass& deviceClass,
+                                               const std::vector<ExpressionCache*>& selectors,
+                                               const DeviceRequestSpec& spec) {
+    std::string key = node_.name + '\n' + deviceClass.name;
+    for (const std::string& selector : spec.selectors)
+        key += '\n' + selector;
+    auto cached = impl_.candidates.find(key);
+    if (cached != impl_.candidates.end())
+        return &cached->second;
+    std::vector<int> candidates;
+    for (int device : view_.searchOrder)
+        if (selectable(selectors, device) != Verdict::False)
+            candidates.push_back(device);
+    return &impl_.candidates.emplace(std::move(key), std::move(candidates)).first->second;
+}
+
+ConstraintValue Search::constraintValue(const Plan& plan, const ConstraintState& constraint,
+                                        int device) {
+    ConstraintValue out;
+    if (!constraint.appliesTo(plan))
+        return out;
+    for (const auto& [name, expression] : plan.derived) {
+        if (name != constraint.attribute)
+            continue;
+        Verdict& verdict = expression->verdicts[static_cast<size_t>(device)];
+        if (verdict == Verdict::Unknown) {
+            const Result<cel::Value>& value = impl_.celValue(device);
+            Result<AttributeValue> derived =
+                value ? expression->program->derive(*value) : Result<AttributeValue>(value.error());
+            if (derived) {
+                expression->derivedValues.emplace(device, std::move(*derived));
+                verdict = Verdict::True;
+            } else {
+                expression->failures[device] = derived.error().message;
+                verdict = Verdict::Failed;
+            }
+        }
+        if (verdict == Verdict::Failed) {
+            out.state = ConstraintValue::State::Failed;
+            out.error = "derived attribute " + name + ": " + expression->failures[device];
+            return out;
+        }
+        out.state = ConstraintValue::State::Present;
+        out.values = toValueSet(expression->derivedValues.at(device));
+        return out;
+    }
+    const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
+    const AttributeValue* attribute =
+        findAttribute(*info.device, info.slice->driver, constraint.attribute);
+    if (!attribute) {
+        out.state = ConstraintValue::State::Missing;
+        return out;
+    }
+    out.state = ConstraintValue::State::Present;
+    out.values = toValueSet(*attribute);
+    if (out.values.empty())
+        out.state = ConstraintValue::State::Missing;
+    return out;
+}
+
+void Search::fillConstraintValues(ClaimState& state, Plan& plan) {
+    plan.constraintValues.assign(state.constraints.size(), {});
+    const std::vector<int>& devices = plan.all ? plan.allSet : plan.candidates;
+    for (size_t c = 0; c < state.constraints.size(); ++c) {
+        auto& values = plan.constraintValues[c];
+        if (!state.constraints[c].appliesTo(plan)) {
+            values.assign(devices.size(), {});  // NotApplicable everywhere
+            continue;
+        }
+        values.reserve(devices.size());
+        for (int device : devices) {
+            values.push_back(constraintValue(plan, state.constraints[c], device));
+            if (values.back().state == ConstraintValue::State::Failed)
+                plan.anyFailure = true;
+        }
+    }
+}
+
+Result<Plan> Search::buildPlan(const Claim& claim, const std::string& parent,
+                               const std::string& name, const DeviceRequestSpec& spec, bool admin,
+                               ClaimState& state) {
+    const std::string where = "claim " + claimName(claim) + ", request " + name + ": ";
+    Plan plan;
+    plan.name = name;
+    plan.parent = parent;
+    plan.spec = &spec;
+    plan.admin = admin;
+    if (spec.deviceClassName.empty())
+        return Error{where + "missing device class name (unsupported request type?)"};
+    auto deviceClass = impl_.classes.find(spec.deviceClassName);
+    if (deviceClass == impl_.classes.end())
+        return Error{where + "could not retrieve device class " + spec.deviceClassName};
+    plan.deviceClass = &deviceClass->second;
+    for (size_t i = 0; i < deviceClass->second.selectors.size(); ++i) {
+        auto compiled = impl_.expression(deviceClass->second.selectors[i], false);
+        if (!compiled)
+            return Error{"class " + deviceClass->second.name + ": selector #" +
+                         std::to_string(i) + ": CEL compile error: " + compiled.error().message};
+        plan.selectors.push_back(*compiled);
+    }
+    plan.classSelectors = plan.selectors.size();
+    for (size_t i = 0; i < spec.selectors.size(); ++i) {
+        auto compiled = impl_.expression(spec.selectors[i], false);
+        if (!compiled)
+            return Error{where + "selector #" + std::to_string(i) + ": CEL compile error: " +
+                         compiled.error().message};
+        plan.selectors.push_back(*compiled);
+    }
+    for (const DerivedAttribute& derived : spec.derivedAttributes) {
+        auto compiled = impl_.expression(derived.expression, true);
+        if (!compiled)
+            return Error{where + "derived attribute " + derived.name + ": CEL compile error: " +
+                         compiled.error().message};
+        plan.derived.emplace_back(derived.name, *compiled);
+    }
+    auto candidates = candidatesFor(deviceClass->second, plan.selectors, spec);
+    if (!candidates)
+        return candidates.error();
+    plan.candidates = **candidates;
+
+    if (spec.allocationMode == "ExactCount") {
+        plan.numDevices = static_cast<size_t>(spec.count);
+    } else if (spec.allocationMode == "All") {
+        plan.all = true;
+        for (const PoolView& pool : view_.pools)
+            if (pool.invalid || pool.incomplete)
+                return Error{where + "asks for all devices, but " + pool.problem};
+        for (int device : plan.candidates) {
+            Verdict verdict = selectable(plan.selectors, device);
+            if (verdict == Verdict::Failed)
+                return Error{where + selectorFailure(plan, device)};
+            const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
+            auto shared = impl_.committed.sharedCapacity.find(info.id);
+            if (!fitCapacity(*info.device, info.slice->driver, spec.capacityRequests,
+                             shared == impl_.committed.sharedCapacity.end() ? nullptr
+                                                                             : &shared->second)
+                     .fits)
+                continue;
+            plan.allSet.push_back(device);
+        }
+        plan.numDevices = plan.allSet.size();
+    } else {
+        return Error{where + "unsupported count mode " + spec.allocationMode};
+    }
+    for (int device : plan.candidates)
+        if (selectable(plan.selectors, device) == Verdict::Failed)
+            plan.anyFailure = true;
+    fillConstraintValues(state, plan);
+    return plan;
+}
+
+Status Search::buildClaim(const Claim& claim, ClaimState& state) {
+    state.claim = &claim;
+    for (const Constraint& constraint : claim.constraints) {
+        ConstraintState entry;
+        entry.spec = &constraint;
+        entry.match = constraint.matchAttribute.has_value();
+        entry.attribute = entry.match ? *constraint.matchAttribute
+                                      : constraint.distinctAttribute.value_or("");
+        state.constraints.push_back(std::move(entry));
+    }
+    if (claim.requests.size() > kMaxResults)
+        return Error{"claim " + claimName(claim) + ": " + std::to_string(claim.requests.size()) +
+                     " requests exceed the limit of " + std::to_string(kMaxResults)};
+    size_t lowerBound = 0;
+    size_t upperBound = 0;
+    bool anyAll = false;
+    for (const Request& request : claim.requests) {
+        RequestSlot slot;
+        if (request.exactly) {
+            auto plan = buildPlan(claim, request.name, request.name, *request.exactly,
+                                  request.exactly->adminAccess.value_or(false), state);
+            if (!plan)
+                return plan.error();
+            slot.alternatives.push_back(std::move(*plan));
+        } else {
+            slot.firstAvailable = true;
+            for (const SubRequest& sub : request.firstAvailable) {
+                auto plan = buildPlan(claim, request.name, request.name + "/" + sub.name,
+                                      sub.spec, false, state);
+                if (!plan)
+                    return plan.error();
+                slot.alternatives.push_back(std::move(*plan));
+            }
+        }
+        size_t minimum = SIZE_MAX;
+        size_t maximum = 0;
+        for (const Plan& plan : slot.alternatives) {
+            minimum = std::min(minimum, plan.numDevices);
+            maximum = std::max(maximum, plan.numDevices);
+            anyAll = anyAll || plan.all;
+            state.prune = state.prune && !plan.anyFailure;
+        }
+        lowerBound += slot.alternatives.empty() ? 0 : minimum;
+        upperBound += maximum;
+        state.requests.push_back(std::move(slot));
+    }
+    if (lowerBound > kMaxResults)
+        return Error{"claim " + claimName(claim) + ": number of requested devices " +
+                     std::to_string(lowerBound) + " exceeds the claim limit of " +
+                     std::to_string(kMaxResults)};
+    // The bounds below stay exact only while upstream's special outcomes (the 32-device signal,
+    // an "All" request's constraint error) cannot occur inside a cut branch.
+    if (upperBound > kMaxResults || (anyAll && !claim.constraints.empty()))
+        state.prune = false;
+    return Status::Ok();
+}
+
+bool Search::inUse(const ClaimState& state, const Plan& plan, int device) const {
+    const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
+    const bool multi = info.device->allowMultipleAllocations;
+    if (plan.admin) {
+        if (multi)
+            return false;
+        for (const Placement& placement : state.placements)
+            if (placement.id == info.id && placement.inFlight)
+                return true;
+        return false;
+    }
+    if (multi)
+        return false;
+    return impl_.committed.exclusive[static_cast<size_t>(info.id)] ||
+           inFlight_[static_cast<size_t>(info.id)] > 0;
+}
+
+bool Search::countersFit(const PoolView& pool, const PoolKey& key,
+                         const CounterAmounts& demand) const {
+    auto committed = impl_.committed.counters.find(key);
+    auto inFlight = countersInFlight_.find(key);
+    // Every counter of every set of the pool must stay non-negative: an over-committed counter
+    // blocks every further counter-consuming device of the pool (upstream behaviour).
+    for (const auto& [setName, set] : pool.counterSets) {
+        for (const auto& [counterName, counter] : set->counters) {
+            Quantity used;
+            auto add = [&](const std::map<PoolKey, CounterAmounts>::const_iterator& it,
+                           const std::map<PoolKey, CounterAmounts>& all) {
+                if (it == all.end())
+                    return;
+                auto s = it->second.find(setName);
+                if (s == it->second.end())
+                    return;
+                auto c = s->second.find(counterName);
+                if (c != s->second.end())
+                    used = used.add(c->second).value_or(used);
+            };
+            add(committed, impl_.committed.counters);
+            add(inFlight, countersInFlight_);
+            auto d = demand.find(setName);
+            if (d != demand.end()) {
+                auto c = d->second.find(counterName);
+                if (c != d->second.end())
+                    used = used.add(c->second).value_or(used);
+            }
+            if (counter.value < used)
+                return false;
+        }
+    }
+    return true;
+}
+
+bool Search::allocateDevice(ClaimState& state, const Plan& plan, size_t position, int device,
+                            bool must) {
+    const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
+    const Device& dev = *info.device;
+    const bool multi = dev.allowMultipleAllocations;
+    if (inUse(state, plan, device))
+        return false;
+
+    Placement placement;
+    placement.device = device;
+    placement.id = info.id;
+    DeviceResult result;
+    result.request = plan.name;
+    result.driver = info.slice->driver;
+    result.pool = info.slice->pool.name;
+    result.device = dev.name;
+    result.adminAccess = plan.admin;
+    result.tolerations = plan.spec->tolerations;
+    result.bindingConditions = dev.bindingConditions;
+    result.bindingFailureConditions = dev.bindingFailureConditions;
+
+    if (!taintsTolerated(dev, plan.spec->tolerations))
+        return false;
+    // Counters: a shared device pays its static counters once; request-driven ones per share.
+    if (!dev.consumesCounters.empty()) {
+        PoolKey key{info.slice->driver, info.slice->pool.name};
+        const PoolView& pool = view_.pools[view_.poolByKey.at(key)];
+        const bool alreadyShared = multi && (impl_.committed.sharedCapacity.contains(info.id) ||
+                                             sharedInFlight_.contains(info.id));
+        std::map<std::string, Quantity> requestDriven;
+        auto demand = counterDemand(dev, pool.counterSets, plan.spec->capacityRequests,
+                                    &requestDriven, alreadyShared);
+        if (!demand || !countersFit(pool, key, *demand))
+            return false;
+        placement.counters = std::make_pair(key, std::move(*demand));
+        for (auto& [capacityKey, amount] : requestDriven)
+            result.consumedCapacity[capacityKey] = amount;
+    }
+    if (multi) {
+        std::map<std::string, Quantity> used;
+        if (auto committed = impl_.committed.sharedCapacity.find(info.id);
+            committed != impl_.committed.sharedCapacity.end())
+            used = committed->second;
+        if (auto flying = sharedInFlight_.find(info.id); flying != sharedInFlight_.end())
+            for (const auto& [name, amount] : flying->second.amounts)
+                used[name] = used[name].add(amount).value_or(used[name]);
+        CapacityFit fit = fitCapacity(dev, info.slice->driver, plan.spec->capacityRequests, &used);
+        if (!fit.fits)
+            return false;
+        placement.sharedCapacity = std::move(fit.consumed);
+    }
+
+    for (size_t c = 0; c < state.constraints.size(); ++c) {
+        ConstraintState& constraint = state.constraints[c];
+        const ConstraintValue& value = plan.constraintValues[c][position];
+        if (value.state == ConstraintValue::State::NotApplicable)
+            continue;
+        bool ok = value.state == ConstraintValue::State::Present;
+        if (ok && constraint.match) {
+            if (constraint.recorded.empty()) {
+                constraint.recorded.push_back(value.values);
+            } else if (intersects(constraint.recorded.back(), value.values)) {
+                constraint.recorded.push_back(intersection(constraint.recorded.back(), value.values));
+            } else {
+                ok = false;
+            }
+        } else if (ok) {
+            for (const ValueSet& used : constraint.recorded)
+                ok = ok && !intersects(used, value.values);
+            if (ok)
+                constraint.recorded.push_back(value.values);
+        }
+        if (!ok) {
+            for (int pushed : placement.constraintsPushed)
+                state.constraints[static_cast<size_t>(pushed)].recorded.pop_back();
+            if (must)
+                failure_ = "claim " + claimName(*state.claim) + ": cannot add device " +
+                           deviceName(device) +
+                           " because a claim constraint would not be satisfied";
+            return false;
+        }
+        placement.constraintsPushed.push_back(static_cast<int>(c));
+    }
+
+    if (!multi) {
+        placement.inFlight = true;
+        ++inFlight_[static_cast<size_t>(info.id)];
+    }
+    if (placement.sharedCapacity) {
+        SharedUse& share = sharedInFlight_[info.id];
+        ++share.shares;
+        for (const auto& [name, amount] : *placement.sharedCapacity) {
+            share.amounts[name] = share.amounts[name].add(amount).value_or(share.amounts[name]);
+            result.consumedCapacity[name] = amount;
+        }
+        result.shareID = shareUuid(claimName(*state.claim) + "\n" + state.claim->uid + "\n" +
+                                   plan.name + "\n" + deviceName(device));
+    }
+    if (placement.counters) {
+        CounterAmounts& flying = countersInFlight_[placement.counters->first];
+        for (const auto& [setName, counters] : placement.counters->second)
+            for (const auto& [counterName, amount] : counters) {
+                Quantity& slot = flying[setName][counterName];
+                slot = slot.add(amount).value_or(slot);
+            }
+    }
+    state.results.push_back(std::move(result));
+    state.placements.push_back(std::move(placement));
+    return true;
+}
+
+void Search::deallocate(ClaimState& state) {
+    Placement placement = std::move(state.placements.back());
+    state.placements.pop_back();
+    state.results.pop_back();
+    for (auto it = placement.constraintsPushed.rbegin(); it != placement.constraintsPushed.rend();
+         ++it)
+        state.constraints[static_cast<size_t>(*it)].recorded.pop_back();
+    if (placement.inFlight)
+        --inFlight_[static_cast<size_t>(placement.id)];
+    if (placement.sharedCapacity) {
+        SharedUse& share = sharedInFlight_[placement.id];
+        for (const auto& [name, amount] : *placement.sharedCapacity)
+            share.amounts[name] = share.amounts[name].sub(amount).value_or(share.amounts[name]);
+        if (--share.shares == 0)
+            sharedInFlight_.erase(placement.id);
+    }
+    if (placement.counters) {
+        CounterAmounts& flying = countersInFlight_[placement.counters->first];
+        for (const auto& [setName, counters] : placement.counters->second)
+            for (const auto& [counterName, amount] : counters) {
+                Quantity& slot = flying[setName][counterName];
+                slot = slot.sub(amount).value_or(slot);
+            }
+    }
+}
+
+// Counting bound: can the remaining slots of this claim's requests still be filled, ignoring
+// everything but the devices in use and the constraints' current state? Never false when a
+// solution exists (every check it skips only over-counts).
+bool Search::feasible(const ClaimState& state, size_t request, size_t slot, size_t cursor) const {
+    if (!state.prune)
+        return true;
+    for (size_t r = request; r < state.requests.size(); ++r) {
+        const RequestSlot& requestSlot = state.requests[r];
+        if (r != request && requestSlot.firstAvailable)
+            continue;  // its alternative is chosen later
+        const Plan& plan = requestSlot.plan();
+        if (plan.all)
+            continue;
+        const size_t needed = plan.numDevices - (r == request ? slot : 0);
+        size_t found = 0;
+        for (size_t position = (r == request ? cursor : 0);
+             position < plan.candidates.size() && found < needed; ++position) {
+            if (plan.candidates.size() - position < needed - found)
+                break;
+            if (inUse(state, plan, plan.candidates[position]))
+                continue;
+            bool compatible = true;
+            for (size_t c = 0; c < state.constraints.size() && compatible; ++c) {
+                const ConstraintValue& value = plan.constraintValues[c][position];
+                if (value.state == ConstraintValue::State::NotApplicable)
+                    continue;
+                if (value.state != ConstraintValue::State::Present) {
+                    compatible = false;
+                    break;
+                }
+                const ConstraintState& constraint = state.constraints[c];
+                if (constraint.recorded.empty())
+                    continue;
+                if (constraint.match)
+                    compatible = intersects(constraint.recorded.back(), value.values);
+                else
+                    for (const ValueSet& used : constraint.recorded)
+                        compatible = compatible && !intersects(used, value.values);
+            }
+            found += compatible ? 1 : 0;
+        }
+        if (found < needed)
+            return false;
+    }
+    return true;
+}
+
+Step Search::tryFirstAvailable(size_t claim, size_t request) {
+    RequestSlot& slot = claims_[claim].requests[request];
+    bool allExceeded = true;
+    slot.bound = true;
+    for (size_t i = 0; i < slot.alternatives.size(); ++i) {
+        slot.selected = static_cast<int>(i);
+        Step step = allocateOne(claim, request, 0, 0);
+        if (step == Step::Found)
+            return step;
+        if (step == Step::Failed || step == Step::GaveUp) {
+            slot.bound = false;
+            return step;
+        }
+        allExceeded = allExceeded && step == Step::ExceedsMax;
+    }
+    slot.bound = false;
+    slot.selected = 0;
+    return allExceeded ? Step::ExceedsMax : Step::NotFound;
+}
+
+Step Search::scanCandidates(size_t claim, size_t request, size_t slot, size_t cursor) {
+    ClaimState& state = claims_[claim];
+    const Plan& plan = state.requests[request].plan();
+    const size_t remaining = plan.numDevices - slot;
+    for (size_t position = cursor; position < plan.candidates.size(); ++position) {
+        if (state.prune && plan.candidates.size() - position < remaining)
+            break;  // not enough positions left for the remaining slots
+        const int device = plan.candidates[position];
+        if (inUse(state, plan, device))
+            continue;
+        Verdict verdict = selectable(plan.selectors, device);
+        if (verdict == Verdict::False)
+            continue;
+        if (verdict == Verdict::Failed)
+            return fail("claim " + claimName(*state.claim) + ", request " + plan.name + ": " +
+                        selectorFailure(plan, device));
+        for (const auto& values : plan.constraintValues)
+            if (!values.empty() && values[position].state == ConstraintValue::State::Failed)
+                return fail("claim " + claimName(*state.claim) + ", request " + plan.name +
+                            ": device " + deviceName(device) + ": " + values[position].error);
+        // A dedicated device's capacity only filters (multi-allocatable ones are checked
+        // with their shares in allocateDevice).
+        const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
+        if (!plan.spec->capacityRequests.empty() && !info.device->allowMultipleAllocations &&
+            !fitCapacity(*info.device, info.slice->driver, plan.spec->capacityRequests, nullptr)
+                 .fits)
+            continue;
+        if (!allocateDevice(state, plan, position, device, false))
+            continue;
+        if (!feasible(state, request, slot + 1, position + 1)) {
+            deallocate(state);
+            continue;
+        }
+        Step step = allocateOne(claim, request, slot + 1, position + 1);
+        if (step == Step::Found)
+            return step;
+        deallocate(state);
+        if (step != Step::NotFound)
+            return step;
+    }
+    return Step::NotFound;
+}
+
+Step Search::allocateOne(size_t claim, size_t request, size_t slot, size_t cursor) {
+    ++steps_;
+    if (hasDeadline_ && (steps_ & 255) == 0 && std::chrono::steady_clock::now() > deadline_)
+        return Step::GaveUp;
+    if (claim == claims_.size())
+        return Step::Found;
+    ClaimState& state = claims_[claim];
+    if (request == state.requests.size()) {
+        Step step = allocateOne(claim + 1, 0, 0, 0);
+        return step == Step::ExceedsMax ? Step::NotFound : step;
+    }
+    RequestSlot& requestSlot = state.requests[request];
+    if (requestSlot.firstAvailable && !requestSlot.bound)
+        return tryFirstAvailable(claim, request);
+    const Plan& plan = requestSlot.plan();
+    if (plan.all && plan.allSet.empty())
+        return Step::NotFound;
+    if (slot >= plan.numDevices)
+        return allocateOne(claim, request + 1, 0, 0);
+    if (state.results.size() + (plan.numDevices - slot) > kMaxResults)
+        return Step::ExceedsMax;
+    if (slot == 0 && !feasible(state, request, 0, 0))
+        return Step::NotFound;
+    if (!plan.all)
+        return scanCandidates(claim, request, slot, cursor);
+
+    const int device = plan.allSet[slot];
+    if (!allocateDevice(state, plan, slot, device, true))
+        return failure_.empty() ? Step::NotFound : Step::Failed;
+    Step step = allocateOne(claim, request, slot + 1, 0);
+    if (step != Step::Found)
+        deallocate(state);
+    return step;
+}
+
+Result<Outcome> Search::run() {
+    claims_.resize(claimsIn_.size());
+    for (size_t i = 0; i < claimsIn_.size(); ++i)
+        if (Status built = buildClaim(claimsIn_[i], claims_[i]); !built)
+            return built.error();
+    // Kept between calls (sized once): the search undoes every in-flight mark it makes except
+    // those of a solution, which are cleared below.
+    inFlight_.resize(impl_.deviceById.size(), 0);
+    if (impl_.options.timeBudget.count() > 0) {
+        hasDeadline_ = true;
+        deadline_ = std::chrono::steady_clock::now() + impl_.options.timeBudget;
+    }
+    Step step = allocateOne(0, 0, 0, 0);
+    for (const ClaimState& state : claims_)
+        for (const Placement& placement : state.placements)
+            if (placement.inFlight)
+                --inFlight_[static_cast<size_t>(placement.id)];
+    Outcome outcome;
+    outcome.searchSteps = steps_;
+    switch (step) {
+        case Step::Failed:
+            return Error{failure_};
+        case Step::Found:
+            outcome.kind = OutcomeKind::Allocated;
+            for (const ClaimState& state : claims_) {
+                auto allocation = buildAllocation(impl_, node_, state);
+                if (!allocation)
+                    return allocation.error();
+                outcome.allocations.push_back(std::move(*allocation));
+            }
+            return outcome;
+        case Step::GaveUp:
+            outcome.kind = OutcomeKind::GaveUp;
+            outcome.explanation = "gave up after " + std::to_string(steps_) +
+                                  " search steps: the time budget ran out";
+            return outcome;
+        case Step::NotFound:
+        case Step::ExceedsMax:
+            break;
+    }
+    if (view_.anyInvalid) {
+        for (const PoolView& pool : view_.pools)
+            if (pool.invalid)
+                return Error{"invalid resource pools were encountered: " + pool.problem};
+    }
+    outcome.kind = OutcomeKind::Unsatisfiable;
+    outcome.explanation = explain();
+    return outcome;
+}
+
+}  // namespace numadra::allocator::detail
+
+namespace numadra::allocator {
+
+Result<Outcome> Allocator::allocate(const Node& node, std::span<const Claim> claims) {
+    detail::Search search(*impl_, node, claims);
+    return search.run();
+}
+
+}  // namespace numadra::allocator

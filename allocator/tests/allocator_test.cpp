@@ -1,0 +1,287 @@
+// The allocator library through its API: search order, pools, counters, capacity, constraints,
+// limits and the time budget. End-to-end behaviour with YAML inputs lives in the scenarios
+// (testdata/allocator/, scenarios_test.cpp).
+
+#include "numadra/allocator/allocator.hpp"
+
+#include <gtest/gtest.h>
+
+#include "../capacity.hpp"
+
+namespace numadra::allocator {
+namespace {
+
+const Node kNode{"node-1", {{"region", "east"}}};
+
+Quantity q(const char* text) {
+    return Quantity::parse(text).value();
+}
+
+Device device(std::string name, std::int64_t numa = 0) {
+    Device out;
+    out.name = std::move(name);
+    out.attributes["numa"] = AttributeValue(numa);
+    return out;
+}
+
+Slice slice(std::string name, std::string pool, std::vector<Device> devices,
+            std::string driver = "driver-a", std::int64_t generation = 1, std::int64_t count = 1) {
+    Slice out;
+    out.name = std::move(name);
+    out.driver = std::move(driver);
+    out.pool = {std::move(pool), generation, count};
+    out.nodeName = "node-1";
+    out.devices = std::move(devices);
+    return out;
+}
+
+DeviceClass deviceClass(std::string name = "class-a", std::string driver = "driver-a") {
+    return {std::move(name), {"device.driver == \"" + driver + "\""}, {}, {}, {}};
+}
+
+Request exactly(std::string name, std::int64_t count = 1, std::string className = "class-a") {
+    Request out;
+    out.name = std::move(name);
+    out.exactly.emplace();
+    out.exactly->deviceClassName = std::move(className);
+    out.exactly->count = count;
+    return out;
+}
+
+Claim claim(std::vector<Request> requests, std::vector<Constraint> constraints = {},
+            std::string name = "claim-0") {
+    Claim out;
+    out.namespace_ = "default";
+    out.name = std::move(name);
+    out.requests = std::move(requests);
+    out.constraints = std::move(constraints);
+    return out;
+}
+
+std::vector<std::string> devicesOf(const Outcome& outcome) {
+    std::vector<std::string> names;
+    for (const Allocation& allocation : outcome.allocations)
+        for (const DeviceResult& result : allocation.results)
+            names.push_back(result.pool + "/" + result.device);
+    return names;
+}
+
+Outcome allocateOk(Allocator& allocator, const std::vector<Claim>& claims) {
+    auto outcome = allocator.allocate(kNode, claims);
+    EXPECT_TRUE(outcome.ok()) << (outcome.ok() ? "" : outcome.error().message);
+    return outcome.ok() ? *outcome : Outcome{};
+}
+
+TEST(AllocatorOrder, PoolsAreSearchedByNameNotInputOrder) {
+    auto allocator = Allocator::create(
+        {slice("s3", "pool-3", {device("d")}), slice("s2", "pool-2", {device("d")}),
+         slice("s1", "pool-1", {device("d")})},
+        {deviceClass()});
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0", 2)})});
+    EXPECT_EQ(devicesOf(outcome), (std::vector<std::string>{"pool-1/d", "pool-2/d"}));
+}
+
+TEST(AllocatorOrder, PoolsWithBindingConditionsComeLast) {
+    Device conditioned = device("d");
+    conditioned.hasBindingConditions = true;
+    conditioned.bindingConditions = {"attached"};
+    auto allocator = Allocator::create(
+        {slice("s1", "pool-1", {conditioned}), slice("s2", "pool-2", {device("d")})},
+        {deviceClass()});
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0")})});
+    EXPECT_EQ(devicesOf(outcome), std::vector<std::string>{"pool-2/d"});
+}
+
+TEST(AllocatorOrder, SlicesOfAPoolAreSearchedByName) {
+    auto allocator = Allocator::create({slice("b", "pool", {device("from-b")}, "driver-a", 1, 2),
+                                        slice("a", "pool", {device("from-a")}, "driver-a", 1, 2)},
+                                       {deviceClass()});
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0")})});
+    EXPECT_EQ(devicesOf(outcome), std::vector<std::string>{"pool/from-a"});
+}
+
+TEST(AllocatorOrder, BacktracksAcrossRequests) {
+    // The first request could take d0 (numa 0), but only numa 1 has two devices.
+    auto allocator = Allocator::create(
+        {slice("s", "pool", {device("d0", 0), device("d1", 1), device("d2", 1)})},
+        {deviceClass()});
+    Constraint sameNuma;
+    sameNuma.matchAttribute = "driver-a/numa";
+    Outcome outcome =
+        allocateOk(allocator, {claim({exactly("req-0"), exactly("req-1")}, {sameNuma})});
+    ASSERT_EQ(outcome.kind, OutcomeKind::Allocated);
+    EXPECT_EQ(devicesOf(outcome), (std::vector<std::string>{"pool/d1", "pool/d2"}));
+}
+
+TEST(AllocatorPools, IncompletePoolIsNotUsed) {
+    auto allocator = Allocator::create({slice("s", "pool", {device("d")}, "driver-a", 1, 2)},
+                                       {deviceClass()});
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0")})});
+    EXPECT_EQ(outcome.kind, OutcomeKind::Unsatisfiable);
+    EXPECT_NE(outcome.explanation.find("currently being updated"), std::string::npos)
+        << outcome.explanation;
+}
+
+TEST(AllocatorPools, IncompletePoolWithANewerGenerationElsewhereIsDropped) {
+    Slice old = slice("old", "pool", {device("d")}, "driver-a", 1, 2);
+    Slice newer = slice("new", "pool", {device("d")}, "driver-a", 2, 2);
+    newer.nodeName = "node-2";
+    auto allocator = Allocator::create({old, newer}, {deviceClass()});
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0")})});
+    EXPECT_EQ(outcome.kind, OutcomeKind::Unsatisfiable);
+    // Dropped, not reported as being updated.
+    EXPECT_EQ(outcome.explanation.find("being updated"), std::string::npos) << outcome.explanation;
+}
+
+TEST(AllocatorPools, CompleteOldGenerationOnThisNodeIsStillUsed) {
+    // Upstream behaviour: the node sees a complete pool, so it never looks further.
+    Slice old = slice("old", "pool", {device("d")}, "driver-a", 1, 1);
+    Slice newer = slice("new", "pool", {device("d")}, "driver-a", 2, 1);
+    newer.nodeName = "node-2";
+    auto allocator = Allocator::create({old, newer}, {deviceClass()});
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0")})});
+    EXPECT_EQ(outcome.kind, OutcomeKind::Allocated);
+}
+
+TEST(AllocatorPools, DuplicateDeviceIsAnInvalidPoolError) {
+    auto allocator = Allocator::create(
+        {slice("a", "pool", {device("d")}, "driver-a", 1, 2), slice("b", "pool", {device("d")}, "driver-a", 1, 2)},
+        {deviceClass()});
+    auto outcome = allocator.allocate(kNode, std::vector<Claim>{claim({exactly("req-0", 3)})});
+    ASSERT_FALSE(outcome.ok());
+    EXPECT_NE(outcome.error().message.find("invalid resource pools"), std::string::npos);
+}
+
+TEST(AllocatorState, CommittedDevicesAreNotAllocatedAgain) {
+    auto allocator =
+        Allocator::create({slice("s", "pool", {device("d0"), device("d1")})}, {deviceClass()});
+    Outcome first = allocateOk(allocator, {claim({exactly("req-0")})});
+    allocator.commit(first.allocations.front());
+    Outcome second = allocateOk(allocator, {claim({exactly("req-0")}, {}, "claim-1")});
+    EXPECT_EQ(devicesOf(second), std::vector<std::string>{"pool/d1"});
+    allocator.commit(second.allocations.front());
+    Outcome third = allocateOk(allocator, {claim({exactly("req-0")}, {}, "claim-2")});
+    EXPECT_EQ(third.kind, OutcomeKind::Unsatisfiable);
+}
+
+TEST(AllocatorCounters, ExhaustedCounterSetBlocksTheDevice) {
+    Slice counters = slice("counters", "pool", {}, "driver-a", 1, 2);
+    counters.sharedCounters.push_back({"set", {{"memory", {q("8Gi"), {}}}}});
+    auto partition = [](std::string name, const char* amount) {
+        Device out = device(std::move(name));
+        out.consumesCounters.push_back({"set", {{"memory", {Quantity::parse(amount).value(), {}}}}});
+        return out;
+    };
+    Slice devices = slice("devices", "pool", {partition("big", "6Gi"), partition("small", "4Gi")},
+                          "driver-a", 1, 2);
+    auto allocator = Allocator::create({counters, devices}, {deviceClass()});
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0", 2)})});
+    EXPECT_EQ(outcome.kind, OutcomeKind::Unsatisfiable);
+    Outcome one = allocateOk(allocator, {claim({exactly("req-0", 1)})});
+    EXPECT_EQ(devicesOf(one), std::vector<std::string>{"pool/big"});
+}
+
+TEST(AllocatorLimits, ClaimOverThirtyTwoDevicesIsAnError) {
+    auto allocator = Allocator::create({slice("s", "pool", {device("d")})}, {deviceClass()});
+    auto outcome = allocator.allocate(kNode, std::vector<Claim>{claim({exactly("req-0", 33)})});
+    ASSERT_FALSE(outcome.ok());
+    EXPECT_NE(outcome.error().message.find("exceeds the claim limit of 32"), std::string::npos);
+}
+
+TEST(AllocatorLimits, InfeasibleCountIsProvedWithoutSearching) {
+    std::vector<Device> devices;
+    for (int i = 0; i < 31; ++i)
+        devices.push_back(device("d" + std::to_string(i)));
+    auto allocator = Allocator::create({slice("s", "pool", devices)}, {deviceClass()});
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0", 32)})});
+    EXPECT_EQ(outcome.kind, OutcomeKind::Unsatisfiable);
+    EXPECT_LE(outcome.searchSteps, 2U);
+}
+
+TEST(AllocatorLimits, UnknownClassIsAnError) {
+    auto allocator = Allocator::create({slice("s", "pool", {device("d")})}, {deviceClass()});
+    auto outcome =
+        allocator.allocate(kNode, std::vector<Claim>{claim({exactly("req-0", 1, "nope")})});
+    ASSERT_FALSE(outcome.ok());
+    EXPECT_NE(outcome.error().message.find("could not retrieve device class nope"),
+              std::string::npos);
+}
+
+TEST(AllocatorBudget, ASearchOverTheBudgetGivesUp) {
+    // A firstAvailable alternative over 32 devices turns the counting bounds off, so this is
+    // upstream's plain search: 10 pairwise distinct values among 24 devices with only 9 values.
+    std::vector<Device> devices;
+    for (int i = 0; i < 24; ++i)
+        devices.push_back(device("d" + std::to_string(i), i % 9));
+    auto options = Options{std::chrono::milliseconds(1)};
+    auto allocator = Allocator::create({slice("s", "pool", devices)}, {deviceClass()}, options);
+    Request request;
+    request.name = "req-0";
+    request.firstAvailable.push_back({"huge", exactly("x", 33).exactly.value()});
+    request.firstAvailable.push_back({"ten", exactly("x", 10).exactly.value()});
+    Constraint distinct;
+    distinct.distinctAttribute = "driver-a/numa";
+    Outcome outcome = allocateOk(allocator, {claim({request}, {distinct})});
+    EXPECT_EQ(outcome.kind, OutcomeKind::GaveUp);
+}
+
+TEST(AllocatorCapacity, RangeRoundsUpToTheNextStep) {
+    RequestPolicy policy;
+    policy.validRange = CapacityRange{q("2"), q("10"), q("2")};
+    EXPECT_EQ(detail::policyAmount(q("3"), q("10"), policy), q("4"));
+    EXPECT_EQ(detail::policyAmount(q("1"), q("10"), policy), q("2"));
+    EXPECT_EQ(detail::policyAmount(std::nullopt, q("10"), policy), q("10"));
+}
+
+TEST(AllocatorCapacity, ValidValuesPickTheFirstNotBelowTheRequest) {
+    RequestPolicy policy;
+    policy.validValues = {q("1"), q("3"), q("5")};
+    EXPECT_EQ(detail::policyAmount(q("2"), q("8"), policy), q("3"));
+    EXPECT_EQ(detail::policyAmount(q("6"), q("8"), policy), q("6"));
+    EXPECT_TRUE(detail::policyViolation(q("6"), policy).has_value());
+    EXPECT_FALSE(detail::policyViolation(q("5"), policy).has_value());
+}
+
+TEST(AllocatorCapacity, SharedDeviceServesSeveralClaimsUntilFull) {
+    Device shared = device("shared");
+    shared.allowMultipleAllocations = true;
+    shared.capacity["memory"] = Capacity{q("10Gi"), {}};
+    auto allocator = Allocator::create({slice("s", "pool", {shared})}, {deviceClass()});
+    Request request = exactly("req-0");
+    request.exactly->capacityRequests["driver-a/memory"] = q("4Gi");
+    for (int i = 0; i < 2; ++i) {
+        Outcome outcome = allocateOk(allocator, {claim({request}, {}, "c" + std::to_string(i))});
+        ASSERT_EQ(outcome.kind, OutcomeKind::Allocated);
+        const DeviceResult& result = outcome.allocations.front().results.front();
+        EXPECT_TRUE(result.shareID.has_value());
+        EXPECT_EQ(result.consumedCapacity.at("memory"), q("4Gi"));
+        allocator.commit(outcome.allocations.front());
+    }
+    Outcome full = allocateOk(allocator, {claim({request}, {}, "c2")});
+    EXPECT_EQ(full.kind, OutcomeKind::Unsatisfiable);
+}
+
+TEST(AllocatorTaints, UntoleratedTaintBlocksAndTolerationIsCopied) {
+    Device tainted = device("d");
+    tainted.taints.push_back({"example.com/unhealthy", "aer", "NoSchedule"});
+    auto allocator = Allocator::create({slice("s", "pool", {tainted})}, {deviceClass()});
+    EXPECT_EQ(allocateOk(allocator, {claim({exactly("req-0")})}).kind,
+              OutcomeKind::Unsatisfiable);
+    Request tolerant = exactly("req-0");
+    tolerant.exactly->tolerations.push_back({"example.com/unhealthy", "Exists", "", "", {}});
+    Outcome outcome = allocateOk(allocator, {claim({tolerant})});
+    ASSERT_EQ(outcome.kind, OutcomeKind::Allocated);
+    EXPECT_EQ(outcome.allocations.front().results.front().tolerations.size(), 1U);
+}
+
+TEST(AllocatorSelectors, RuntimeErrorIsFatalWhenTheDeviceIsReached) {
+    DeviceClass broken{"class-a", {"device.attributes[\"driver-a\"].missing == 1"}, {}, {}, {}};
+    auto allocator = Allocator::create({slice("s", "pool", {device("d")})}, {broken});
+    auto outcome = allocator.allocate(kNode, std::vector<Claim>{claim({exactly("req-0")})});
+    ASSERT_FALSE(outcome.ok());
+    EXPECT_NE(outcome.error().message.find("no such key"), std::string::npos)
+        << outcome.error().message;
+}
+
+}  // namespace
+}  // namespace numadra::allocator
