@@ -69,6 +69,16 @@ const Result<cel::Value>& Allocator::Impl::celValue(int device) const {
     return *info.celValue;
 }
 
+const ValueSet& Allocator::Impl::attributeValues(int device, const std::string& attribute) {
+    auto& byDevice = attributeSets[attribute];
+    auto cached = byDevice.find(device);
+    if (cached != byDevice.end())
+        return cached->second;
+    const DeviceInfo& info = devices[static_cast<size_t>(device)];
+    const AttributeValue* value = findAttribute(*info.device, info.slice->driver, attribute);
+    return byDevice.emplace(device, value ? toValueSet(*value) : ValueSet{}).first->second;
+}
+
 Result<ExpressionCache*> Allocator::Impl::expression(const std::string& text, bool derived) {
     std::string key = (derived ? "derived:" : "selector:") + text;
     auto cached = expressions.find(key);

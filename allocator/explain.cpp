@@ -117,8 +117,9 @@ std::string Search::explainConstraints(const ClaimState& state) {
                 if (inUse(state, plan, plan.candidates[position]))
                     continue;
                 const ConstraintValue& value = plan.constraintValues[c][position];
-                for (const Scalar& scalar : value.values)
-                    ++support[scalar][plan.name];
+                if (value.values)
+                    for (const Scalar& scalar : *value.values)
+                        ++support[scalar][plan.name];
             }
         }
         if (needed.empty())

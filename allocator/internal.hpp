@@ -80,7 +80,7 @@ struct ExpressionCache {
     std::optional<dracel::Expression> program;
     std::vector<Verdict> verdicts;
     std::unordered_map<int, std::string> failures;             // device -> runtime error
-    std::unordered_map<int, AttributeValue> derivedValues;     // derived attributes only
+    std::unordered_map<int, ValueSet> derivedValues;           // derived attributes only
 };
 
 // --- committed state --------------------------------------------------------------------------
@@ -112,7 +112,13 @@ struct Allocator::Impl {
     // (node, class, request selectors) -> devices passing or failing them, in search order.
     std::unordered_map<std::string, std::vector<int>> candidates;
     std::vector<int> inFlightScratch;
+    // attribute -> device -> value set (node-based maps: references stay valid)
+    std::unordered_map<std::string, std::unordered_map<int, detail::ValueSet>> attributeSets;
+    std::vector<std::uint64_t> stampScratch;
+    std::uint64_t stampCounter = 0;
 
+    // A device's attribute as constraints compare it (empty: the device lacks it); computed once.
+    const detail::ValueSet& attributeValues(int device, const std::string& attribute);
     int internDevice(const std::string& driver, const std::string& pool, const std::string& device);
     const detail::NodeView& nodeView(const Node& node);
     const Result<cel::Value>& celValue(int device) const;

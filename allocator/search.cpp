@@ -6,6 +6,7 @@
 #include "search.hpp"
 
 #include <algorithm>
+#include <set>
 #include <cstdio>
 
 #include "capacity.hpp"
@@ -157,39 +158,33 @@ ConstraintValue Search::constraintValue(const Plan& plan, const ConstraintState&
             Result<AttributeValue> derived =
                 value ? expression->program->derive(*value) : Result<AttributeValue>(value.error());
             if (derived) {
-                expression->derivedValues.emplace(device, std::move(*derived));
+                expression->derivedValues.emplace(device, toValueSet(*derived));
                 verdict = Verdict::True;
             } else {
-                expression->failures[device] = derived.error().message;
+                expression->failures[device] = "derived attribute " + name + ": " +
+                                               derived.error().message;
                 verdict = Verdict::Failed;
             }
         }
         if (verdict == Verdict::Failed) {
             out.state = ConstraintValue::State::Failed;
-            out.error = "derived attribute " + name + ": " + expression->failures[device];
+            out.error = &expression->failures.at(device);
             return out;
         }
         out.state = ConstraintValue::State::Present;
-        out.values = toValueSet(expression->derivedValues.at(device));
+        out.values = &expression->derivedValues.at(device);
         return out;
     }
-    const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
-    const AttributeValue* attribute =
-        findAttribute(*info.device, info.slice->driver, constraint.attribute);
-    if (!attribute) {
-        out.state = ConstraintValue::State::Missing;
-        return out;
-    }
-    out.state = ConstraintValue::State::Present;
-    out.values = toValueSet(*attribute);
-    if (out.values.empty())
-        out.state = ConstraintValue::State::Missing;
+    const ValueSet& values = impl_.attributeValues(device, constraint.attribute);
+    out.state = values.empty() ? ConstraintValue::State::Missing : ConstraintValue::State::Present;
+    out.values = &values;
     return out;
 }
 
 void Search::fillConstraintValues(ClaimState& state, Plan& plan) {
     plan.constraintValues.assign(state.constraints.size(), {});
-    const std::vector<int>& devices = plan.all ? plan.allSet : plan.candidates;
+    const std::span<const int> devices =
+        plan.all ? std::span<const int>(plan.allSet) : plan.candidates;
     for (size_t c = 0; c < state.constraints.size(); ++c) {
         auto& values = plan.constraintValues[c];
         if (!state.constraints[c].appliesTo(plan)) {
@@ -447,17 +442,17 @@ bool Search::allocateDevice(ClaimState& state, const Plan& plan, size_t position
         bool ok = value.state == ConstraintValue::State::Present;
         if (ok && constraint.match) {
             if (constraint.recorded.empty()) {
-                constraint.recorded.push_back(value.values);
-            } else if (intersects(constraint.recorded.back(), value.values)) {
-                constraint.recorded.push_back(intersection(constraint.recorded.back(), value.values));
+                constraint.recorded.push_back(*value.values);
+            } else if (intersects(constraint.recorded.back(), *value.values)) {
+                constraint.recorded.push_back(intersection(constraint.recorded.back(), *value.values));
             } else {
                 ok = false;
             }
         } else if (ok) {
             for (const ValueSet& used : constraint.recorded)
-                ok = ok && !intersects(used, value.values);
+                ok = ok && !intersects(used, *value.values);
             if (ok)
-                constraint.recorded.push_back(value.values);
+                constraint.recorded.push_back(*value.values);
         }
         if (!ok) {
             for (int pushed : placement.constraintsPushed)
@@ -524,12 +519,54 @@ void Search::deallocate(ClaimState& state) {
     }
 }
 
-// Counting bound: can the remaining slots of this claim's requests still be filled, ignoring
-// everything but the devices in use and the constraints' current state? Never false when a
-// solution exists (every check it skips only over-counts).
-bool Search::feasible(const ClaimState& state, size_t request, size_t slot, size_t cursor) const {
+// Whether a candidate can still join under the constraints' current state (`assumed`, when set,
+// stands for the running intersection of constraint `assumedConstraint`).
+bool Search::compatible(const ClaimState& state, const Plan& plan, size_t position,
+                        const ValueSet* assumed, size_t assumedConstraint) const {
+    for (size_t c = 0; c < state.constraints.size(); ++c) {
+        const ConstraintValue& value = plan.constraintValues[c][position];
+        if (value.state == ConstraintValue::State::NotApplicable)
+            continue;
+        if (value.state != ConstraintValue::State::Present)
+            return false;
+        const ConstraintState& constraint = state.constraints[c];
+        if (assumed && c == assumedConstraint) {
+            if (!intersects(*assumed, *value.values))
+                return false;
+            continue;
+        }
+        if (constraint.recorded.empty())
+            continue;
+        if (constraint.match) {
+            if (!intersects(constraint.recorded.back(), *value.values))
+                return false;
+            continue;
+        }
+        for (const ValueSet& used : constraint.recorded)
+            if (intersects(used, *value.values))
+                return false;
+    }
+    return true;
+}
+
+// Counting bounds: can the remaining slots of this claim's requests still be filled, looking
+// only at the devices in use and the constraints' current state? Each request needs enough
+// compatible free candidates, and all of them together need enough distinct exclusive devices
+// (a multi-allocatable device may serve every request). Never false when a solution exists:
+// everything it ignores only over-counts.
+bool Search::feasible(const ClaimState& state, size_t request, size_t slot, size_t cursor,
+                      const ValueSet* assumed, size_t assumedConstraint) const {
     if (!state.prune)
         return true;
+    size_t totalNeeded = 0;
+    for (size_t r = request; r < state.requests.size(); ++r) {
+        const RequestSlot& requestSlot = state.requests[r];
+        if ((r != request && requestSlot.firstAvailable) || requestSlot.plan().all)
+            continue;
+        totalNeeded += requestSlot.plan().numDevices - (r == request ? slot : 0);
+    }
+    ++stamp_;
+    size_t distinct = 0;
     for (size_t r = request; r < state.requests.size(); ++r) {
         const RequestSlot& requestSlot = state.requests[r];
         if (r != request && requestSlot.firstAvailable)
@@ -539,33 +576,61 @@ bool Search::feasible(const ClaimState& state, size_t request, size_t slot, size
             continue;
         const size_t needed = plan.numDevices - (r == request ? slot : 0);
         size_t found = 0;
-        for (size_t position = (r == request ? cursor : 0);
-             position < plan.candidates.size() && found < needed; ++position) {
-            if (plan.candidates.size() - position < needed - found)
+        for (size_t position = (r == request ? cursor : 0); position < plan.candidates.size();
+             ++position) {
+            if (found >= needed && distinct >= totalNeeded)
                 break;
-            if (inUse(state, plan, plan.candidates[position]))
+            const int device = plan.candidates[position];
+            if (inUse(state, plan, device) ||
+                !compatible(state, plan, position, assumed, assumedConstraint))
                 continue;
-            bool compatible = true;
-            for (size_t c = 0; c < state.constraints.size() && compatible; ++c) {
-                const ConstraintValue& value = plan.constraintValues[c][position];
-                if (value.state == ConstraintValue::State::NotApplicable)
-                    continue;
-                if (value.state != ConstraintValue::State::Present) {
-                    compatible = false;
-                    break;
-                }
-                const ConstraintState& constraint = state.constraints[c];
-                if (constraint.recorded.empty())
-                    continue;
-                if (constraint.match)
-                    compatible = intersects(constraint.recorded.back(), value.values);
-                else
-                    for (const ValueSet& used : constraint.recorded)
-                        compatible = compatible && !intersects(used, value.values);
+            ++found;
+            const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
+            if (info.device->allowMultipleAllocations) {
+                ++distinct;  // may serve each request once
+            } else if (stamps_[static_cast<size_t>(info.id)] != stamp_) {
+                stamps_[static_cast<size_t>(info.id)] = stamp_;
+                ++distinct;
             }
-            found += compatible ? 1 : 0;
         }
         if (found < needed)
+            return false;
+    }
+    return distinct >= totalNeeded;
+}
+
+// At a claim's start: a matchAttribute constraint needs one value that every covered request can
+// be filled with. Tries each value the candidates carry (when there are few) with the bounds.
+bool Search::someValueFeasible(const ClaimState& state) const {
+    if (!state.prune)
+        return true;
+    constexpr size_t kMaxValues = 64;
+    for (size_t c = 0; c < state.constraints.size(); ++c) {
+        const ConstraintState& constraint = state.constraints[c];
+        if (!constraint.match || !constraint.recorded.empty())
+            continue;
+        std::set<Scalar> values;
+        for (const RequestSlot& slot : state.requests) {
+            if (slot.firstAvailable || slot.plan().all)
+                continue;
+            const Plan& plan = slot.plan();
+            for (const ConstraintValue& value : plan.constraintValues[c])
+                if (value.values)
+                    values.insert(value.values->begin(), value.values->end());
+            if (values.size() > kMaxValues)
+                break;
+        }
+        if (values.empty() || values.size() > kMaxValues)
+            continue;
+        bool any = false;
+        for (const Scalar& value : values) {
+            ValueSet assumed{value};
+            if (feasible(state, 0, 0, 0, &assumed, c)) {
+                any = true;
+                break;
+            }
+        }
+        if (!any)
             return false;
     }
     return true;
@@ -610,7 +675,7 @@ Step Search::scanCandidates(size_t claim, size_t request, size_t slot, size_t cu
         for (const auto& values : plan.constraintValues)
             if (!values.empty() && values[position].state == ConstraintValue::State::Failed)
                 return fail("claim " + claimName(*state.claim) + ", request " + plan.name +
-                            ": device " + deviceName(device) + ": " + values[position].error);
+                            ": device " + deviceName(device) + ": " + *values[position].error);
         // A dedicated device's capacity only filters (multi-allocatable ones are checked
         // with their shares in allocateDevice).
         const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
@@ -657,6 +722,8 @@ Step Search::allocateOne(size_t claim, size_t request, size_t slot, size_t curso
         return Step::ExceedsMax;
     if (slot == 0 && !feasible(state, request, 0, 0))
         return Step::NotFound;
+    if (slot == 0 && request == 0 && !someValueFeasible(state))
+        return Step::NotFound;
     if (!plan.all)
         return scanCandidates(claim, request, slot, cursor);
 
@@ -677,6 +744,7 @@ Result<Outcome> Search::run() {
     // Kept between calls (sized once): the search undoes every in-flight mark it makes except
     // those of a solution, which are cleared below.
     inFlight_.resize(impl_.deviceById.size(), 0);
+    stamps_.resize(impl_.deviceById.size(), 0);
     if (impl_.options.timeBudget.count() > 0) {
         hasDeadline_ = true;
         deadline_ = std::chrono::steady_clock::now() + impl_.options.timeBudget;

@@ -13,8 +13,8 @@ namespace numadra::allocator::detail {
 struct ConstraintValue {
     enum class State : std::int8_t { NotApplicable, Missing, Failed, Present } state =
         State::NotApplicable;
-    ValueSet values;
-    std::string error;
+    const ValueSet* values = nullptr;  // Present: in the allocator's caches
+    const std::string* error = nullptr;  // Failed
 };
 
 // One `exactly` request or one `firstAvailable` subrequest.
@@ -29,7 +29,9 @@ struct Plan {
     bool all = false;
     bool admin = false;
     std::size_t numDevices = 0;
-    std::vector<int> candidates;  // devices passing (or failing with an error in) the selectors
+    // Devices passing (or failing with an error in) the selectors; the list lives in the
+    // allocator's cache.
+    std::span<const int> candidates;
     std::vector<int> allSet;      // allocationMode All: the fixed devices
     bool anyFailure = false;      // a candidate's selector or derived attribute fails
     // [constraint][candidate position]
@@ -84,7 +86,12 @@ class Search {
           node_(node),
           view_(impl.nodeView(node)),
           claimsIn_(claims),
-          inFlight_(impl.inFlightScratch) {}
+          inFlight_(impl.inFlightScratch),
+          stamps_(impl.stampScratch),
+          stamp_(impl.stampCounter) {}
+    ~Search() { impl_.stampCounter = stamp_; }
+    Search(const Search&) = delete;
+    Search& operator=(const Search&) = delete;
 
     Result<Outcome> run();
 
@@ -109,7 +116,11 @@ class Search {
     bool allocateDevice(ClaimState& state, const Plan& plan, size_t position, int device,
                         bool must);
     void deallocate(ClaimState& state);
-    bool feasible(const ClaimState& state, size_t request, size_t slot, size_t cursor) const;
+    bool compatible(const ClaimState& state, const Plan& plan, size_t position,
+                    const ValueSet* assumed, size_t assumedConstraint) const;
+    bool feasible(const ClaimState& state, size_t request, size_t slot, size_t cursor,
+                  const ValueSet* assumed = nullptr, size_t assumedConstraint = 0) const;
+    bool someValueFeasible(const ClaimState& state) const;
     bool countersFit(const PoolView& pool, const PoolKey& key, const CounterAmounts& demand) const;
     Step fail(std::string message);
     std::string explain();  // why the claims do not fit (explain.cpp)
@@ -124,6 +135,9 @@ class Search {
     std::span<const Claim> claimsIn_;
     std::vector<ClaimState> claims_;
     std::vector<int>& inFlight_;  // by device id: claims holding it exclusively
+    // By device id: feasible()'s "counted in this pass" marks (a pass number, so never cleared).
+    std::vector<std::uint64_t>& stamps_;
+    mutable std::uint64_t stamp_ = 0;
     struct SharedUse {
         int shares = 0;
         std::map<std::string, Quantity> amounts;

@@ -11,6 +11,12 @@ PACKAGES=(
   libcurl4-openssl-dev libcpp-httplib-dev libssl-dev
 )
 
+# The CEL conformance tests fetch their data with npm (issue 6); use the machine's Node.js when
+# it has one, else Debian's.
+if ! command -v npm >/dev/null 2>&1; then
+  PACKAGES+=(npm)
+fi
+
 missing=()
 for package in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
