@@ -13,3 +13,13 @@ build/bin/numa-probe --sysfs-root "$ROOT" --node-name demo-node --numa-list
 echo
 echo "=== the same slices as YAML (kubectl apply -f - accepts this)"
 build/bin/numa-probe --sysfs-root "$ROOT" --node-name demo-node --numa-list --output yaml
+echo
+echo "=== dra-allocate: would a GPU + NIC + CPU claim fit on one NUMA domain of this node?"
+echo "=== (numa-probe ... --output json | dra-allocate --explain - classes.yaml claims.yaml)"
+set +e
+build/bin/numa-probe --sysfs-root "$ROOT" --node-name demo-node --numa-list --output json \
+  | build/bin/dra-allocate --explain - testdata/demo/classes.yaml testdata/demo/gpu-nic-cpu.yaml
+status=${PIPESTATUS[1]}
+set -e
+echo "=== dra-allocate exited $status (0: all claims allocated, 1: some not, 2: invalid input)"
+[ "$status" -le 1 ]
