@@ -170,26 +170,29 @@ std::string Search::explain() {
     for (const PoolView& pool : view_.pools)
         if (pool.invalid || pool.incomplete)
             out << pool.problem << "; its devices were not used\n";
+    // Every request of every claim alone first; the constraints and the "together" finding only
+    // when nothing fails alone (otherwise that is the reason, not the combination).
+    bool eachFits = true;
     for (const ClaimState& state : claims_) {
-        std::string requests;
-        bool eachFits = true;
         for (const RequestSlot& slot : state.requests) {
             for (const Plan& plan : slot.alternatives) {
                 std::string line = explainPlan(state, plan);
                 eachFits = eachFits && line.find(" -> ") == std::string::npos;
-                requests += "claim " + claimName(*state.claim) + ": " + line + "\n";
+                out << "claim " << claimName(*state.claim) << ": " << line << "\n";
             }
         }
-        out << requests;
-        if (eachFits) {
+    }
+    if (eachFits) {
+        bool constraintFound = false;
+        for (const ClaimState& state : claims_) {
             std::string constraints = explainConstraints(state);
+            constraintFound = constraintFound || !constraints.empty();
             out << constraints;
-            if (constraints.empty())
-                out << "claim " << claimName(*state.claim)
-                    << ": every request has enough devices on its own, but no combination "
-                       "satisfies all requests, constraints, capacities and counters together ("
-                    << steps_ << " search steps)\n";
         }
+        if (!constraintFound)
+            out << "every request has enough devices on its own, but no combination satisfies all "
+                   "requests, constraints, capacities and counters together ("
+                << steps_ << " search steps)\n";
     }
     std::string text = out.str();
     if (!text.empty() && text.back() == '\n')

@@ -241,6 +241,22 @@ Result<Plan> Search::buildPlan(const Claim& claim, const std::string& parent,
     if (!candidates)
         return candidates.error();
     plan.candidates = **candidates;
+    if (!spec.capacityRequests.empty()) {
+        // A dedicated device whose capacities cannot hold the request never fits it: leave it
+        // out once here (the scan would skip it every time). Devices whose selectors fail stay,
+        // so their error surfaces when the search reaches them, as upstream.
+        for (int device : plan.candidates) {
+            const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
+            const bool keep = info.device->allowMultipleAllocations ||
+                              selectable(plan.selectors, device) == Verdict::Failed ||
+                              fitCapacity(*info.device, info.slice->driver, spec.capacityRequests,
+                                          nullptr)
+                                  .fits;
+            if (keep)
+                plan.fitting.push_back(device);
+        }
+        plan.candidates = plan.fitting;
+    }
 
     if (spec.allocationMode == "ExactCount") {
         plan.numDevices = static_cast<size_t>(spec.count);
@@ -561,7 +577,7 @@ bool Search::feasible(const ClaimState& state, size_t request, size_t slot, size
     size_t totalNeeded = 0;
     for (size_t r = request; r < state.requests.size(); ++r) {
         const RequestSlot& requestSlot = state.requests[r];
-        if ((r != request && requestSlot.firstAvailable) || requestSlot.plan().all)
+        if ((requestSlot.firstAvailable && !requestSlot.bound) || requestSlot.plan().all)
             continue;
         totalNeeded += requestSlot.plan().numDevices - (r == request ? slot : 0);
     }
@@ -569,7 +585,7 @@ bool Search::feasible(const ClaimState& state, size_t request, size_t slot, size
     size_t distinct = 0;
     for (size_t r = request; r < state.requests.size(); ++r) {
         const RequestSlot& requestSlot = state.requests[r];
-        if (r != request && requestSlot.firstAvailable)
+        if (requestSlot.firstAvailable && !requestSlot.bound)
             continue;  // its alternative is chosen later
         const Plan& plan = requestSlot.plan();
         if (plan.all)
@@ -599,6 +615,27 @@ bool Search::feasible(const ClaimState& state, size_t request, size_t slot, size
     return distinct >= totalNeeded;
 }
 
+// distinctAttribute: pairwise-disjoint non-empty value sets need at least one distinct value per
+// device, so the covered requests cannot need more devices than their candidates have values.
+bool Search::enoughDistinctValues(const ClaimState& state, size_t constraint) const {
+    std::set<Scalar> values;
+    size_t needed = 0;
+    for (const RequestSlot& slot : state.requests) {
+        if ((slot.firstAvailable && !slot.bound) || slot.plan().all)
+            continue;
+        const Plan& plan = slot.plan();
+        if (!state.constraints[constraint].appliesTo(plan))
+            continue;
+        needed += plan.numDevices;
+        for (size_t position = 0; position < plan.candidates.size(); ++position) {
+            const ConstraintValue& value = plan.constraintValues[constraint][position];
+            if (value.values && !inUse(state, plan, plan.candidates[position]))
+                values.insert(value.values->begin(), value.values->end());
+        }
+    }
+    return values.size() >= needed;
+}
+
 // At a claim's start: a matchAttribute constraint needs one value that every covered request can
 // be filled with. Tries each value the candidates carry (when there are few) with the bounds.
 bool Search::someValueFeasible(const ClaimState& state) const {
@@ -607,8 +644,13 @@ bool Search::someValueFeasible(const ClaimState& state) const {
     constexpr size_t kMaxValues = 64;
     for (size_t c = 0; c < state.constraints.size(); ++c) {
         const ConstraintState& constraint = state.constraints[c];
-        if (!constraint.match || !constraint.recorded.empty())
+        if (!constraint.recorded.empty())
             continue;
+        if (!constraint.match) {
+            if (!enoughDistinctValues(state, c))
+                return false;
+            continue;
+        }
         std::set<Scalar> values;
         for (const RequestSlot& slot : state.requests) {
             if (slot.firstAvailable || slot.plan().all)
@@ -749,7 +791,16 @@ Result<Outcome> Search::run() {
         hasDeadline_ = true;
         deadline_ = std::chrono::steady_clock::now() + impl_.options.timeBudget;
     }
-    Step step = allocateOne(0, 0, 0, 0);
+    // A claim that cannot be satisfied even alone makes the whole group fail: say so before
+    // trying every combination of the claims before it (when no claim could raise an error
+    // along the way, which would be upstream's answer instead).
+    const bool allPrune = std::all_of(claims_.begin(), claims_.end(),
+                                      [](const ClaimState& state) { return state.prune; });
+    bool aloneFeasible = true;
+    for (const ClaimState& state : claims_)
+        aloneFeasible = aloneFeasible && (!allPrune || (feasible(state, 0, 0, 0) &&
+                                                        someValueFeasible(state)));
+    Step step = aloneFeasible ? allocateOne(0, 0, 0, 0) : Step::NotFound;
     for (const ClaimState& state : claims_)
         for (const Placement& placement : state.placements)
             if (placement.inFlight)

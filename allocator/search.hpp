@@ -32,6 +32,7 @@ struct Plan {
     // Devices passing (or failing with an error in) the selectors; the list lives in the
     // allocator's cache.
     std::span<const int> candidates;
+    std::vector<int> fitting;  // candidates that can hold the capacity request, when there is one
     std::vector<int> allSet;      // allocationMode All: the fixed devices
     bool anyFailure = false;      // a candidate's selector or derived attribute fails
     // [constraint][candidate position]
@@ -121,6 +122,7 @@ class Search {
     bool feasible(const ClaimState& state, size_t request, size_t slot, size_t cursor,
                   const ValueSet* assumed = nullptr, size_t assumedConstraint = 0) const;
     bool someValueFeasible(const ClaimState& state) const;
+    bool enoughDistinctValues(const ClaimState& state, size_t constraint) const;
     bool countersFit(const PoolView& pool, const PoolKey& key, const CounterAmounts& demand) const;
     Step fail(std::string message);
     std::string explain();  // why the claims do not fit (explain.cpp)
