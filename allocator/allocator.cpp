@@ -20,7 +20,7 @@ Allocator Allocator::create(std::vector<Slice> slices, std::vector<DeviceClass> 
                             Options options) {
     auto impl = std::make_unique<Impl>();
     impl->slices = std::move(slices);
-    impl->options = std::move(options);
+    impl->options = options;
     for (DeviceClass& deviceClass : classes) {
         std::string name = deviceClass.name;
         impl->classes.emplace(std::move(name), std::move(deviceClass));
@@ -101,7 +101,8 @@ void Allocator::commit(const Allocation& allocation) {
             continue;  // admin access does not take the device from others
         const int id = impl.internDevice(result.driver, result.pool, result.device);
         const int index = impl.deviceById[static_cast<size_t>(id)];
-        const Device* device = index < 0 ? nullptr : impl.devices[static_cast<size_t>(index)].device;
+        const Device* device =
+            index < 0 ? nullptr : impl.devices[static_cast<size_t>(index)].device;
         bool payStatic = true;
         if (result.shareID) {
             auto [shared, first] = impl.committed.sharedCapacity.try_emplace(id);

@@ -162,8 +162,8 @@ Result<CounterAmounts> counterDemand(const Device& device,
                 // Nothing requested and no default: the device takes nothing from the counter.
                 taken = policyAmount(asked, Quantity(), policy);
                 if (auto violation = policyViolation(taken, policy))
-                    return Error{"counter " + counter + " of counter set " + use.counterSet +
-                                 ": " + *violation};
+                    return Error{"counter " + counter + " of counter set " + use.counterSet + ": " +
+                                 *violation};
                 if (requestDriven)
                     (*requestDriven)[*amount.capacityKey] = taken;
             } else if (amount.value && !requestDrivenOnly) {

@@ -25,7 +25,8 @@ constexpr const char* kUsage =
     "the given YAML/JSON files or folders ('-' = stdin) against their ResourceSlices and\n"
     "DeviceClasses, as the Kubernetes scheduler would, and prints the claims with\n"
     "status.allocation. Exit status: 0 all allocated, 1 some not, 2 invalid input.\n"
-    "  --node NAME          allocate on this node only (default: the first node that fits, by name)\n"
+    "  --node NAME          allocate on this node only (default: the first node that fits, by "
+    "name)\n"
     "  --explain            say why a claim cannot be allocated (on stderr)\n"
     "  --output yaml|json   output format (default yaml; json prints a v1 List)\n"
     "  --time-budget D      give up on a claim after D (e.g. 500ms, 10s; default 10s; 0 = none)\n";
@@ -213,9 +214,9 @@ void Run::allocateTogether(const std::vector<Work*>& group, const std::string& p
         explanations.emplace_back(node.name, outcome->explanation);
     }
     allAllocated_ = false;
-    report(what, "not allocated on " +
-                     (nodes.size() == 1 ? "node " + nodes.front().name
-                                        : "any of " + std::to_string(nodes.size()) + " nodes"));
+    report(what, "not allocated on " + (nodes.size() == 1
+                                            ? "node " + nodes.front().name
+                                            : "any of " + std::to_string(nodes.size()) + " nodes"));
     if (!flags_.explain)
         return;
     const size_t shown = std::min<size_t>(explanations.size(), 5);
@@ -283,16 +284,18 @@ int Run::execute(std::ostream& out) {
     std::vector<PodWork> podWorks(inputs_.pods.size());
     for (size_t p = 0; p < inputs_.pods.size(); ++p) {
         const Pod& pod = inputs_.pods[p].pod;
-        const std::string what = "pod " + (pod.namespace_.empty() ? pod.name : pod.namespace_ + "/" + pod.name);
+        const std::string what =
+            "pod " + (pod.namespace_.empty() ? pod.name : pod.namespace_ + "/" + pod.name);
         PodWork& work = podWorks[p];
         for (const PodClaim& podClaim : pod.resourceClaims) {
             const bool byName = podClaim.resourceClaimName.has_value();
-            const std::string& name = byName ? *podClaim.resourceClaimName : *podClaim.resourceClaimTemplateName;
+            const std::string& name =
+                byName ? *podClaim.resourceClaimName : *podClaim.resourceClaimTemplateName;
             auto& index = byName ? claimByName : templateByName;
             auto found = index.find({pod.namespace_, name});
             if (found == index.end()) {
-                report(what, std::string(byName ? "resource claim " : "resource claim template ") + name +
-                                 " is not in the input");
+                report(what, std::string(byName ? "resource claim " : "resource claim template ") +
+                                 name + " is not in the input");
                 work.broken = true;
                 continue;
             }
@@ -305,10 +308,13 @@ int Run::execute(std::ostream& out) {
             generated.claim = inputs_.claims[found->second].claim;
             generated.claim.name = pod.name + "-" + podClaim.name;
             generated.claim.uid.clear();
-            generated.json = claimObject(pod.namespace_, generated.claim.name,
-                                         inputs_.claims[found->second].json.at("spec").value("spec", Json::object()));
-            generated.json["metadata"]["annotations"] = {{"resource.kubernetes.io/pod-claim-name", podClaim.name}};
-            work.claimStatuses.push_back({{"name", podClaim.name}, {"resourceClaimName", generated.claim.name}});
+            generated.json = claimObject(
+                pod.namespace_, generated.claim.name,
+                inputs_.claims[found->second].json.at("spec").value("spec", Json::object()));
+            generated.json["metadata"]["annotations"] = {
+                {"resource.kubernetes.io/pod-claim-name", podClaim.name}};
+            work.claimStatuses.push_back(
+                {{"name", podClaim.name}, {"resourceClaimName", generated.claim.name}});
             work.generated.push_back(std::move(generated));
         }
         auto extended = extendedResourceClaim(pod, inputs_.classes);
@@ -318,8 +324,10 @@ int Run::execute(std::ostream& out) {
         } else if (*extended) {
             Work generated;
             generated.claim = (*extended)->claim;
-            generated.json = claimObject(pod.namespace_, generated.claim.name, extendedClaimSpec(generated.claim));
-            generated.json["metadata"]["annotations"] = {{"resource.kubernetes.io/extended-resource-claim", "true"}};
+            generated.json = claimObject(pod.namespace_, generated.claim.name,
+                                         extendedClaimSpec(generated.claim));
+            generated.json["metadata"]["annotations"] = {
+                {"resource.kubernetes.io/extended-resource-claim", "true"}};
             work.generated.push_back(std::move(generated));
             work.extended = std::move(**extended);
         }
@@ -351,8 +359,9 @@ int Run::execute(std::ostream& out) {
         for (Work& generated : work.generated)
             group.push_back(&generated);
         if (!group.empty())
-            allocateTogether(group, pod.nodeName,
-                             "pod " + (pod.namespace_.empty() ? pod.name : pod.namespace_ + "/" + pod.name));
+            allocateTogether(
+                group, pod.nodeName,
+                "pod " + (pod.namespace_.empty() ? pod.name : pod.namespace_ + "/" + pod.name));
     }
 
     // Print in input order: claims as they ended, a pod's generated claims before the pod.
@@ -370,7 +379,8 @@ int Run::execute(std::ostream& out) {
         if (!work.claimStatuses.empty())
             pod["status"]["resourceClaimStatuses"] = work.claimStatuses;
         if (work.extended && work.generated.back().allocated)
-            pod["status"]["extendedResourceClaimStatus"] = encodeExtendedResourceStatus(*work.extended);
+            pod["status"]["extendedResourceClaimStatus"] =
+                encodeExtendedResourceStatus(*work.extended);
         output_.push_back(std::move(pod));
     }
     for (size_t i = 0; i < works.size(); ++i) {

@@ -18,8 +18,6 @@ using documents::Reader;
 
 namespace {
 
-constexpr size_t kMaxExpressionLength = 10 * 1024;
-
 Status readString(const Reader& r, std::string_view name, std::string& out) {
     auto value = r.optionalString(name);
     if (!value)
@@ -96,9 +94,9 @@ Status readRequiredQuantity(const Reader& r, std::string_view name, Quantity& ou
 Status checkExpression(const Reader& r, std::string_view name, const std::string& expression) {
     if (expression.empty())
         return r.fieldError(name, "required value");
-    if (expression.size() > kMaxExpressionLength)
-        return r.fieldError(name, "must be at most 10Ki characters, has " +
-                                      std::to_string(expression.size()));
+    if (expression.size() > dracel::kMaxExpressionLength)
+        return r.fieldError(
+            name, "must be at most 10Ki characters, has " + std::to_string(expression.size()));
     return Status::Ok();
 }
 
@@ -171,7 +169,8 @@ Status readNodeSelection(const Reader& r, std::optional<std::string>& nodeName,
 // --- ResourceSlice --------------------------------------------------------------------------
 
 template <class T>
-Result<std::vector<T>> listOf(const Reader& list, const std::function<Result<T>(const Reader&)>& one) {
+Result<std::vector<T>> listOf(const Reader& list,
+                              const std::function<Result<T>(const Reader&)>& one) {
     std::vector<T> out;
     Status s = list.each([&](const Reader& item) -> Status {
         auto value = one(item);
@@ -211,8 +210,8 @@ Result<AttributeValue> decodeAttribute(const Reader& r) {
         !s)
         return s.error();
     std::vector<std::string> present;
-    for (const char* field : {"int", "bool", "string", "version", "ints", "bools", "strings",
-                              "versions"})
+    for (const char* field :
+         {"int", "bool", "string", "version", "ints", "bools", "strings", "versions"})
         if (r.has(field))
             present.emplace_back(field);
     if (present.size() != 1)
@@ -299,10 +298,10 @@ Result<std::optional<RequestPolicy>> decodePolicy(const Reader& r) {
 }
 
 Result<Device> decodeDevice(const Reader& r, bool perDeviceNodeSelection) {
-    if (Status s = r.rejectUnknownFields(
-            {"name", "attributes", "capacity", "consumesCounters", "taints",
-             "allowMultipleAllocations", "bindingConditions", "bindingFailureConditions",
-             "bindsToNode", "nodeName", "nodeSelector", "allNodes"});
+    if (Status s = r.rejectUnknownFields({"name", "attributes", "capacity", "consumesCounters",
+                                          "taints", "allowMultipleAllocations", "bindingConditions",
+                                          "bindingFailureConditions", "bindsToNode", "nodeName",
+                                          "nodeSelector", "allNodes"});
         !s)
         return s.error();
     Device device;
@@ -407,8 +406,9 @@ Result<Device> decodeDevice(const Reader& r, bool perDeviceNodeSelection) {
         return s.error();
     const bool hasSelection = device.nodeName || device.nodeSelector || device.allNodes;
     if (perDeviceNodeSelection && !hasSelection)
-        return r.error("with perDeviceNodeSelection, one of nodeName, nodeSelector and allNodes "
-                       "must be set");
+        return r.error(
+            "with perDeviceNodeSelection, one of nodeName, nodeSelector and allNodes "
+            "must be set");
     if (!perDeviceNodeSelection && hasSelection)
         return r.error("node selection on a device needs the slice's perDeviceNodeSelection");
     return device;
@@ -424,9 +424,9 @@ Result<Slice> decodeSlice(const Reader& object) {
     auto spec = object.requiredObject("spec");
     if (!spec)
         return spec.error();
-    if (Status s = spec->rejectUnknownFields({"driver", "pool", "nodeName", "nodeSelector",
-                                              "allNodes", "perDeviceNodeSelection", "devices",
-                                              "sharedCounters"});
+    if (Status s =
+            spec->rejectUnknownFields({"driver", "pool", "nodeName", "nodeSelector", "allNodes",
+                                       "perDeviceNodeSelection", "devices", "sharedCounters"});
         !s)
         return s.error();
     if (Status s = readRequiredString(*spec, "driver", slice.driver); !s)
@@ -450,8 +450,7 @@ Result<Slice> decodeSlice(const Reader& object) {
     slice.pool.resourceSliceCount = *count;
     if (Status s = readBool(*spec, "perDeviceNodeSelection", slice.perDeviceNodeSelection); !s)
         return s.error();
-    if (Status s = readNodeSelection(*spec, slice.nodeName, slice.nodeSelector, slice.allNodes);
-        !s)
+    if (Status s = readNodeSelection(*spec, slice.nodeName, slice.nodeSelector, slice.allNodes); !s)
         return s.error();
     Status devices = spec->each("devices", [&](const Reader& item) -> Status {
         auto device = decodeDevice(item, slice.perDeviceNodeSelection);
@@ -492,22 +491,24 @@ Result<Slice> decodeSlice(const Reader& object) {
         return counters.error();
     if (slice.sharedCounters.size() > 8)
         return spec->fieldError("sharedCounters", "must have at most 8 counter sets");
-    const bool advanced = std::any_of(slice.devices.begin(), slice.devices.end(), [](const Device& d) {
-        if (!d.taints.empty() || !d.consumesCounters.empty())
-            return true;
-        return std::any_of(d.attributes.begin(), d.attributes.end(),
-                           [](const auto& a) { return api::isListAttribute(a.second); });
-    });
+    const bool advanced =
+        std::any_of(slice.devices.begin(), slice.devices.end(), [](const Device& d) {
+            if (!d.taints.empty() || !d.consumesCounters.empty())
+                return true;
+            return std::any_of(d.attributes.begin(), d.attributes.end(),
+                               [](const auto& a) { return api::isListAttribute(a.second); });
+        });
     const size_t limit = advanced ? 64 : 128;
     if (slice.devices.size() > limit)
         return spec->fieldError("devices", "must have at most " + std::to_string(limit) +
                                                " devices, has " +
                                                std::to_string(slice.devices.size()));
-    const bool selection = slice.nodeName || slice.nodeSelector || slice.allNodes ||
-                           slice.perDeviceNodeSelection;
+    const bool selection =
+        slice.nodeName || slice.nodeSelector || slice.allNodes || slice.perDeviceNodeSelection;
     if (!selection && slice.sharedCounters.empty())
-        return spec->error("one of nodeName, nodeSelector, allNodes and perDeviceNodeSelection "
-                           "must be set");
+        return spec->error(
+            "one of nodeName, nodeSelector, allNodes and perDeviceNodeSelection "
+            "must be set");
     return slice;
 }
 
@@ -554,7 +555,7 @@ Result<DeviceConfig> decodeOpaque(const Reader& r) {
     if (!opaque->has("parameters"))
         return opaque->fieldError("parameters", "required value");
     config.parameters = opaque->field("parameters").json();
-    if (config.parameters.dump().size() > 10 * 1024)
+    if (config.parameters.dump().size() > std::size_t{10} * 1024)
         return opaque->fieldError("parameters", "must be at most 10Ki bytes");
     return config;
 }
@@ -628,9 +629,8 @@ Status decodeTolerations(const Reader& r, std::vector<Toleration>& out) {
 }
 
 Status decodeRequestSpec(const Reader& r, DeviceRequestSpec& spec, bool exactly) {
-    std::vector<std::string_view> known{"deviceClassName", "selectors", "allocationMode",
-                                        "count",           "tolerations", "capacity",
-                                        "derivedAttributes"};
+    std::vector<std::string_view> known{"deviceClassName", "selectors", "allocationMode",   "count",
+                                        "tolerations",     "capacity",  "derivedAttributes"};
     if (exactly)
         known.emplace_back("adminAccess");
     if (Status s = r.rejectUnknownFields(known); !s)
@@ -684,7 +684,8 @@ Status decodeRequestSpec(const Reader& r, DeviceRequestSpec& spec, bool exactly)
         if (Status e = readRequiredString(item, "name", attribute.name); !e)
             return e;
         if (!derivedNames.insert(attribute.name).second)
-            return item.fieldError("name", "duplicate derived attribute \"" + attribute.name + "\"");
+            return item.fieldError("name",
+                                   "duplicate derived attribute \"" + attribute.name + "\"");
         if (Status e = readRequiredString(item, "expression", attribute.expression); !e)
             return e;
         if (Status e = checkExpression(item, "expression", attribute.expression); !e)
@@ -745,15 +746,16 @@ Result<Request> decodeRequest(const Reader& r) {
 }
 
 Result<DeviceResult> decodeResult(const Reader& r) {
-    if (Status s = r.rejectUnknownFields({"request", "driver", "pool", "device", "adminAccess",
-                                          "tolerations", "bindingConditions",
-                                          "bindingFailureConditions", "shareID",
-                                          "consumedCapacity"});
+    if (Status s = r.rejectUnknownFields(
+            {"request", "driver", "pool", "device", "adminAccess", "tolerations",
+             "bindingConditions", "bindingFailureConditions", "shareID", "consumedCapacity"});
         !s)
         return s.error();
     DeviceResult result;
-    for (auto [field, out] : {std::pair{"request", &result.request}, {"driver", &result.driver},
-                              {"pool", &result.pool}, {"device", &result.device}})
+    for (auto [field, out] : {std::pair{"request", &result.request},
+                              {"driver", &result.driver},
+                              {"pool", &result.pool},
+                              {"device", &result.device}})
         if (Status s = readRequiredString(r, field, *out); !s)
             return s.error();
     if (Status s = readBool(r, "adminAccess", result.adminAccess); !s)
@@ -840,17 +842,18 @@ Result<std::vector<Container>> decodeContainers(const Reader& spec, std::string_
             // The API server defaults a request from its limit; an extended resource is often
             // given as a limit only.
             for (const char* part : {"requests", "limits"}) {
-                Status e = (*resources)->eachEntry(part, [&](const std::string& key,
-                                                              const Reader& v) {
-                    auto quantity = asQuantity(v);
-                    if (!quantity)
-                        return Status(quantity.error());
-                    bool known = std::any_of(container.requests.begin(), container.requests.end(),
-                                             [&](const auto& entry) { return entry.first == key; });
-                    if (!known)
-                        container.requests.emplace_back(key, std::move(*quantity));
-                    return Status::Ok();
-                });
+                Status e =
+                    (*resources)->eachEntry(part, [&](const std::string& key, const Reader& v) {
+                        auto quantity = asQuantity(v);
+                        if (!quantity)
+                            return Status(quantity.error());
+                        bool known =
+                            std::any_of(container.requests.begin(), container.requests.end(),
+                                        [&](const auto& entry) { return entry.first == key; });
+                        if (!known)
+                            container.requests.emplace_back(key, std::move(*quantity));
+                        return Status::Ok();
+                    });
                 if (!e)
                     return e;
             }
@@ -898,8 +901,9 @@ Result<Pod> decodePod(const Reader& object) {
         if (!templateName)
             return templateName.error();
         if (claimName->has_value() == templateName->has_value())
-            return item.error("exactly one of resourceClaimName and resourceClaimTemplateName "
-                              "must be set");
+            return item.error(
+                "exactly one of resourceClaimName and resourceClaimTemplateName "
+                "must be set");
         claim.resourceClaimName = *claimName;
         claim.resourceClaimTemplateName = *templateName;
         pod.resourceClaims.push_back(std::move(claim));
@@ -972,8 +976,8 @@ Result<Claim> decodeClaimSpec(const Reader& spec) {
         return false;
     };
     Status constraints = r.each("constraints", [&](const Reader& item) -> Status {
-        if (Status u = item.rejectUnknownFields(
-                {"requests", "matchAttribute", "distinctAttribute"});
+        if (Status u =
+                item.rejectUnknownFields({"requests", "matchAttribute", "distinctAttribute"});
             !u)
             return u;
         Constraint constraint;
@@ -981,7 +985,8 @@ Result<Claim> decodeClaimSpec(const Reader& spec) {
             return e;
         for (const std::string& name : constraint.requests)
             if (!knownRequest(name))
-                return item.fieldError("requests", "\"" + name + "\" is not a request of the claim");
+                return item.fieldError("requests",
+                                       "\"" + name + "\" is not a request of the claim");
         auto match = item.optionalString("matchAttribute");
         if (!match)
             return match.error();
@@ -1009,7 +1014,8 @@ Result<Claim> decodeClaimSpec(const Reader& spec) {
             return e;
         for (const std::string& name : entry.requests)
             if (!knownRequest(name))
-                return item.fieldError("requests", "\"" + name + "\" is not a request of the claim");
+                return item.fieldError("requests",
+                                       "\"" + name + "\" is not a request of the claim");
         auto opaque = decodeOpaque(item);
         if (!opaque)
             return opaque.error();

@@ -46,8 +46,7 @@ std::string Search::explainPlan(const ClaimState& state, const Plan& plan) {
         if (auto it = impl_.committed.sharedCapacity.find(info.id);
             it != impl_.committed.sharedCapacity.end())
             shared = it->second;
-        CapacityFit fit = fitCapacity(*info.device, info.slice->driver,
-                                      plan.spec->capacityRequests,
+        CapacityFit fit = fitCapacity(*info.device, info.slice->driver, plan.spec->capacityRequests,
                                       info.device->allowMultipleAllocations ? &shared : nullptr);
         if (!fit.fits) {
             capacityWhy = fit.reason;
@@ -60,8 +59,8 @@ std::string Search::explainPlan(const ClaimState& state, const Plan& plan) {
         if (!info.device->consumesCounters.empty()) {
             PoolKey key{info.slice->driver, info.slice->pool.name};
             const PoolView& pool = view_.pools[view_.poolByKey.at(key)];
-            auto demand = counterDemand(*info.device, pool.counterSets,
-                                        plan.spec->capacityRequests, nullptr);
+            auto demand =
+                counterDemand(*info.device, pool.counterSets, plan.spec->capacityRequests, nullptr);
             if (!demand) {
                 counterWhy = demand.error().message;
                 continue;
@@ -131,8 +130,8 @@ std::string Search::explainConstraints(const ClaimState& state) {
                 total += count;
             if (support.size() < total)
                 out << "constraint " << kind << constraint.attribute << ": " << total
-                    << " devices need distinct values, the free candidates have "
-                    << support.size() << "\n";
+                    << " devices need distinct values, the free candidates have " << support.size()
+                    << "\n";
             continue;
         }
         bool satisfiable = false;
@@ -145,8 +144,8 @@ std::string Search::explainConstraints(const ClaimState& state) {
                 auto have = perRequest.find(name);
                 size_t got = have == perRequest.end() ? 0 : have->second;
                 shortfall += got < count ? count - got : 0;
-                detail += (detail.empty() ? "" : ", ") + name + " " + std::to_string(got) +
-                          " of " + std::to_string(count);
+                detail += (detail.empty() ? "" : ", ") + name + " " + std::to_string(got) + " of " +
+                          std::to_string(count);
             }
             if (shortfall == 0)
                 satisfiable = true;

@@ -22,7 +22,7 @@ namespace numadra::allocator::detail {
 // Versions compare as strings in constraints (upstream relies on canonical semver).
 struct VersionText {
     std::string text;
-    auto operator<=>(const VersionText&) const = default;
+    auto operator<=>(const VersionText&) const = default;  // NOLINT(modernize-use-nullptr)
 };
 using Scalar = std::variant<bool, std::int64_t, std::string, VersionText>;
 // A scalar attribute is a one-element set; a list attribute its distinct elements, sorted.
@@ -52,16 +52,16 @@ struct PoolView {
     std::string name;
     bool invalid = false;
     bool incomplete = false;
-    std::string problem;            // why invalid/incomplete, for errors and explanations
-    std::vector<int> devices;       // node-visible, search order (slices by name)
-    std::vector<int> allDevices;    // every device of the pool's current generation
+    std::string problem;          // why invalid/incomplete, for errors and explanations
+    std::vector<int> devices;     // node-visible, search order (slices by name)
+    std::vector<int> allDevices;  // every device of the pool's current generation
     std::map<std::string, const CounterSet*> counterSets;
 };
 
 using PoolKey = std::pair<std::string, std::string>;  // driver, pool
 
 struct NodeView {
-    std::vector<PoolView> pools;  // search order
+    std::vector<PoolView> pools;   // search order
     std::vector<int> searchOrder;  // node-visible devices of usable pools, in search order
     std::map<PoolKey, size_t> poolByKey;
     bool anyInvalid = false;
@@ -79,8 +79,8 @@ enum class Verdict : std::int8_t { Unknown, False, True, Failed };
 struct ExpressionCache {
     std::optional<dracel::Expression> program;
     std::vector<Verdict> verdicts;
-    std::unordered_map<int, std::string> failures;             // device -> runtime error
-    std::unordered_map<int, ValueSet> derivedValues;           // derived attributes only
+    std::unordered_map<int, std::string> failures;    // device -> runtime error
+    std::unordered_map<int, ValueSet> derivedValues;  // derived attributes only
 };
 
 // --- committed state --------------------------------------------------------------------------
@@ -88,9 +88,9 @@ struct ExpressionCache {
 using CounterAmounts = std::map<std::string, std::map<std::string, Quantity>>;  // set -> counter
 
 struct CommittedState {
-    std::vector<bool> exclusive;                               // by device id
+    std::vector<bool> exclusive;                                              // by device id
     std::unordered_map<int, std::map<std::string, Quantity>> sharedCapacity;  // by device id
-    std::map<PoolKey, CounterAmounts> counters;                // consumed by committed devices
+    std::map<PoolKey, CounterAmounts> counters;  // consumed by committed devices
 };
 
 }  // namespace numadra::allocator::detail
@@ -102,10 +102,10 @@ struct Allocator::Impl {
     std::map<std::string, DeviceClass, std::less<>> classes;
     Options options;
 
-    std::vector<detail::DeviceInfo> devices;                  // every device of every slice
-    std::vector<int> sliceDeviceStart;                        // slice -> its first DeviceInfo
-    std::unordered_map<std::string, int> deviceIds;           // "driver\0pool\0device" -> id
-    std::vector<int> deviceById;                              // id -> a DeviceInfo index
+    std::vector<detail::DeviceInfo> devices;                     // every device of every slice
+    std::vector<int> sliceDeviceStart;                           // slice -> its first DeviceInfo
+    std::unordered_map<std::string, int> deviceIds;              // "driver\0pool\0device" -> id
+    std::vector<int> deviceById;                                 // id -> a DeviceInfo index
     std::map<std::string, detail::NodeView, std::less<>> nodes;  // gathered lazily
     std::unordered_map<std::string, detail::ExpressionCache> expressions;
     detail::CommittedState committed;

@@ -217,8 +217,8 @@ const NodeView& Allocator::Impl::nodeView(const Node& node) {
         bool bindingConditions = false;
         for (int sliceIndex : poolSlices) {
             const Slice& slice = slices[sliceIndex];
-            const bool relevant = std::find(group.slices.begin(), group.slices.end(),
-                                            sliceIndex) != group.slices.end();
+            const bool relevant = std::find(group.slices.begin(), group.slices.end(), sliceIndex) !=
+                                  group.slices.end();
             for (size_t d = 0; d < slice.devices.size(); ++d) {
                 int info = sliceDeviceStart[sliceIndex] + static_cast<int>(d);
                 pool.allDevices.push_back(info);

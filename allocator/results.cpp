@@ -45,10 +45,9 @@ std::vector<AllocatedConfig> buildConfig(const ClaimState& state) {
         bool coversAll = true;
         for (const RequestSlot& slot : state.requests) {
             const Plan& plan = slot.plan();
-            bool covered = std::any_of(entry.requests.begin(), entry.requests.end(),
-                                       [&](const std::string& name) {
-                                           return name == plan.parent || name == plan.name;
-                                       });
+            bool covered = std::any_of(
+                entry.requests.begin(), entry.requests.end(),
+                [&](const std::string& name) { return name == plan.parent || name == plan.name; });
             coversAll = coversAll && covered;
         }
         if (coversAll)
@@ -57,8 +56,7 @@ std::vector<AllocatedConfig> buildConfig(const ClaimState& state) {
     return config;
 }
 
-Result<std::optional<NodeSelector>> buildNodeSelector(const Allocator::Impl& impl,
-                                                      const Node& node,
+Result<std::optional<NodeSelector>> buildNodeSelector(const Allocator::Impl& impl, const Node& node,
                                                       const ClaimState& state) {
     NodeSelectorTerm merged;
     auto addUnique = [](std::vector<NodeSelectorRequirement>& into,

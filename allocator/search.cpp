@@ -6,8 +6,8 @@
 #include "search.hpp"
 
 #include <algorithm>
-#include <set>
 #include <cstdio>
+#include <set>
 
 #include "capacity.hpp"
 #include "results.hpp"
@@ -28,8 +28,8 @@ namespace {
 // Share ids are name-based (RFC 9562 version 8, from a 128-bit FNV-1a hash of the claim, the
 // request and the device), so the same input always gives the same output.
 std::string shareUuid(const std::string& seed) {
-    unsigned __int128 hash = (static_cast<unsigned __int128>(0x6c62272e07bb0142ULL) << 64) |
-                             0x62b821756295c58dULL;
+    unsigned __int128 hash =
+        (static_cast<unsigned __int128>(0x6c62272e07bb0142ULL) << 64) | 0x62b821756295c58dULL;
     const unsigned __int128 prime = (static_cast<unsigned __int128>(1) << 88) | 0x13b;
     for (unsigned char c : seed) {
         hash ^= c;
@@ -129,8 +129,8 @@ Verdict Search::selectable(const std::vector<ExpressionCache*>& selectors, int d
 }
 
 Result<std::vector<int>*> Search::candidatesFor(const DeviceClass& deviceClass,
-                                               const std::vector<ExpressionCache*>& selectors,
-                                               const DeviceRequestSpec& spec) {
+                                                const std::vector<ExpressionCache*>& selectors,
+                                                const DeviceRequestSpec& spec) {
     std::string key = node_.name + '\n' + deviceClass.name;
     for (const std::string& selector : spec.selectors)
         key += '\n' + selector;
@@ -161,8 +161,8 @@ ConstraintValue Search::constraintValue(const Plan& plan, const ConstraintState&
                 expression->derivedValues.emplace(device, toValueSet(*derived));
                 verdict = Verdict::True;
             } else {
-                expression->failures[device] = "derived attribute " + name + ": " +
-                                               derived.error().message;
+                expression->failures[device] =
+                    "derived attribute " + name + ": " + derived.error().message;
                 verdict = Verdict::Failed;
             }
         }
@@ -218,23 +218,23 @@ Result<Plan> Search::buildPlan(const Claim& claim, const std::string& parent,
     for (size_t i = 0; i < deviceClass->second.selectors.size(); ++i) {
         auto compiled = impl_.expression(deviceClass->second.selectors[i], false);
         if (!compiled)
-            return Error{"class " + deviceClass->second.name + ": selector #" +
-                         std::to_string(i) + ": CEL compile error: " + compiled.error().message};
+            return Error{"class " + deviceClass->second.name + ": selector #" + std::to_string(i) +
+                         ": CEL compile error: " + compiled.error().message};
         plan.selectors.push_back(*compiled);
     }
     plan.classSelectors = plan.selectors.size();
     for (size_t i = 0; i < spec.selectors.size(); ++i) {
         auto compiled = impl_.expression(spec.selectors[i], false);
         if (!compiled)
-            return Error{where + "selector #" + std::to_string(i) + ": CEL compile error: " +
-                         compiled.error().message};
+            return Error{where + "selector #" + std::to_string(i) +
+                         ": CEL compile error: " + compiled.error().message};
         plan.selectors.push_back(*compiled);
     }
     for (const DerivedAttribute& derived : spec.derivedAttributes) {
         auto compiled = impl_.expression(derived.expression, true);
         if (!compiled)
-            return Error{where + "derived attribute " + derived.name + ": CEL compile error: " +
-                         compiled.error().message};
+            return Error{where + "derived attribute " + derived.name +
+                         ": CEL compile error: " + compiled.error().message};
         plan.derived.emplace_back(derived.name, *compiled);
     }
     auto candidates = candidatesFor(deviceClass->second, plan.selectors, spec);
@@ -247,11 +247,10 @@ Result<Plan> Search::buildPlan(const Claim& claim, const std::string& parent,
         // so their error surfaces when the search reaches them, as upstream.
         for (int device : plan.candidates) {
             const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
-            const bool keep = info.device->allowMultipleAllocations ||
-                              selectable(plan.selectors, device) == Verdict::Failed ||
-                              fitCapacity(*info.device, info.slice->driver, spec.capacityRequests,
-                                          nullptr)
-                                  .fits;
+            const bool keep =
+                info.device->allowMultipleAllocations ||
+                selectable(plan.selectors, device) == Verdict::Failed ||
+                fitCapacity(*info.device, info.slice->driver, spec.capacityRequests, nullptr).fits;
             if (keep)
                 plan.fitting.push_back(device);
         }
@@ -271,9 +270,9 @@ Result<Plan> Search::buildPlan(const Claim& claim, const std::string& parent,
                 return Error{where + selectorFailure(plan, device)};
             const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
             auto shared = impl_.committed.sharedCapacity.find(info.id);
-            if (!fitCapacity(*info.device, info.slice->driver, spec.capacityRequests,
-                             shared == impl_.committed.sharedCapacity.end() ? nullptr
-                                                                             : &shared->second)
+            if (!fitCapacity(
+                     *info.device, info.slice->driver, spec.capacityRequests,
+                     shared == impl_.committed.sharedCapacity.end() ? nullptr : &shared->second)
                      .fits)
                 continue;
             plan.allSet.push_back(device);
@@ -295,8 +294,8 @@ Status Search::buildClaim(const Claim& claim, ClaimState& state) {
         ConstraintState entry;
         entry.spec = &constraint;
         entry.match = constraint.matchAttribute.has_value();
-        entry.attribute = entry.match ? *constraint.matchAttribute
-                                      : constraint.distinctAttribute.value_or("");
+        entry.attribute =
+            entry.match ? *constraint.matchAttribute : constraint.distinctAttribute.value_or("");
         state.constraints.push_back(std::move(entry));
     }
     if (claim.requests.size() > kMaxResults)
@@ -316,8 +315,8 @@ Status Search::buildClaim(const Claim& claim, ClaimState& state) {
         } else {
             slot.firstAvailable = true;
             for (const SubRequest& sub : request.firstAvailable) {
-                auto plan = buildPlan(claim, request.name, request.name + "/" + sub.name,
-                                      sub.spec, false, state);
+                auto plan = buildPlan(claim, request.name, request.name + "/" + sub.name, sub.spec,
+                                      false, state);
                 if (!plan)
                     return plan.error();
                 slot.alternatives.push_back(std::move(*plan));
@@ -363,34 +362,35 @@ bool Search::inUse(const ClaimState& state, const Plan& plan, int device) const 
            inFlight_[static_cast<size_t>(info.id)] > 0;
 }
 
+namespace {
+
+// Adds what `amounts` records for one counter of a pool to `used`.
+void addCounterUse(const std::map<PoolKey, CounterAmounts>& amounts, const PoolKey& pool,
+                   const std::string& setName, const std::string& counterName, Quantity& used) {
+    auto byPool = amounts.find(pool);
+    if (byPool == amounts.end())
+        return;
+    auto bySet = byPool->second.find(setName);
+    if (bySet == byPool->second.end())
+        return;
+    auto counter = bySet->second.find(counterName);
+    if (counter != bySet->second.end())
+        used = used.add(counter->second).value_or(used);
+}
+
+}  // namespace
+
 bool Search::countersFit(const PoolView& pool, const PoolKey& key,
                          const CounterAmounts& demand) const {
-    auto committed = impl_.committed.counters.find(key);
-    auto inFlight = countersInFlight_.find(key);
+    const std::map<PoolKey, CounterAmounts> demanded{{key, demand}};
     // Every counter of every set of the pool must stay non-negative: an over-committed counter
     // blocks every further counter-consuming device of the pool (upstream behaviour).
     for (const auto& [setName, set] : pool.counterSets) {
         for (const auto& [counterName, counter] : set->counters) {
             Quantity used;
-            auto add = [&](const std::map<PoolKey, CounterAmounts>::const_iterator& it,
-                           const std::map<PoolKey, CounterAmounts>& all) {
-                if (it == all.end())
-                    return;
-                auto s = it->second.find(setName);
-                if (s == it->second.end())
-                    return;
-                auto c = s->second.find(counterName);
-                if (c != s->second.end())
-                    used = used.add(c->second).value_or(used);
-            };
-            add(committed, impl_.committed.counters);
-            add(inFlight, countersInFlight_);
-            auto d = demand.find(setName);
-            if (d != demand.end()) {
-                auto c = d->second.find(counterName);
-                if (c != d->second.end())
-                    used = used.add(c->second).value_or(used);
-            }
+            addCounterUse(impl_.committed.counters, key, setName, counterName, used);
+            addCounterUse(countersInFlight_, key, setName, counterName, used);
+            addCounterUse(demanded, key, setName, counterName, used);
             if (counter.value < used)
                 return false;
         }
@@ -460,7 +460,8 @@ bool Search::allocateDevice(ClaimState& state, const Plan& plan, size_t position
             if (constraint.recorded.empty()) {
                 constraint.recorded.push_back(*value.values);
             } else if (intersects(constraint.recorded.back(), *value.values)) {
-                constraint.recorded.push_back(intersection(constraint.recorded.back(), *value.values));
+                constraint.recorded.push_back(
+                    intersection(constraint.recorded.back(), *value.values));
             } else {
                 ok = false;
             }
@@ -513,9 +514,9 @@ void Search::deallocate(ClaimState& state) {
     Placement placement = std::move(state.placements.back());
     state.placements.pop_back();
     state.results.pop_back();
-    for (auto it = placement.constraintsPushed.rbegin(); it != placement.constraintsPushed.rend();
-         ++it)
-        state.constraints[static_cast<size_t>(*it)].recorded.pop_back();
+    // Each constraint was pushed at most once, onto its own stack: the order does not matter.
+    for (int pushed : placement.constraintsPushed)
+        state.constraints[static_cast<size_t>(pushed)].recorded.pop_back();
     if (placement.inFlight)
         --inFlight_[static_cast<size_t>(placement.id)];
     if (placement.sharedCapacity) {
@@ -798,8 +799,8 @@ Result<Outcome> Search::run() {
                                       [](const ClaimState& state) { return state.prune; });
     bool aloneFeasible = true;
     for (const ClaimState& state : claims_)
-        aloneFeasible = aloneFeasible && (!allPrune || (feasible(state, 0, 0, 0) &&
-                                                        someValueFeasible(state)));
+        aloneFeasible =
+            aloneFeasible && (!allPrune || (feasible(state, 0, 0, 0) && someValueFeasible(state)));
     Step step = aloneFeasible ? allocateOne(0, 0, 0, 0) : Step::NotFound;
     for (const ClaimState& state : claims_)
         for (const Placement& placement : state.placements)

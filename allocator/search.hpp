@@ -11,9 +11,13 @@ namespace numadra::allocator::detail {
 
 // The value a constraint sees on one candidate of one plan.
 struct ConstraintValue {
-    enum class State : std::int8_t { NotApplicable, Missing, Failed, Present } state =
-        State::NotApplicable;
-    const ValueSet* values = nullptr;  // Present: in the allocator's caches
+    enum class State : std::int8_t {
+        NotApplicable,
+        Missing,
+        Failed,
+        Present
+    } state = State::NotApplicable;
+    const ValueSet* values = nullptr;    // Present: in the allocator's caches
     const std::string* error = nullptr;  // Failed
 };
 
@@ -33,8 +37,8 @@ struct Plan {
     // allocator's cache.
     std::span<const int> candidates;
     std::vector<int> fitting;  // candidates that can hold the capacity request, when there is one
-    std::vector<int> allSet;      // allocationMode All: the fixed devices
-    bool anyFailure = false;      // a candidate's selector or derived attribute fails
+    std::vector<int> allSet;   // allocationMode All: the fixed devices
+    bool anyFailure = false;   // a candidate's selector or derived attribute fails
     // [constraint][candidate position]
     std::vector<std::vector<ConstraintValue>> constraintValues;
 };
@@ -101,8 +105,8 @@ class Search {
     Result<Plan> buildPlan(const Claim& claim, const std::string& parent, const std::string& name,
                            const DeviceRequestSpec& spec, bool admin, ClaimState& state);
     Result<std::vector<int>*> candidatesFor(const DeviceClass& deviceClass,
-                                           const std::vector<ExpressionCache*>& selectors,
-                                           const DeviceRequestSpec& spec);
+                                            const std::vector<ExpressionCache*>& selectors,
+                                            const DeviceRequestSpec& spec);
     Verdict selectable(const std::vector<ExpressionCache*>& selectors, int device);
     Verdict evaluate(ExpressionCache& expression, int device);
     void fillConstraintValues(ClaimState& state, Plan& plan);
@@ -151,6 +155,5 @@ class Search {
     std::chrono::steady_clock::time_point deadline_;
     bool hasDeadline_ = false;
 };
-
 
 }  // namespace numadra::allocator::detail

@@ -157,7 +157,9 @@ void nicAttributes(na::Device& device, int nicIndex, int ifIndex, int rdmaIndex)
     a["rdmaDevice"] = "mlx5_" + std::to_string(rdmaIndex);
 }
 
-std::string counterSetName(const std::string& pfAddress) { return deviceName("pf", pfAddress); }
+std::string counterSetName(const std::string& pfAddress) {
+    return deviceName("pf", pfAddress);
+}
 
 na::Device pfDevice(const Shape& shape, int root, int nic, const std::string& address,
                     int iommuGroup, int pfIndex) {
@@ -357,8 +359,8 @@ na::Claim claim(std::string name, std::vector<na::Request> requests,
 
 // gpu count N + nic (PF) count 1 on one NUMA node; `derived`: through the derived attribute.
 na::Claim gpuNicClaim(std::int64_t gpus, bool derived) {
-    return claim("gpu-nic", {request("gpu", "gpu", gpus, {}, derived),
-                             request("nic", "nic", 1, {}, derived)},
+    return claim("gpu-nic",
+                 {request("gpu", "gpu", gpus, {}, derived), request("nic", "nic", 1, {}, derived)},
                  derived ? std::string("numa") : std::string(kNumaNode));
 }
 
@@ -411,7 +413,9 @@ bool check(benchmark::State& state, const numadra::Result<na::Outcome>& result,
     return true;
 }
 
-double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+double micros(Clock::duration d) {
+    return std::chrono::duration<double, std::micro>(d).count();
+}
 
 // ----- (a), (b): 8 GPUs + 1 NIC on one NUMA node -----
 
@@ -453,10 +457,18 @@ void gpuNicNumaCold(benchmark::State& state, bool derived) {
     state.counters["create_us"] = createUs / static_cast<double>(state.iterations());
 }
 
-void BM_GpuNicNuma(benchmark::State& state) { gpuNicNumaWarm(state, false); }
-void BM_GpuNicNumaCold(benchmark::State& state) { gpuNicNumaCold(state, false); }
-void BM_GpuNicNumaDerived(benchmark::State& state) { gpuNicNumaWarm(state, true); }
-void BM_GpuNicNumaDerivedCold(benchmark::State& state) { gpuNicNumaCold(state, true); }
+void BM_GpuNicNuma(benchmark::State& state) {
+    gpuNicNumaWarm(state, false);
+}
+void BM_GpuNicNumaCold(benchmark::State& state) {
+    gpuNicNumaCold(state, false);
+}
+void BM_GpuNicNumaDerived(benchmark::State& state) {
+    gpuNicNumaWarm(state, true);
+}
+void BM_GpuNicNumaDerivedCold(benchmark::State& state) {
+    gpuNicNumaCold(state, true);
+}
 
 // Plain and derived claims alternately in one loop: the ratio is immune to the machine's drift.
 void BM_DerivedVsPlain(benchmark::State& state) {
@@ -466,7 +478,8 @@ void BM_DerivedVsPlain(benchmark::State& state) {
     auto allocator = na::Allocator::create(bigSlices(), classes());
     auto a = allocator.allocate(node, plain);
     auto b = allocator.allocate(node, derived);
-    if (!check(state, a, na::OutcomeKind::Allocated) || !check(state, b, na::OutcomeKind::Allocated))
+    if (!check(state, a, na::OutcomeKind::Allocated) ||
+        !check(state, b, na::OutcomeKind::Allocated))
         return;
     if (a->allocations.front().results.size() != b->allocations.front().results.size()) {
         state.SkipWithError("the plain and the derived claim got different allocations");
@@ -561,7 +574,8 @@ void BM_ThousandNodes(benchmark::State& state) {
         allocateEverywhere(allocator, c.nodes, claims, false);
         total += Clock::now() - start;
     }
-    state.counters["per_node_us"] = micros(total) / static_cast<double>(state.iterations() * kNodes);
+    state.counters["per_node_us"] =
+        micros(total) / static_cast<double>(state.iterations() * kNodes);
 }
 
 void BM_ThousandNodesCold(benchmark::State& state) {
@@ -757,7 +771,9 @@ InfeasibleCase vfsSplit(int count) {
 
 // (4) Two requests of 16 VFs each on one NUMA node where each NUMA node has 31 free VFs (the
 // other 225 of its 256 are in use).
-InfeasibleCase vfs2x16of31() { return vfsSplit(16); }
+InfeasibleCase vfs2x16of31() {
+    return vfsSplit(16);
+}
 
 void BM_Infeasible(benchmark::State& state, InfeasibleCase (*make)()) {
     static std::map<InfeasibleCase (*)(), std::string> failed;  // repetitions fail fast

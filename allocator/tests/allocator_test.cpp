@@ -35,7 +35,7 @@ Slice slice(std::string name, std::string pool, std::vector<Device> devices,
     return out;
 }
 
-DeviceClass deviceClass(std::string name = "class-a", std::string driver = "driver-a") {
+DeviceClass deviceClass(std::string name = "class-a", const std::string& driver = "driver-a") {
     return {std::move(name), {"device.driver == \"" + driver + "\""}, {}, {}, {}};
 }
 
@@ -103,8 +103,7 @@ TEST(AllocatorOrder, SlicesOfAPoolAreSearchedByName) {
 TEST(AllocatorOrder, BacktracksAcrossRequests) {
     // The first request could take d0 (numa 0), but only numa 1 has two devices.
     auto allocator = Allocator::create(
-        {slice("s", "pool", {device("d0", 0), device("d1", 1), device("d2", 1)})},
-        {deviceClass()});
+        {slice("s", "pool", {device("d0", 0), device("d1", 1), device("d2", 1)})}, {deviceClass()});
     Constraint sameNuma;
     sameNuma.matchAttribute = "driver-a/numa";
     Outcome outcome =
@@ -114,8 +113,8 @@ TEST(AllocatorOrder, BacktracksAcrossRequests) {
 }
 
 TEST(AllocatorPools, IncompletePoolIsNotUsed) {
-    auto allocator = Allocator::create({slice("s", "pool", {device("d")}, "driver-a", 1, 2)},
-                                       {deviceClass()});
+    auto allocator =
+        Allocator::create({slice("s", "pool", {device("d")}, "driver-a", 1, 2)}, {deviceClass()});
     Outcome outcome = allocateOk(allocator, {claim({exactly("req-0")})});
     EXPECT_EQ(outcome.kind, OutcomeKind::Unsatisfiable);
     EXPECT_NE(outcome.explanation.find("currently being updated"), std::string::npos)
@@ -144,9 +143,9 @@ TEST(AllocatorPools, CompleteOldGenerationOnThisNodeIsStillUsed) {
 }
 
 TEST(AllocatorPools, DuplicateDeviceIsAnInvalidPoolError) {
-    auto allocator = Allocator::create(
-        {slice("a", "pool", {device("d")}, "driver-a", 1, 2), slice("b", "pool", {device("d")}, "driver-a", 1, 2)},
-        {deviceClass()});
+    auto allocator = Allocator::create({slice("a", "pool", {device("d")}, "driver-a", 1, 2),
+                                        slice("b", "pool", {device("d")}, "driver-a", 1, 2)},
+                                       {deviceClass()});
     auto outcome = allocator.allocate(kNode, std::vector<Claim>{claim({exactly("req-0", 3)})});
     ASSERT_FALSE(outcome.ok());
     EXPECT_NE(outcome.error().message.find("invalid resource pools"), std::string::npos);
@@ -169,7 +168,8 @@ TEST(AllocatorCounters, ExhaustedCounterSetBlocksTheDevice) {
     counters.sharedCounters.push_back({"set", {{"memory", {q("8Gi"), {}}}}});
     auto partition = [](std::string name, const char* amount) {
         Device out = device(std::move(name));
-        out.consumesCounters.push_back({"set", {{"memory", {Quantity::parse(amount).value(), {}}}}});
+        out.consumesCounters.push_back(
+            {"set", {{"memory", {Quantity::parse(amount).value(), {}}}}});
         return out;
     };
     Slice devices = slice("devices", "pool", {partition("big", "6Gi"), partition("small", "4Gi")},
@@ -265,8 +265,7 @@ TEST(AllocatorTaints, UntoleratedTaintBlocksAndTolerationIsCopied) {
     Device tainted = device("d");
     tainted.taints.push_back({"example.com/unhealthy", "aer", "NoSchedule"});
     auto allocator = Allocator::create({slice("s", "pool", {tainted})}, {deviceClass()});
-    EXPECT_EQ(allocateOk(allocator, {claim({exactly("req-0")})}).kind,
-              OutcomeKind::Unsatisfiable);
+    EXPECT_EQ(allocateOk(allocator, {claim({exactly("req-0")})}).kind, OutcomeKind::Unsatisfiable);
     Request tolerant = exactly("req-0");
     tolerant.exactly->tolerations.push_back({"example.com/unhealthy", "Exists", "", "", {}});
     Outcome outcome = allocateOk(allocator, {claim({tolerant})});

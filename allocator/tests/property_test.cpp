@@ -178,8 +178,8 @@ struct Model {
 
 struct Committed {
     std::set<int> exclusive;
-    std::set<int> shared;                                      // devices with a committed share
-    std::map<int, std::int64_t> sharedMem;                     // mem consumed by committed shares
+    std::set<int> shared;                   // devices with a committed share
+    std::map<int, std::int64_t> sharedMem;  // mem consumed by committed shares
     std::map<std::pair<int, std::string>, std::int64_t> counters;  // (pool, counter) -> consumed
 };
 
@@ -445,8 +445,8 @@ Model generate(unsigned seed) {
                     if (!g.chance(60))
                         continue;
                     if (request.firstAvailable && g.chance(30))
-                        constraint.requests.push_back(request.planName(
-                            static_cast<size_t>(g.range(0, 1))));
+                        constraint.requests.push_back(
+                            request.planName(static_cast<size_t>(g.range(0, 1))));
                     else
                         constraint.requests.push_back(request.name);
                 }
@@ -580,8 +580,7 @@ bool violates(std::int64_t amount, const MCapacity& c) {
         return false;
     }
     if (!c.validValues.empty())
-        return std::find(c.validValues.begin(), c.validValues.end(), amount) ==
-               c.validValues.end();
+        return std::find(c.validValues.begin(), c.validValues.end(), amount) == c.validValues.end();
     return false;
 }
 
@@ -749,7 +748,8 @@ std::string validate(const Model& m, const Committed& committed, const Assignmen
             if (choice.alt < 0 || static_cast<size_t>(choice.alt) >= request.alts.size())
                 return where + ": no results (or no alternative chosen)";
             const MSpec& spec = request.alts[static_cast<size_t>(choice.alt)].second;
-            const std::string plan = claim.name + " " + request.planName(static_cast<size_t>(choice.alt));
+            const std::string plan =
+                claim.name + " " + request.planName(static_cast<size_t>(choice.alt));
             std::set<int> distinct(choice.devices.begin(), choice.devices.end());
             if (distinct.size() != choice.devices.size())
                 return plan + ": a device appears twice in one request";
@@ -760,8 +760,8 @@ std::string validate(const Model& m, const Committed& committed, const Assignmen
                 if (std::set<int>(expected.begin(), expected.end()) != distinct)
                     return plan + ": All request did not get exactly every matching device";
             } else if (choice.devices.size() != static_cast<size_t>(spec.count)) {
-                return plan + ": got " + std::to_string(choice.devices.size()) + " devices, count " +
-                       std::to_string(spec.count);
+                return plan + ": got " + std::to_string(choice.devices.size()) +
+                       " devices, count " + std::to_string(spec.count);
             }
             total += choice.devices.size();
             for (int d : choice.devices) {
@@ -1016,8 +1016,7 @@ class BruteForce {
                 return false;
             undo.mem = *t.mem;
         }
-        const bool payCounters =
-            !dev.multi || (!committed_.shared.contains(d) && shares_[di] == 0);
+        const bool payCounters = !dev.multi || (!committed_.shared.contains(d) && shares_[di] == 0);
         if (payCounters) {
             for (const auto& [counter, amount] : dev.counters) {
                 std::pair<int, std::string> key{dev.pool, counter};
@@ -1088,7 +1087,8 @@ class BruteForce {
         memUsed_[di] -= undo.mem;
         for (const auto& [counter, amount] : undo.counters)
             counterUsed_[{dev.pool, counter}] -= amount;
-        for (auto it = undo.pushed.rbegin(); it != undo.pushed.rend(); ++it)
+        for (auto it = undo.pushed.rbegin(); it != undo.pushed.rend();
+             ++it)  // NOLINT(modernize-loop-convert)
             recorded_[c][*it].pop_back();
         --results_[c];
         current_[c][undo.request].devices.pop_back();
@@ -1112,7 +1112,9 @@ class BruteForce {
 
 // --- allocator inputs ----------------------------------------------------------------------
 
-Quantity qty(std::int64_t v) { return Quantity::fromInt(v, Quantity::Format::DecimalSI); }
+Quantity qty(std::int64_t v) {
+    return Quantity::fromInt(v, Quantity::Format::DecimalSI);
+}
 
 struct Inputs {
     std::vector<Slice> slices;
@@ -1461,7 +1463,8 @@ std::string dumpAssignment(const Model& m, const Assignment& a) {
         for (size_t r = 0; r < a[c].size(); ++r) {
             const MRequest& request = m.claims[c].requests[r];
             out << "    "
-                << (a[c][r].alt < 0 ? request.name : request.planName(static_cast<size_t>(a[c][r].alt)))
+                << (a[c][r].alt < 0 ? request.name
+                                    : request.planName(static_cast<size_t>(a[c][r].alt)))
                 << " ->";
             for (int d : a[c][r].devices)
                 out << " " << deviceLabel(m, d);
@@ -1516,7 +1519,8 @@ std::string readOutcome(const Model& m, const Outcome& o, Assignment& out) {
             const MSpec& spec = request.alts[static_cast<size_t>(alt)].second;
             if (result.adminAccess != spec.isAdmin())
                 return where + ": adminAccess flag " + (result.adminAccess ? "set" : "not set") +
-                       " but the request's adminAccess is " + (spec.isAdmin() ? "true" : "not true");
+                       " but the request's adminAccess is " +
+                       (spec.isAdmin() ? "true" : "not true");
             if (result.tolerations.size() != spec.tolerations.size())
                 return where + ": tolerations not copied from the request";
             const MDevice& dev = m.device(d);
@@ -1692,7 +1696,8 @@ std::string checkAnswer(unsigned seed, const Model& m, const Committed& committe
         return "allocate() failed on valid input: " + result.error().message;
     }
     if (limit)
-        return "expected the error for a claim over the 32-device limit, got " + outcomeName(result);
+        return "expected the error for a claim over the 32-device limit, got " +
+               outcomeName(result);
     const Result<Outcome>* answer = &result;
     Result<Outcome> second = Error{"not retried"};
     Assignment solution;
@@ -1742,8 +1747,8 @@ std::string checkAnswer(unsigned seed, const Model& m, const Committed& committe
             ++stats.bruteFound;
             std::string selfCheck = validate(m, committed, solution);
             if (!selfCheck.empty())
-                return "TEST BUG: brute force produced an invalid assignment: " + selfCheck +
-                       "\n" + dumpAssignment(m, solution);
+                return "TEST BUG: brute force produced an invalid assignment: " + selfCheck + "\n" +
+                       dumpAssignment(m, solution);
             if (!isAllocated) {
                 *witness = dumpAssignment(m, solution);
                 return "incomplete: allocate() answered " + outcomeName(*answer) +
@@ -1769,10 +1774,11 @@ void traceInput(unsigned seed, const Model& m) {
 }
 
 void printStats(const char* property, SeedRange range, const Stats& stats, bool complete) {
-    std::printf("[ %s ] seeds %u..%u: %ld allocated, %ld unsatisfiable, %ld expected errors, "
-                "%ld gave up (time budget %lld ms)",
-                property, range.first, range.last, stats.allocated, stats.unsatisfiable,
-                stats.errors, stats.gaveUp, static_cast<long long>(kTimeBudget.count()));
+    std::printf(
+        "[ %s ] seeds %u..%u: %ld allocated, %ld unsatisfiable, %ld expected errors, "
+        "%ld gave up (time budget %lld ms)",
+        property, range.first, range.last, stats.allocated, stats.unsatisfiable, stats.errors,
+        stats.gaveUp, static_cast<long long>(kTimeBudget.count()));
     if (complete)
         std::printf("; brute force: %ld satisfiable, %ld unsatisfiable, %ld over budget",
                     stats.bruteFound, stats.bruteNone, stats.bruteSkipped);
@@ -1887,12 +1893,11 @@ TEST_F(PropertyTest, PropertySoundness) {
         Allocator allocator = Allocator::create(in.slices, in.classes, testOptions());
         const Result<Outcome> result = allocator.allocate(kNode, in.claims);
         Assignment a;
-        const std::string problem = checkAnswer(seed, m, Committed{}, result, false, nullptr, &a,
-                                                stats, nullptr, nullptr);
+        const std::string problem =
+            checkAnswer(seed, m, Committed{}, result, false, nullptr, &a, stats, nullptr, nullptr);
         if (problem.empty() && !a.empty())
             coverage.add(m, a);
-        if (!problem.empty() &&
-            report(seed, "soundness", problem, m, nullptr, dumpOutcome(result)))
+        if (!problem.empty() && report(seed, "soundness", problem, m, nullptr, dumpOutcome(result)))
             break;
     }
     printStats("soundness", range, stats, false);
@@ -1908,11 +1913,13 @@ TEST_F(PropertyTest, PropertyCompleteness) {
         traceInput(seed, m);
         Allocator allocator = Allocator::create(in.slices, in.classes, testOptions());
         const Result<Outcome> result = allocator.allocate(kNode, in.claims);
-        auto retry = [&] { return Allocator::create(in.slices, in.classes).allocate(kNode, in.claims); };
+        auto retry = [&] {
+            return Allocator::create(in.slices, in.classes).allocate(kNode, in.claims);
+        };
         std::string witness;
         std::string retried;
-        const std::string problem = checkAnswer(seed, m, Committed{}, result, true, retry,
-                                                nullptr, stats, &witness, &retried);
+        const std::string problem = checkAnswer(seed, m, Committed{}, result, true, retry, nullptr,
+                                                stats, &witness, &retried);
         if (!problem.empty() && report(seed, "completeness", problem, m, nullptr,
                                        dumpOutcome(result) + retried, witness))
             break;
@@ -1934,8 +1941,8 @@ TEST_F(PropertyTest, PropertyDeterminismAndCommit) {
         Allocator allocator = Allocator::create(in.slices, in.classes, testOptions());
         const Result<Outcome> result = allocator.allocate(kNode, in.claims);
         Assignment a;
-        std::string problem = checkAnswer(seed, m, Committed{}, result, false, nullptr, &a,
-                                          first, nullptr, nullptr);
+        std::string problem =
+            checkAnswer(seed, m, Committed{}, result, false, nullptr, &a, first, nullptr, nullptr);
         if (!problem.empty()) {
             if (report(seed, "no error", problem, m, nullptr, dumpOutcome(result)))
                 break;
@@ -1987,8 +1994,8 @@ TEST_F(PropertyTest, PropertyDeterminismAndCommit) {
             const std::set<int> before = exclusiveDevices(m, a);
             for (int d : exclusiveDevices(m, b))
                 if (before.contains(d))
-                    problem = "device " + deviceLabel(m, d) +
-                              " allocated exclusively again after commit";
+                    problem =
+                        "device " + deviceLabel(m, d) + " allocated exclusively again after commit";
         }
         if (!problem.empty() &&
             report(seed, "after commit", problem, m, &committed,

@@ -59,8 +59,9 @@ TEST_P(Scenario, GivesTheExpectedOutput) {
     if (fs::exists(dir / "args")) {
         for (std::string& word : words(readText(dir / "args"))) {
             // Relative paths in args name files of the scenario (or of another scenario via ../).
-            if (!word.starts_with("-") && (word.ends_with(".yaml") || word.ends_with(".json") ||
-                                           word.ends_with("/") || word.find('/') != std::string::npos)) {
+            if (!word.starts_with("-") &&
+                (word.ends_with(".yaml") || word.ends_with(".json") || word.ends_with("/") ||
+                 word.find('/') != std::string::npos)) {
                 word = (dir / word).string();
                 pathsGiven = true;
             }
@@ -95,7 +96,8 @@ TEST_P(Scenario, GivesTheExpectedOutput) {
             if (line.empty())
                 continue;
             EXPECT_NE(err.str().find(line), std::string::npos)
-                << "stderr lacks: " << line << "\nstderr:\n" << err.str();
+                << "stderr lacks: " << line << "\nstderr:\n"
+                << err.str();
         }
     }
 }
@@ -103,8 +105,8 @@ TEST_P(Scenario, GivesTheExpectedOutput) {
 std::string testName(const testing::TestParamInfo<std::string>& param) {
     std::string name = param.param;
     std::replace_if(
-        name.begin(), name.end(), [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); },
-        '_');
+        name.begin(), name.end(),
+        [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
     return name;
 }
 

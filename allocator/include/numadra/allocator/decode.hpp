@@ -51,7 +51,7 @@ struct Inputs {
     std::vector<Slice> slices;
     std::vector<DeviceClass> classes;
     std::vector<Node> nodes;
-    std::vector<ClaimItem> claims;     // ResourceClaims and ResourceClaimTemplates
+    std::vector<ClaimItem> claims;  // ResourceClaims and ResourceClaimTemplates
     std::vector<PodItem> pods;
     // Input order of the claims and pods: index into claims (ClaimRef) or pods (PodRef).
     struct ClaimRef {

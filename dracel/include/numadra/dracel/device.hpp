@@ -43,7 +43,7 @@ Result<cel::Value> deviceValue(const DeviceView& device);
 cel::Declarations deviceDeclarations();
 
 // The longest expression accepted (resource.k8s.io CELSelectorExpressionMaxLength).
-inline constexpr std::size_t kMaxExpressionLength = 10 * 1024;
+inline constexpr std::size_t kMaxExpressionLength = std::size_t{10} * 1024;
 
 // A compiled expression over `device`; immutable, safe to evaluate from several threads.
 class Expression {
