@@ -4,6 +4,7 @@ set -euo pipefail
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates bzip2 python3 python3-jsonschema
+  python3-yaml
   libhwloc-dev libpci-dev pci.ids
   nlohmann-json3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
