@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "file_lock.hpp"
+#include "numadra/common/text.hpp"
 #include "pkg/apis/dra/v1/api.grpc.pb.h"
 #include "pkg/apis/dra/v1beta1/api.grpc.pb.h"
 
@@ -254,11 +255,11 @@ void fillPrepareResponse(typename Api::PrepareResponse& response, const BatchPla
                          const std::vector<ClaimPrepareResult>& results) {
     auto& claims = *response.mutable_claims();
     for (const auto& [uid, error] : plan.rejected)
-        claims[uid].set_error(error);
+        claims[uid].set_error(text::escapeInvalidUtf8(error));
     for (std::size_t i = 0; i < plan.claims.size(); ++i) {
         auto& entry = claims[plan.claims[i].uid];
         if (!results[i].error.empty())
-            entry.set_error(results[i].error);
+            entry.set_error(text::escapeInvalidUtf8(results[i].error));
         else
             addDevices<Api>(entry, results[i].devices);
     }
@@ -269,11 +270,11 @@ void fillUnprepareResponse(typename Api::UnprepareResponse& response, const Batc
                            const std::vector<ClaimPrepareResult>& results) {
     auto& claims = *response.mutable_claims();
     for (const auto& [uid, error] : plan.rejected)
-        claims[uid].set_error(error);
+        claims[uid].set_error(text::escapeInvalidUtf8(error));
     for (std::size_t i = 0; i < plan.claims.size(); ++i) {
         auto& entry = claims[plan.claims[i].uid];  // present even when empty: that is success
         if (!results[i].error.empty())
-            entry.set_error(results[i].error);
+            entry.set_error(text::escapeInvalidUtf8(results[i].error));
     }
 }
 

@@ -82,3 +82,17 @@ TEST(Split, WhitespaceSplitHandlesLeadingSpace) {
 
 }  // namespace
 }  // namespace numadra::text
+
+TEST(EscapeInvalidUtf8, KeepsValidTextAsIs) {
+    EXPECT_EQ(numadra::text::escapeInvalidUtf8("numa ü € 😀"), "numa ü € 😀");
+}
+
+TEST(EscapeInvalidUtf8, EscapesStrayAndTruncatedBytes) {
+    EXPECT_EQ(numadra::text::escapeInvalidUtf8("p\xff"), "p\\xff");
+    EXPECT_EQ(numadra::text::escapeInvalidUtf8("a\xe2\x82"), "a\\xe2\\x82");
+}
+
+TEST(EscapeInvalidUtf8, EscapesOverlongAndSurrogateForms) {
+    EXPECT_EQ(numadra::text::escapeInvalidUtf8("\xc0\xaf"), "\\xc0\\xaf");
+    EXPECT_EQ(numadra::text::escapeInvalidUtf8("\xed\xa0\x80"), "\\xed\\xa0\\x80");
+}

@@ -33,5 +33,8 @@ std::string formatRangeList(const std::vector<int>& sortedValues);
 std::string hex(std::uint64_t value, int width);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 std::string joinInts(const std::vector<int>& values, std::string_view separator);
+// The text with every byte that is not part of a valid UTF-8 sequence written as "\xNN", so it
+// can go into a protobuf string field (which must be UTF-8) and still show what was read.
+std::string escapeInvalidUtf8(std::string_view text);
 
 }  // namespace numadra::text
