@@ -28,6 +28,7 @@
 #include "pkg/apis/dra/v1/api.grpc.pb.h"
 #include "pkg/apis/dra/v1beta1/api.grpc.pb.h"
 #include "pkg/apis/pluginregistration/v1/api.grpc.pb.h"
+#include "test_support.hpp"
 
 namespace numadra::daemon {
 namespace {
@@ -38,35 +39,9 @@ using numadra::testing::httpGet;
 namespace drav1 = k8s::io::kubelet::pkg::apis::dra::v1;
 namespace drav1beta1 = k8s::io::kubelet::pkg::apis::dra::v1beta1;
 
-template <class Predicate>
-bool eventually(Predicate predicate, std::chrono::milliseconds timeout = 10s) {
-    const auto end = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < end) {
-        if (predicate())
-            return true;
-        std::this_thread::sleep_for(20ms);
-    }
-    return predicate();
-}
-
-std::string procRoot(const std::string& machine) {
-    return std::string(NUMADRA_GENERATED_SYSFS) + "/" + machine + "/proc";
-}
-
-int freePort() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-        ::close(fd);
-        return 0;
-    }
-    socklen_t length = sizeof address;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-    ::close(fd);
-    return ntohs(address.sin_port);
-}
+using test_support::eventually;
+using test_support::freePort;
+using test_support::procRoot;
 
 class DaemonTest : public ::testing::Test {
   protected:
