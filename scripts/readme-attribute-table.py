@@ -1,0 +1,150 @@
+#!/usr/bin/python3
+"""Builds the README's table of published attributes with an example value per device type,
+from what numa-probe publishes for the bundled mocked machines, so the README can never show a
+value the driver does not publish.
+
+    scripts/readme-attribute-table.py NUMA_PROBE MOCKED_MACHINES_DIR README.md --check
+    scripts/readme-attribute-table.py NUMA_PROBE MOCKED_MACHINES_DIR README.md --write
+
+The table sits between the README lines `<!-- attribute-table:begin -->` and
+`<!-- attribute-table:end -->`. --check exits 1 with a diff when it is out of date (ctest
+docs.readme_attribute_table); --write rewrites it. MOCKED_MACHINES_DIR is the generated sysfs
+trees (build/testdata/sysfs).
+"""
+
+import argparse
+import difflib
+import json
+import pathlib
+import subprocess
+import sys
+
+BEGIN = "<!-- attribute-table:begin -->"
+END = "<!-- attribute-table:end -->"
+DRIVER = "numa.dra.dev"
+STANDARD = "resource.kubernetes.io/"
+
+# (column title, mocked machine, device name): one example of each device type.
+COLUMNS = [
+    ("GPU", "epyc-2s-nps4", "gpu-0000-21-00-0"),
+    ("NIC (RDMA)", "epyc-2s-nps4", "nic-0000-c1-00-0"),
+    ("SR-IOV PF", "sriov-nic", "nic-0000-01-00-0"),
+    ("SR-IOV VF", "sriov-nic", "nic-0000-01-02-0"),
+    ("CPU (NUMA node)", "epyc-2s-nps4", "cpu-numa-0"),
+]
+
+# Publishing profiles: default flags, and the list form of the standard attributes.
+PROFILES = {"": [], "--numa-list": ["--numa-list"]}
+
+# (row title, profile, kind, name): kind is "attribute" or "capacity".
+ROWS = [
+    (f"`{STANDARD}numaNode`", "", "attribute", STANDARD + "numaNode"),
+    (f"`{STANDARD}numaNode` (`--numa-list`)", "--numa-list", "attribute",
+     STANDARD + "numaNode"),
+    (f"`{STANDARD}pcieRoot`", "", "attribute", STANDARD + "pcieRoot"),
+    (f"`{STANDARD}pcieRoot` (`--numa-list`)", "--numa-list", "attribute",
+     STANDARD + "pcieRoot"),
+    (f"`{STANDARD}pciBusID`", "", "attribute", STANDARD + "pciBusID"),
+] + [(f"`{name}`", "", "attribute", name) for name in [
+    "type", "vendor", "vendorID", "deviceID", "model", "kernelDriver", "iommuGroup", "socket",
+    "pcieMaxLinkSpeed", "pcieMaxLinkWidth", "ifName", "linkType", "rdma", "rdmaDevice",
+    "sriovRole", "sriovTotalVFs", "sriovNumVFs", "pfPciBusID", "vfIndex", "cpus",
+]] + [(f"capacity `{name}`", "", "capacity", name) for name in ["bandwidth", "cpu", "memory"]]
+
+
+def published_devices(numa_probe, machines, machine, flags):
+    root = pathlib.Path(machines) / machine / "sys"
+    result = subprocess.run(
+        [numa_probe, "--sysfs-root", str(root), "--node-name", "node-1", "--output", "json",
+         *flags], capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        sys.exit(f"readme-attribute-table: numa-probe on {machine} failed: {result.stderr}")
+    devices = {}
+    for slice_object in json.loads(result.stdout)["items"]:
+        for device in slice_object["spec"].get("devices", []):
+            devices[device["name"]] = device
+    return devices
+
+
+def format_value(typed):
+    """A DeviceAttribute ({"int": 1}, {"strings": [...]}) as a CEL literal."""
+    (kind, value), = typed.items()
+    if kind in ("string", "version"):
+        return json.dumps(value)
+    if kind == "bool":
+        return "true" if value else "false"
+    if kind == "int":
+        return str(value)
+    return "[" + ", ".join(json.dumps(v) for v in value) + "]"
+
+
+def cell(device, kind, name):
+    if kind == "attribute":
+        typed = device.get("attributes", {}).get(name)
+        return f"`{format_value(typed)}`" if typed else "—"
+    quantity = device.get("capacity", {}).get(name)
+    return f"`{quantity['value']}`" if quantity else "—"
+
+
+def render_table(numa_probe, machines):
+    cache = {}
+    lines = [
+        "| attribute | " + " | ".join(
+            f"{title}<br>`{device}`" for title, _, device in COLUMNS) + " |",
+        "| --- |" + " --- |" * len(COLUMNS),
+    ]
+    for title, profile, kind, name in ROWS:
+        cells = []
+        for _, machine, device_name in COLUMNS:
+            key = (machine, profile)
+            if key not in cache:
+                cache[key] = published_devices(numa_probe, machines, machine, PROFILES[profile])
+            device = cache[key].get(device_name)
+            if device is None:
+                sys.exit(f"readme-attribute-table: {machine} publishes no {device_name}")
+            cells.append(cell(device, kind, name))
+        lines.append(f"| {title} | " + " | ".join(cells) + " |")
+    machines_used = sorted({machine for _, machine, _ in COLUMNS})
+    lines.append("")
+    lines.append("Values as `numa-probe` publishes them for the bundled mocked machines "
+                 + " and ".join(f"`{m}`" for m in machines_used)
+                 + " (`build/testdata/sysfs/<machine>/sys`); driver attributes are in the "
+                 f"driver's domain (`{DRIVER}/type` in CEL), — means not published.")
+    return lines
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("numa_probe")
+    parser.add_argument("machines")
+    parser.add_argument("readme")
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--check", action="store_true")
+    mode.add_argument("--write", action="store_true")
+    args = parser.parse_args()
+
+    readme = pathlib.Path(args.readme)
+    text = readme.read_text().splitlines()
+    try:
+        begin, end = text.index(BEGIN), text.index(END)
+    except ValueError:
+        sys.exit(f"readme-attribute-table: {readme} lacks the lines {BEGIN} and {END}")
+    if end < begin:
+        sys.exit(f"readme-attribute-table: {readme}: {END} comes before {BEGIN}")
+    current = text[begin + 1:end]
+    wanted = render_table(args.numa_probe, args.machines)
+    if args.write:
+        readme.write_text("\n".join(text[:begin + 1] + wanted + text[end:]) + "\n")
+        return 0
+    if current != wanted:
+        sys.stdout.writelines(difflib.unified_diff(
+            [line + "\n" for line in current], [line + "\n" for line in wanted],
+            f"{readme} (attribute table)", "numa-probe's output"))
+        print("readme-attribute-table: out of date; run scripts/readme-attribute-table.py "
+              "build/bin/numa-probe build/testdata/sysfs README.md --write", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
