@@ -1,6 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build and the tests need; skips what is present.
+#   scripts/install-deps.sh [--fuzz]    --fuzz: also clang and its libFuzzer runtime (fuzz/)
 set -euo pipefail
+
+fuzz=0
+for arg in "$@"; do
+  case "$arg" in
+    --fuzz) fuzz=1 ;;
+    *) echo "usage: scripts/install-deps.sh [--fuzz]" >&2; exit 2 ;;
+  esac
+done
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates bzip2 python3 python3-jsonschema
@@ -16,6 +25,10 @@ PACKAGES=(
 # it has one, else Debian's.
 if ! command -v npm >/dev/null 2>&1; then
   PACKAGES+=(npm)
+fi
+
+if [ "$fuzz" -eq 1 ]; then
+  PACKAGES+=(clang libclang-rt-14-dev)
 fi
 
 missing=()
