@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, runs every test with ctest, then builds once more with
-# AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit tests under them, and last
-# builds the libFuzzer targets with clang and runs each for a bounded time from its committed
-# corpus (NUMADRA_FUZZ_SECONDS, default 30 per target; scripts/fuzz.sh).
+# AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit tests and the driver
+# conformance suite under them, and last builds the libFuzzer targets with clang and runs each
+# for a bounded time from its committed corpus (NUMADRA_FUZZ_SECONDS, default 30 per target;
+# scripts/fuzz.sh).
 # --no-sanitizers skips the second build, --no-fuzz the third.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,8 +29,11 @@ scripts/build.sh
 
 if [ "$sanitizers" -eq 1 ]; then
   BUILD_DIR=build-asan BUILD_TYPE=Debug scripts/build.sh -DNUMADRA_SANITIZE=ON -DNUMADRA_BUILD_BENCH=OFF
+  # The unit tests, and the driver conformance suite (the daemon end to end on every mocked
+  # machine) with its deadlines stretched for the sanitizers' slowdown.
   (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-     ctest --output-on-failure --parallel "$(nproc)" --timeout 900 -L unit)
+     NUMADRA_CONFORMANCE_TIME_SCALE=3 \
+     ctest --output-on-failure --parallel "$(nproc)" --timeout 900 -L '^(unit|conformance-driver)$')
 fi
 
 if [ "$fuzz" -eq 1 ]; then
