@@ -1,15 +1,18 @@
 #!/usr/bin/python3
-"""Builds the README's table of published attributes with an example value per device type,
-from what numa-probe publishes for the bundled mocked machines, so the README can never show a
-value the driver does not publish.
+"""Keeps the README's generated parts true, so it can never show a value the driver does not
+publish or a claim that differs from the tested example:
 
-    scripts/readme-attribute-table.py NUMA_PROBE MOCKED_MACHINES_DIR README.md --check
-    scripts/readme-attribute-table.py NUMA_PROBE MOCKED_MACHINES_DIR README.md --write
+- the table of published attributes with an example value per device type, from what
+  numa-probe publishes for the bundled mocked machines (between the README lines
+  `<!-- attribute-table:begin -->` and `<!-- attribute-table:end -->`);
+- every code block right after a line `<!-- include: PATH -->` (PATH relative to the README):
+  the file's content, verbatim (the examples are checked by the deploy tests).
 
-The table sits between the README lines `<!-- attribute-table:begin -->` and
-`<!-- attribute-table:end -->`. --check exits 1 with a diff when it is out of date (ctest
-docs.readme_attribute_table); --write rewrites it. MOCKED_MACHINES_DIR is the generated sysfs
-trees (build/testdata/sysfs).
+    scripts/readme-sync.py NUMA_PROBE MOCKED_MACHINES_DIR README.md --check
+    scripts/readme-sync.py NUMA_PROBE MOCKED_MACHINES_DIR README.md --write
+
+--check exits 1 with a diff when something is out of date (ctest docs.readme_in_sync); --write
+rewrites it. MOCKED_MACHINES_DIR is the generated sysfs trees (build/testdata/sysfs).
 """
 
 import argparse
@@ -17,8 +20,10 @@ import difflib
 import json
 import pathlib
 import subprocess
+import re
 import sys
 
+INCLUDE = re.compile(r"^<!-- include: (\S+) -->$")
 BEGIN = "<!-- attribute-table:begin -->"
 END = "<!-- attribute-table:end -->"
 DRIVER = "numa.dra.dev"
@@ -58,7 +63,7 @@ def published_devices(numa_probe, machines, machine, flags):
         [numa_probe, "--sysfs-root", str(root), "--node-name", "node-1", "--output", "json",
          *flags], capture_output=True, text=True, check=False)
     if result.returncode != 0:
-        sys.exit(f"readme-attribute-table: numa-probe on {machine} failed: {result.stderr}")
+        sys.exit(f"readme-sync: numa-probe on {machine} failed: {result.stderr}")
     devices = {}
     for slice_object in json.loads(result.stdout)["items"]:
         for device in slice_object["spec"].get("devices", []):
@@ -101,7 +106,7 @@ def render_table(numa_probe, machines):
                 cache[key] = published_devices(numa_probe, machines, machine, PROFILES[profile])
             device = cache[key].get(device_name)
             if device is None:
-                sys.exit(f"readme-attribute-table: {machine} publishes no {device_name}")
+                sys.exit(f"readme-sync: {machine} publishes no {device_name}")
             cells.append(cell(device, kind, name))
         lines.append(f"| {title} | " + " | ".join(cells) + " |")
     machines_used = sorted({machine for _, machine, _ in COLUMNS})
@@ -111,6 +116,43 @@ def render_table(numa_probe, machines):
                  + " (`build/testdata/sysfs/<machine>/sys`); driver attributes are in the "
                  f"driver's domain (`{DRIVER}/type` in CEL), — means not published.")
     return lines
+
+
+def with_table(readme, lines, numa_probe, machines):
+    try:
+        begin, end = lines.index(BEGIN), lines.index(END)
+    except ValueError:
+        sys.exit(f"readme-sync: {readme} lacks the lines {BEGIN} and {END}")
+    if end < begin:
+        sys.exit(f"readme-sync: {readme}: {END} comes before {BEGIN}")
+    return lines[:begin + 1] + render_table(numa_probe, machines) + lines[end:]
+
+
+def with_includes(readme, lines):
+    """Each `<!-- include: PATH -->` line must be followed by a fenced block: its body becomes
+    the file's lines."""
+    result, index = [], 0
+    while index < len(lines):
+        line = lines[index]
+        result.append(line)
+        index += 1
+        match = INCLUDE.match(line)
+        if not match:
+            continue
+        source = readme.parent / match.group(1)
+        if not source.is_file():
+            sys.exit(f"readme-sync: {readme}: include names a missing file {match.group(1)}")
+        if index >= len(lines) or not lines[index].startswith("```"):
+            sys.exit(f"readme-sync: {readme} line {index}: include of {match.group(1)} is not "
+                     "followed by a ``` block")
+        closing = next((i for i in range(index + 1, len(lines)) if lines[i] == "```"), None)
+        if closing is None:
+            sys.exit(f"readme-sync: {readme} line {index + 1}: the ``` block is never closed")
+        result.append(lines[index])
+        result.extend(source.read_text().splitlines())
+        result.append("```")
+        index = closing + 1
+    return result
 
 
 def main():
@@ -124,24 +166,17 @@ def main():
     args = parser.parse_args()
 
     readme = pathlib.Path(args.readme)
-    text = readme.read_text().splitlines()
-    try:
-        begin, end = text.index(BEGIN), text.index(END)
-    except ValueError:
-        sys.exit(f"readme-attribute-table: {readme} lacks the lines {BEGIN} and {END}")
-    if end < begin:
-        sys.exit(f"readme-attribute-table: {readme}: {END} comes before {BEGIN}")
-    current = text[begin + 1:end]
-    wanted = render_table(args.numa_probe, args.machines)
+    current = readme.read_text().splitlines()
+    wanted = with_includes(readme, with_table(readme, current, args.numa_probe, args.machines))
     if args.write:
-        readme.write_text("\n".join(text[:begin + 1] + wanted + text[end:]) + "\n")
+        readme.write_text("\n".join(wanted) + "\n")
         return 0
     if current != wanted:
         sys.stdout.writelines(difflib.unified_diff(
             [line + "\n" for line in current], [line + "\n" for line in wanted],
-            f"{readme} (attribute table)", "numa-probe's output"))
-        print("readme-attribute-table: out of date; run scripts/readme-attribute-table.py "
-              "build/bin/numa-probe build/testdata/sysfs README.md --write", file=sys.stderr)
+            str(readme), "generated"))
+        print("readme-sync: out of date; run scripts/readme-sync.py build/bin/numa-probe "
+              "build/testdata/sysfs README.md --write", file=sys.stderr)
         return 1
     return 0
 
