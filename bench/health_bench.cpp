@@ -12,6 +12,9 @@
 //   Monitor::waitForChange returns. Expected: interval/2 + one round on average.
 // - BM_DetectionLatencyEvent: the same, with Monitor::checkNow() right after the write, which is
 //   what the daemon does when a kernel uevent arrives. Expected: about one round.
+// - BM_DetectionLatencyLinkEvent: the same change as a real node shows it, an rtnetlink link
+//   message (a bridge in a network namespace of the benchmark's own, named like the netdev),
+//   with the poll an hour away: what a cable pull costs to notice. Needs root (else skipped).
 // - BM_DaemonIdleCpu: build/bin/numa-dra-plugin --dry-run on the copy, default health and resync
 //   intervals; once its registration socket exists and 5 s have passed, its utime+stime from
 //   /proc/<pid>/stat over a 30 s window. cpu_percent is of one core.
@@ -45,8 +48,10 @@
 
 #include "numadra/discovery/discovery.hpp"
 #include "numadra/health/health.hpp"
+#include "numadra/health/link_watch.hpp"
 #include "numadra/slices/builder.hpp"
 #include "numadra/testing/machines.hpp"
+#include "numadra/testing/netns.hpp"
 #include "numadra/testing/temp_tree.hpp"
 
 namespace {
@@ -264,6 +269,78 @@ void BM_DetectionLatencyEvent(benchmark::State& state) {
     detectionLatency(state, true);
 }
 BENCHMARK(BM_DetectionLatencyEvent)
+    ->UseManualTime()
+    ->Iterations(100)
+    ->Unit(benchmark::kMillisecond);
+
+// A carrier change as the daemon sees it on a real node: no uevent, an rtnetlink link message.
+// In a network namespace of the benchmark's own, a bridge named like the flipped netdev plays
+// it; each iteration writes the mocked operstate, sets the bridge up or down over rtnetlink
+// (from a thread that enters the namespace: about 0.1 ms of the sample) and times until the
+// Monitor reports the change. The poll is an hour away: only the LinkWatch can start the round.
+void BM_DetectionLatencyLinkEvent(benchmark::State& state) {
+    if (!nodeReady(state))
+        return;
+    std::string why;
+    auto netns = numadra::testing::PrivateNetworkNamespace::create(why);
+    if (!netns) {
+        state.SkipWithError(("needs a network namespace of its own (root): " + why).c_str());
+        return;
+    }
+    const std::string interface = numadra::discovery::baseName(node().netdev);
+    if (auto failed = netns->run([&] { return numadra::testing::addBridge(interface); });
+        !failed.empty()) {
+        state.SkipWithError(("cannot create the interface: " + failed).c_str());
+        return;
+    }
+    writeOperstate(true);
+    auto monitor = makeMonitor(std::chrono::hours(1));
+    std::stop_source stop;
+    monitor->start({});
+    if (!monitor->waitForChange(30s, stop.get_token())) {
+        state.SkipWithError("the first round did not report");
+        return;
+    }
+    std::unique_ptr<numadra::health::LinkWatch> watch;
+    if (auto failed = netns->run([&] {
+            auto started = numadra::health::LinkWatch::start(*monitor);
+            if (!started)
+                return started.error().message;
+            watch = std::move(started).value();
+            return std::string();
+        });
+        !failed.empty()) {
+        state.SkipWithError(("no link events: " + failed).c_str());
+        return;
+    }
+    // Up first (a new bridge is down, and setting it down again sends no message).
+    if (auto failed = netns->run([&] { return numadra::testing::setLinkUp(interface, true); });
+        !failed.empty()) {
+        state.SkipWithError(failed.c_str());
+        return;
+    }
+    Latencies latencies;
+    bool up = true;
+    for (auto _ : state) {
+        std::this_thread::sleep_for(20ms);  // untimed: the previous round is over
+        monitor->waitForChange(0ms, stop.get_token());
+        up = !up;
+        const auto start = Clock::now();
+        writeOperstate(up);
+        const auto failed = netns->run([&] { return numadra::testing::setLinkUp(interface, up); });
+        const bool changed = failed.empty() && monitor->waitForChange(30s, stop.get_token());
+        state.SetIterationTime(latencies.add(Clock::now() - start));
+        if (!changed) {
+            state.SkipWithError(("no change seen within 30 s " + failed).c_str());
+            break;
+        }
+    }
+    watch.reset();
+    monitor->stop();
+    writeOperstate(true);
+    latencies.report(state);
+}
+BENCHMARK(BM_DetectionLatencyLinkEvent)
     ->UseManualTime()
     ->Iterations(100)
     ->Unit(benchmark::kMillisecond);

@@ -1,21 +1,26 @@
 #include "numadra/daemon/daemon.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <condition_variable>
 #include <csignal>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <thread>
 
 #include "numadra/common/text.hpp"
+#include "numadra/common/unique_fd.hpp"
 #include "numadra/daemon/claims.hpp"
 #include "numadra/daemon/inventory.hpp"
 #include "numadra/discovery/discovery.hpp"
 #include "numadra/discovery/uevents.hpp"
 #include "numadra/health/health.hpp"
+#include "numadra/health/link_watch.hpp"
 #include "numadra/kube/client.hpp"
 #include "numadra/kube/config.hpp"
 #include "numadra/metrics/http_server.hpp"
@@ -68,6 +73,11 @@ void declareMetrics(metrics::Registry& registry) {
     registry.declareHistogram("numadra_discovery_duration_seconds",
                               "Time of one sysfs scan and slice build.", {},
                               metrics::latencyBuckets());
+    registry.declareCounter(
+        "numadra_kernel_events_total",
+        "Kernel events that started an immediate check: device uevents, link changes of watched "
+        "interfaces, and link messages the kernel dropped (source=link_lost).",
+        {"source"});
 }
 
 const char* healthName(health::State state) {
@@ -206,6 +216,26 @@ class ApiClaimSource : public ClaimSource {
     kube::KubeClient& client_;
 };
 
+// An eventfd that becomes readable once `stop` is requested, so a thread blocked in poll() on a
+// kernel socket wakes at once instead of waking every few hundred milliseconds to look.
+class StopWaker {
+  public:
+    explicit StopWaker(std::stop_token stop)
+        : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), onStop_(std::move(stop), [this] {
+              const std::uint64_t one = 1;
+              [[maybe_unused]] const auto written = ::write(fd_.get(), &one, sizeof one);
+          }) {}
+    int fd() const { return fd_.get(); }
+    // Without an eventfd (out of descriptors) callers wait in short slices instead.
+    std::chrono::milliseconds limit(std::chrono::milliseconds wanted) const {
+        return fd_ ? wanted : std::min(wanted, kStopCheck);
+    }
+
+  private:
+    UniqueFd fd_;  // before onStop_: the callback may run in its constructor
+    std::stop_callback<std::function<void()>> onStop_;
+};
+
 // A one-shot "something may have changed" flag threads can wait on.
 class Trigger {
   public:
@@ -239,6 +269,7 @@ class Daemon {
     }
     // The health thread calls back into members declared after it: stop it before they go.
     ~Daemon() {
+        linkWatch_.reset();
         if (health_)
             health_->stop();
     }
@@ -257,6 +288,7 @@ class Daemon {
     void publishLoop(std::stop_token stop);
     void watchLoop(std::stop_token stop);
     void rescanLoop(std::stop_token stop);
+    void watchLinks();
     metrics::HttpResponse serveHttp(const std::string& path);
     void shutdown();
 
@@ -273,6 +305,7 @@ class Daemon {
     std::unique_ptr<ClaimSource> claimSource_;
     std::unique_ptr<prepare::Preparer> devices_;
     std::unique_ptr<health::Monitor> health_;
+    std::unique_ptr<health::LinkWatch> linkWatch_;  // after health_: it calls into it
     std::mutex buildMutex_;                   // one slice build (scan or health change) at a time
     std::atomic<bool> taintsDropped_{false};  // the cluster has no DRADeviceTaints
     std::unique_ptr<ClaimPreparer> preparer_;
@@ -510,16 +543,18 @@ void Daemon::rescanLoop(std::stop_token stop) {
     }
     static const std::vector<std::string> kSubsystems{"pci", "net", "infiniband",
                                                       "drm", "cpu", "node"};
+    StopWaker waker(stop);
     auto nextScan = Clock::now() + config_.resyncInterval;
     while (!stop.stop_requested()) {
         bool changed = false;
         const auto timeout =
-            std::chrono::duration_cast<std::chrono::milliseconds>(nextScan - Clock::now());
+            std::max(std::chrono::duration_cast<std::chrono::milliseconds>(nextScan - Clock::now()),
+                     std::chrono::milliseconds(0));
         if (listener) {
-            // Short waits, so a stop request is seen quickly.
-            const auto slice = std::clamp(timeout, std::chrono::milliseconds(0), kStopCheck);
-            auto events = listener->wait(slice, kSubsystems);
+            auto events = listener->wait(waker.limit(timeout), kSubsystems, waker.fd());
             if (!events.empty()) {
+                metrics_.counterAdd("numadra_kernel_events_total", {"uevent"},
+                                    static_cast<double>(events.size()));
                 if (health_)
                     health_->checkNow();  // a removal is unhealthy at once, not at the next poll
                 spdlog::info("device event action={} devpath={} subsystem={}",
@@ -531,7 +566,7 @@ void Daemon::rescanLoop(std::stop_token stop) {
             }
         } else {
             Trigger idle;
-            idle.wait(stop, std::max(timeout, std::chrono::milliseconds(0)));
+            idle.wait(stop, timeout);
         }
         if (Clock::now() >= nextScan) {
             changed = rescan() || changed;
@@ -542,6 +577,26 @@ void Daemon::rescanLoop(std::stop_token stop) {
             publishTrigger_.fire();
         }
     }
+}
+
+// A cable pull or a switch port going down raises no uevent, only an rtnetlink message: with
+// it the health round runs at once instead of at the next poll (up to --health-interval later).
+void Daemon::watchLinks() {
+    auto watch = health::LinkWatch::start(*health_, [this](std::size_t watched, bool lost) {
+        if (watched > 0)
+            metrics_.counterAdd("numadra_kernel_events_total", {"link"},
+                                static_cast<double>(watched));
+        if (lost)
+            metrics_.counterAdd("numadra_kernel_events_total", {"link_lost"}, 1);
+    });
+    if (!watch) {
+        spdlog::info(
+            "network link events unavailable, carrier changes are seen by the health "
+            "poll interval_ms={} reason=\"{}\"",
+            config_.healthInterval.count(), watch.error().message);
+        return;
+    }
+    linkWatch_ = std::move(watch).value();
 }
 
 metrics::HttpResponse Daemon::serveHttp(const std::string& path) {
@@ -590,6 +645,7 @@ int Daemon::run(std::stop_token stop) {
         health_->checkOnce();
         healthChanged();
         health_->start([this] { healthChanged(); });
+        watchLinks();
     }
     if (auto status = connectApi(); !status) {
         spdlog::error("API server configuration failed error=\"{}\"", status.error().message);
@@ -640,6 +696,7 @@ void Daemon::shutdown() {
     spdlog::info("shutting down keep_slices={}", config_.keepSlicesOnExit);
     if (server_)
         server_->stop();  // the registration socket goes first: the kubelet deregisters
+    linkWatch_.reset();
     if (health_)
         health_->stop();  // after the streams: they read from it until the end
     if (!config_.keepSlicesOnExit && publisher_ && fatalExit_ < 0) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <system_error>
 
@@ -80,11 +81,14 @@ UeventListener::~UeventListener() {
 }
 
 std::vector<Uevent> UeventListener::wait(std::chrono::milliseconds timeout,
-                                         const std::vector<std::string>& subsystems) {
+                                         const std::vector<std::string>& subsystems, int wakeFd) {
     std::vector<Uevent> events;
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0)
+    std::array<pollfd, 2> fds{pollfd{fd_, POLLIN, 0}, pollfd{wakeFd, POLLIN, 0}};
+    const nfds_t count = wakeFd >= 0 ? 2 : 1;
+    if (::poll(fds.data(), count, static_cast<int>(timeout.count())) <= 0 ||
+        (fds[0].revents & (POLLIN | POLLERR)) == 0) {
         return events;
+    }
     char buffer[8192];
     for (;;) {
         ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);

@@ -151,6 +151,20 @@ void Checker::forget(const std::string& deviceName) {
 
 void Checker::beginRound() {
     netdevsThisRound_.clear();
+    onlineCpusThisRound_.reset();
+}
+
+bool Checker::present(const WatchedDevice& device) {
+    // A VF's netdev lives in its folder, and its operstate is read anyway: having read it proves
+    // the folder is there, one system call less for each of hundreds of VFs.
+    if (!device.pfAddress.empty()) {
+        const std::string folder = device.devicePath + "/";
+        for (const auto& path : device.netdevPaths) {
+            if (path.rfind(folder, 0) == 0 && readNetdev(path).present)
+                return true;
+        }
+    }
+    return sysfs_.isDirectory(device.devicePath);
 }
 
 DeviceHealth Checker::check(const WatchedDevice& device, Clock::time_point now) {
@@ -160,7 +174,7 @@ DeviceHealth Checker::check(const WatchedDevice& device, Clock::time_point now) 
     health.checkedUnix = unixNow();
     if (device.kind == "cpu") {
         checkCpus(device, health);
-    } else if (!sysfs_.isDirectory(device.devicePath)) {
+    } else if (!present(device)) {
         // Hot-unplugged, removed through sysfs, or the link went down for good.
         forget(device.deviceName);
         add(health, {true, "removed",
@@ -360,7 +374,7 @@ constexpr unsigned long kIffUp = 0x1;
 
 }  // namespace
 
-std::optional<Checker::NetdevState> Checker::netdevState(const std::string& path) {
+const Checker::NetdevRead& Checker::readNetdev(const std::string& path) {
     if (auto cached = netdevsThisRound_.find(path); cached != netdevsThisRound_.end())
         return cached->second;
     // The common case costs one read: an interface whose operstate is "up" has its carrier.
@@ -392,20 +406,35 @@ std::optional<Checker::NetdevState> Checker::netdevState(const std::string& path
     } else if (operstate) {
         result = NetdevState{};
     }
-    netdevsThisRound_.emplace(path, result);
-    return result;
+    return netdevsThisRound_.emplace(path, NetdevRead{operstate.ok(), result}).first->second;
 }
 
 void Checker::checkNetdevs(const WatchedDevice& device, DeviceHealth& health) {
     for (const auto& path : device.netdevPaths) {
-        if (auto netdev = netdevState(path); netdev && netdev->down)
+        if (const auto& netdev = readNetdev(path).state; netdev && netdev->down)
             add(health, {true, "carrier-down", "network " + netdev->text});
     }
     for (const auto& path : device.pfNetdevPaths) {
-        if (auto netdev = netdevState(path); netdev && netdev->down)
+        if (const auto& netdev = readNetdev(path).state; netdev && netdev->down)
             add(health,
                 {true, "pf-carrier-down", "the PF's (" + device.pfAddress + ") " + netdev->text});
     }
+}
+
+// One range list for every CPU instead of a file per CPU (128 reads a round on a big node); the
+// kernel keeps it and the cpuN/online files in step.
+const std::optional<std::vector<int>>& Checker::onlineCpus() {
+    if (!onlineCpusThisRound_) {
+        std::optional<std::vector<int>> cpus;
+        if (auto content = sysfs_.read("devices/system/cpu/online")) {
+            if (auto parsed = text::parseRangeList(*content)) {
+                std::sort(parsed->begin(), parsed->end());
+                cpus = std::move(*parsed);
+            }
+        }
+        onlineCpusThisRound_ = std::move(cpus);
+    }
+    return *onlineCpusThisRound_;
 }
 
 void Checker::checkCpus(const WatchedDevice& device, DeviceHealth& health) {
@@ -419,17 +448,26 @@ void Checker::checkCpus(const WatchedDevice& device, DeviceHealth& health) {
         }
     }
     std::vector<int> offline;
-    for (int cpu : device.cpus) {
-        // No "online" file (cpu0 on x86) means it cannot go offline.
-        auto state = sysfs_.read("devices/system/cpu/cpu" + std::to_string(cpu) + "/online");
-        if (state && text::trim(*state) == "0")
-            offline.push_back(cpu);
+    if (const auto& online = onlineCpus()) {
+        for (int cpu : device.cpus) {
+            if (!std::binary_search(online->begin(), online->end(), cpu))
+                offline.push_back(cpu);
+        }
+    } else {
+        for (int cpu : device.cpus) {
+            // No "online" file (cpu0 on x86) means it cannot go offline.
+            auto state = sysfs_.read("devices/system/cpu/cpu" + std::to_string(cpu) + "/online");
+            if (state && text::trim(*state) == "0")
+                offline.push_back(cpu);
+        }
     }
     if (!offline.empty()) {
         add(health, {true, "cpu-offline",
                      "CPU(s) " + text::formatRangeList(offline) + " of NUMA node " +
                          std::to_string(device.numaNode) + " went offline (" +
-                         sysfs_.path("devices/system/cpu") + "/cpuN/online)"});
+                         (onlineCpus() ? sysfs_.path("devices/system/cpu/online")
+                                       : sysfs_.path("devices/system/cpu") + "/cpuN/online") +
+                         ")"});
     }
 }
 
@@ -475,6 +513,13 @@ void Monitor::setDevices(std::vector<WatchedDevice> devices) {
         std::erase_if(states_, [&now](const auto& entry) { return !now.count(entry.first); });
         std::erase_if(removed_, [&now](const auto& entry) { return now.count(entry.first) > 0; });
         devices_ = std::move(devices);
+        interfaces_.clear();
+        for (const auto& device : devices_) {
+            for (const auto* paths : {&device.netdevPaths, &device.pfNetdevPaths}) {
+                for (const auto& path : *paths)
+                    interfaces_.insert(discovery::baseName(path));
+            }
+        }
         wakeRequested_ = true;
     }
     wake_.notify_all();
@@ -499,6 +544,11 @@ void Monitor::checkNow() {
         wakeRequested_ = true;
     }
     wake_.notify_all();
+}
+
+bool Monitor::watchesInterface(std::string_view ifName) const {
+    std::lock_guard lock(mutex_);
+    return interfaces_.find(ifName) != interfaces_.end();
 }
 
 const char* stateName(State state) {
@@ -561,11 +611,16 @@ bool Monitor::checkOnce() {
 
 void Monitor::run(std::stop_token stop) {
     while (!stop.stop_requested()) {
+        {
+            // This round answers every request made before it starts (setDevices() before
+            // start(), a burst of events); one made while it runs gets the next round.
+            std::lock_guard lock(mutex_);
+            wakeRequested_ = false;
+        }
         if (checkOnce() && onChange_)
             onChange_();
         std::unique_lock lock(mutex_);
         wake_.wait_for(lock, stop, options_.pollInterval, [this] { return wakeRequested_; });
-        wakeRequested_ = false;
     }
 }
 

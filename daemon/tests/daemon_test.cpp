@@ -22,6 +22,7 @@
 #include "numadra/testing/dev_tree.hpp"
 #include "numadra/testing/http.hpp"
 #include "numadra/testing/machines.hpp"
+#include "numadra/testing/netns.hpp"
 #include "numadra/testing/temp_tree.hpp"
 #include "pkg/apis/dra-health/v1/api.grpc.pb.h"
 #include "pkg/apis/dra-health/v1alpha1/api.grpc.pb.h"
@@ -534,6 +535,50 @@ TEST_F(HealthDaemonTest, V1alpha1StreamsReportARemovedGpu) {
             return d && d->health() == ::v1alpha1::UNHEALTHY;
         },
         &gone));
+}
+
+// A cable pull raises no uevent, only an rtnetlink message. With the next poll a minute away
+// the stream still reports it at once: the daemon listens to link events of its NICs'
+// interfaces. The daemon runs in a network namespace of the test's own, where a bridge plays the
+// mocked NIC's interface, so the test changes no interface of the machine.
+TEST_F(HealthDaemonTest, ACarrierLossIsSeenAtOnceThroughALinkEvent) {
+    std::string why;
+    auto netns = numadra::testing::PrivateNetworkNamespace::create(why);
+    if (!netns)
+        GTEST_SKIP() << "needs a network namespace of its own (root): " << why;
+    const std::string setup = netns->run([] {
+        if (auto failed = numadra::testing::setLinkUp("lo", true); !failed.empty())
+            return failed;  // the metrics endpoint listens on 127.0.0.1
+        return numadra::testing::addBridge("ens5f0np0");
+    });
+    if (!setup.empty())
+        GTEST_SKIP() << "cannot create an interface in the namespace: " << setup;
+    numadra::testing::TempTree claims;
+    configure({"--sysfs-root", machine.root(), "--dry-run", "--claims-dir", claims.root(),
+               "--health-interval", "60s", "--health-timeout", "300s", "--resync-interval", "1h"});
+    thread = std::thread([this, &netns] {
+        if (netns->enter().empty())
+            exitCode = runDaemon(config, stop.get_token(), std::chrono::steady_clock::now());
+    });
+    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(draSocket()); }));
+    auto stub = ::v1::DRAResourceHealth::NewStub(channel(draSocket()));
+    using Response = ::v1::NodeWatchResourcesResponse;
+    HealthWatch<decltype(*stub), Response> watch(*stub, 20s);
+    ASSERT_TRUE(watch.readUntil([](const Response& r) {
+        const auto* nic = healthOf(r, kEpycNic);
+        return nic && nic->health() == ::v1::HEALTHY;
+    }));
+
+    write("class/net/ens5f0np0/operstate", "down\n");
+    EXPECT_EQ(netns->run([] { return numadra::testing::setLinkUp("ens5f0np0", true); }), "");
+    // The stream closes after 20 s, long before the poll (60 s) could report it.
+    EXPECT_TRUE(watch.readUntil([](const Response& r) {
+        const auto* nic = healthOf(r, kEpycNic);
+        return nic && nic->health() == ::v1::UNHEALTHY;
+    }));
+    stop.request_stop();
+    thread.join();
+    EXPECT_EQ(exitCode, kExitOk);
 }
 
 TEST_F(HealthDaemonTest, AnIdleStreamGetsPeriodicSnapshots) {

@@ -1,6 +1,9 @@
 #include "numadra/discovery/uevents.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/eventfd.h>
+
+#include "numadra/common/unique_fd.hpp"
 
 namespace numadra::discovery {
 namespace {
@@ -40,6 +43,17 @@ TEST(UeventListener, OpensOrSaysWhy) {
     // Nothing is hot-plugged during the test: a short wait returns no pci events.
     auto events = listener->wait(std::chrono::milliseconds(10), {"pci"});
     EXPECT_TRUE(events.empty());
+}
+
+TEST(UeventListener, TheWakeDescriptorEndsTheWaitAtOnce) {
+    auto listener = UeventListener::open();
+    if (!listener)
+        GTEST_SKIP() << listener.error().message;
+    UniqueFd wake(::eventfd(1, EFD_CLOEXEC));  // already readable
+    const auto begin = std::chrono::steady_clock::now();
+    EXPECT_TRUE(listener->wait(std::chrono::minutes(10), {"pci"}, wake.get()).empty());
+    // Not a timing claim: a wait that ignored the descriptor would take ten minutes.
+    EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::minutes(1));
 }
 
 }  // namespace

@@ -198,6 +198,15 @@ TEST_F(HealthTest, AVfWhosePfIsDownIsUnhealthy) {
     EXPECT_NE(health.message.find("0000:01:00.0"), std::string::npos) << health.message;
 }
 
+TEST_F(HealthTest, ARemovedVfIsUnhealthy) {
+    load("sriov-nic");
+    ASSERT_EQ(check("nic-0000-01-02-0").state, State::Healthy);
+    tree.remove("devices/pci0000:00/0000:00:01.0/0000:01:02.0");
+    auto health = check("nic-0000-01-02-0");
+    EXPECT_EQ(health.cause, "removed");
+    EXPECT_NE(health.message.find("0000:01:02.0 is gone"), std::string::npos) << health.message;
+}
+
 TEST_F(HealthTest, ANetdevMovedIntoAPodIsNotAFault) {
     load("sriov-nic");
     tree.remove("devices/pci0000:00/0000:00:01.0/0000:01:02.0/net/ens1f0v0");
@@ -276,11 +285,31 @@ TEST_F(HealthTest, ARemovedDeviceIsUnhealthy) {
 
 TEST_F(HealthTest, ACpuGoingOfflineMakesItsNodeDeviceUnhealthy) {
     load("epyc-2s-nps4");
+    // As the kernel shows it: the CPU's own file and the range list of every online CPU.
     write("devices/system/cpu/cpu1/online", "0\n");
+    write("devices/system/cpu/online", "0,2-63\n");
     auto health = check("cpu-numa-0");
     EXPECT_EQ(health.cause, "cpu-offline");
     EXPECT_NE(health.message.find("CPU(s) 1 of NUMA node 0"), std::string::npos);
+    EXPECT_NE(health.message.find("devices/system/cpu/online)"), std::string::npos)
+        << health.message;
     EXPECT_EQ(check("cpu-numa-1").state, State::Healthy);
+}
+
+TEST_F(HealthTest, TheCpuRangeListIsWhatCountsWhenThereIsOne) {
+    load("epyc-2s-nps4");
+    write("devices/system/cpu/online", "0-2,4-63\n");  // one read a round, not one per CPU
+    EXPECT_EQ(check("cpu-numa-0").cause, "cpu-offline");
+}
+
+TEST_F(HealthTest, WithoutTheRangeListEachCpusFileIsRead) {
+    load("epyc-2s-nps4");
+    tree.remove("devices/system/cpu/online");
+    EXPECT_EQ(check("cpu-numa-0").state, State::Healthy);
+    write("devices/system/cpu/cpu1/online", "0\n");
+    auto health = check("cpu-numa-0");
+    EXPECT_EQ(health.cause, "cpu-offline");
+    EXPECT_NE(health.message.find("cpuN/online"), std::string::npos) << health.message;
 }
 
 TEST_F(HealthTest, ANodeGoingOfflineMakesItsDeviceUnhealthy) {
@@ -400,6 +429,26 @@ TEST_F(MonitorTest, CheckNowDoesNotWaitForThePoll) {
     while (changes == 1 && Clock::now() < deadline)
         std::this_thread::sleep_for(5ms);
     EXPECT_EQ(m->current().at(kH100).cause, "removed");
+}
+
+TEST_F(MonitorTest, KnowsTheInterfacesOfItsNicsVfsAndTheirPfs) {
+    load("sriov-nic");
+    auto m = monitor();
+    EXPECT_TRUE(m->watchesInterface("ens1f0"));    // a PF
+    EXPECT_TRUE(m->watchesInterface("ens1f0v0"));  // one of its VFs
+    EXPECT_FALSE(m->watchesInterface("veth1a2b3c"));
+    EXPECT_FALSE(m->watchesInterface(""));
+    // Only the VF stays watched: its PF's interface still matters to it.
+    auto vfOnly = watched;
+    std::erase_if(vfOnly,
+                  [](const WatchedDevice& d) { return d.deviceName != "nic-0000-01-02-0"; });
+    ASSERT_EQ(vfOnly.size(), 1U);
+    m->setDevices(vfOnly);
+    EXPECT_TRUE(m->watchesInterface("ens1f0"));
+    EXPECT_TRUE(m->watchesInterface("ens1f0v0"));
+    EXPECT_FALSE(m->watchesInterface("ens1f0v1"));
+    m->setDevices({});
+    EXPECT_FALSE(m->watchesInterface("ens1f0"));
 }
 
 }  // namespace

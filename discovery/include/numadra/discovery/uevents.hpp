@@ -32,9 +32,11 @@ class UeventListener {
     ~UeventListener();
 
     // Waits up to `timeout` and returns the events of the given subsystems that arrived (the
-    // first one ends the wait; anything already queued behind it is drained too).
+    // first one ends the wait; anything already queued behind it is drained too). Returns early,
+    // with nothing, when `wakeFd` (if given: an eventfd the caller writes to, e.g. to stop)
+    // becomes readable; it is not read here.
     std::vector<Uevent> wait(std::chrono::milliseconds timeout,
-                             const std::vector<std::string>& subsystems);
+                             const std::vector<std::string>& subsystems, int wakeFd = -1);
 
   private:
     explicit UeventListener(int fd) : fd_(fd) {}

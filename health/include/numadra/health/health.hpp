@@ -12,8 +12,10 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -96,18 +98,26 @@ class Checker {
         bool down = false;
         std::string text;
     };
+    struct NetdevRead {
+        bool present = false;              // its operstate could be read
+        std::optional<NetdevState> state;  // none: not ours to judge (in a pod, admin down)
+    };
     void checkAer(const WatchedDevice& device, Clock::time_point now, DeviceHealth& health);
     void checkLink(const WatchedDevice& device, DeviceHealth& health);
     void checkNetdevs(const WatchedDevice& device, DeviceHealth& health);
     void checkCpus(const WatchedDevice& device, DeviceHealth& health);
+    bool present(const WatchedDevice& device);
     const LinkLimit& linkLimit(const WatchedDevice& device);
-    std::optional<NetdevState> netdevState(const std::string& path);
+    const NetdevRead& readNetdev(const std::string& path);
+    const std::optional<std::vector<int>>& onlineCpus();
 
     discovery::Sysfs sysfs_;
     Policy policy_;
     std::map<std::string, AerHistory> aer_;
     std::map<std::string, LinkLimit> linkLimits_;
-    std::map<std::string, std::optional<NetdevState>> netdevsThisRound_;
+    std::map<std::string, NetdevRead> netdevsThisRound_;
+    // devices/system/cpu/online, read once per round (none: unreadable, ask each CPU).
+    std::optional<std::optional<std::vector<int>>> onlineCpusThisRound_;
 };
 
 struct MonitorOptions {
@@ -135,6 +145,9 @@ class Monitor final : public plugin::HealthSource {
     void stop();
     // Checks now (a kernel device event arrived), without waiting for the next poll.
     void checkNow();
+    // Whether a watched device has a network interface of this name (its own or, for a VF, its
+    // PF's): a link event for it calls for checkNow().
+    bool watchesInterface(std::string_view ifName) const;
     // Runs one round of checks on the caller's thread; true if a state or cause changed.
     bool checkOnce();
 
@@ -154,6 +167,7 @@ class Monitor final : public plugin::HealthSource {
     std::condition_variable_any changed_;
     std::condition_variable_any wake_;
     std::vector<WatchedDevice> devices_;
+    std::set<std::string, std::less<>> interfaces_;  // the netdev names of devices_
     std::map<std::string, DeviceHealth> states_;
     std::map<std::string, DeviceHealth> removed_;
     std::vector<std::string> toForget_;  // dropped by setDevices; their history goes next round
