@@ -1,8 +1,6 @@
 #include "numadra/daemon/daemon.hpp"
 
 #include <spdlog/spdlog.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -13,8 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include "numadra/common/stop_fd.hpp"
 #include "numadra/common/text.hpp"
-#include "numadra/common/unique_fd.hpp"
 #include "numadra/daemon/claims.hpp"
 #include "numadra/daemon/inventory.hpp"
 #include "numadra/discovery/discovery.hpp"
@@ -45,7 +43,6 @@ constexpr auto kPublishRetryMax = std::chrono::seconds(30);
 constexpr auto kWatchRetry = std::chrono::seconds(2);
 // Bursts of device events (512 VFs appearing) are one rescan.
 constexpr auto kRescanDebounce = std::chrono::milliseconds(200);
-constexpr auto kStopCheck = std::chrono::milliseconds(250);
 
 std::string fieldSelector(const DaemonConfig& config) {
     return "spec.nodeName=" + config.slices.nodeName + ",spec.driver=" + config.slices.driverName;
@@ -214,26 +211,6 @@ class ApiClaimSource : public ClaimSource {
 
   private:
     kube::KubeClient& client_;
-};
-
-// An eventfd that becomes readable once `stop` is requested, so a thread blocked in poll() on a
-// kernel socket wakes at once instead of waking every few hundred milliseconds to look.
-class StopWaker {
-  public:
-    explicit StopWaker(std::stop_token stop)
-        : fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), onStop_(std::move(stop), [this] {
-              const std::uint64_t one = 1;
-              [[maybe_unused]] const auto written = ::write(fd_.get(), &one, sizeof one);
-          }) {}
-    int fd() const { return fd_.get(); }
-    // Without an eventfd (out of descriptors) callers wait in short slices instead.
-    std::chrono::milliseconds limit(std::chrono::milliseconds wanted) const {
-        return fd_ ? wanted : std::min(wanted, kStopCheck);
-    }
-
-  private:
-    UniqueFd fd_;  // before onStop_: the callback may run in its constructor
-    std::stop_callback<std::function<void()>> onStop_;
 };
 
 // A one-shot "something may have changed" flag threads can wait on.
@@ -543,7 +520,7 @@ void Daemon::rescanLoop(std::stop_token stop) {
     }
     static const std::vector<std::string> kSubsystems{"pci", "net", "infiniband",
                                                       "drm", "cpu", "node"};
-    StopWaker waker(stop);
+    StopFd waker(stop);
     auto nextScan = Clock::now() + config_.resyncInterval;
     while (!stop.stop_requested()) {
         bool changed = false;

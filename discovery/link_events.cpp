@@ -2,13 +2,14 @@
 
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
-#include <poll.h>
 #include <sys/socket.h>
 
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <system_error>
+
+#include "netlink_wait.hpp"
 
 namespace numadra::discovery {
 
@@ -94,12 +95,8 @@ Result<LinkEventListener> LinkEventListener::open() {
 
 LinkEvents LinkEventListener::wait(std::chrono::milliseconds timeout, int wakeFd) {
     LinkEvents result;
-    std::array<pollfd, 2> fds{pollfd{fd_.get(), POLLIN, 0}, pollfd{wakeFd, POLLIN, 0}};
-    const nfds_t count = wakeFd >= 0 ? 2 : 1;
-    if (::poll(fds.data(), count, static_cast<int>(timeout.count())) <= 0 ||
-        (fds[0].revents & (POLLIN | POLLERR)) == 0) {
+    if (!waitReadable(fd_.get(), timeout, wakeFd))
         return result;
-    }
     // Link messages carry statistics and are about 1-2 KiB each; one datagram holds one.
     std::array<char, 32768> buffer{};
     for (;;) {

@@ -1,14 +1,14 @@
 #include "numadra/discovery/uevents.hpp"
 
 #include <linux/netlink.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <system_error>
+
+#include "netlink_wait.hpp"
 
 namespace numadra::discovery {
 
@@ -46,52 +46,26 @@ std::optional<Uevent> parseUevent(std::string_view message) {
 }
 
 Result<UeventListener> UeventListener::open() {
-    int fd =
-        ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_KOBJECT_UEVENT);
-    if (fd < 0)
+    UniqueFd fd(
+        ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_KOBJECT_UEVENT));
+    if (!fd)
         return Error{"netlink uevent socket: " + std::generic_category().message(errno), errno};
     sockaddr_nl address{};
     address.nl_family = AF_NETLINK;
     address.nl_groups = 1;  // the kernel's broadcast group
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-        const int error = errno;
-        ::close(fd);
-        return Error{"netlink uevent bind: " + std::generic_category().message(error), error};
-    }
-    return UeventListener(fd);
-}
-
-UeventListener::UeventListener(UeventListener&& other) noexcept : fd_(other.fd_) {
-    other.fd_ = -1;
-}
-
-UeventListener& UeventListener::operator=(UeventListener&& other) noexcept {
-    if (this != &other) {
-        if (fd_ >= 0)
-            ::close(fd_);
-        fd_ = other.fd_;
-        other.fd_ = -1;
-    }
-    return *this;
-}
-
-UeventListener::~UeventListener() {
-    if (fd_ >= 0)
-        ::close(fd_);
+    if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
+        return Error{"netlink uevent bind: " + std::generic_category().message(errno), errno};
+    return UeventListener(std::move(fd));
 }
 
 std::vector<Uevent> UeventListener::wait(std::chrono::milliseconds timeout,
                                          const std::vector<std::string>& subsystems, int wakeFd) {
     std::vector<Uevent> events;
-    std::array<pollfd, 2> fds{pollfd{fd_, POLLIN, 0}, pollfd{wakeFd, POLLIN, 0}};
-    const nfds_t count = wakeFd >= 0 ? 2 : 1;
-    if (::poll(fds.data(), count, static_cast<int>(timeout.count())) <= 0 ||
-        (fds[0].revents & (POLLIN | POLLERR)) == 0) {
+    if (!waitReadable(fd_.get(), timeout, wakeFd))
         return events;
-    }
     char buffer[8192];
     for (;;) {
-        ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+        ssize_t n = ::recv(fd_.get(), buffer, sizeof buffer, 0);
         if (n <= 0)
             break;  // EAGAIN: drained
         auto event = parseUevent(std::string_view(buffer, static_cast<size_t>(n)));

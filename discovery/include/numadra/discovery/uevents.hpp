@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "numadra/common/result.hpp"
+#include "numadra/common/unique_fd.hpp"
 
 namespace numadra::discovery {
 
@@ -25,11 +26,6 @@ std::optional<Uevent> parseUevent(std::string_view message);
 class UeventListener {
   public:
     static Result<UeventListener> open();
-    UeventListener(UeventListener&& other) noexcept;
-    UeventListener& operator=(UeventListener&& other) noexcept;
-    UeventListener(const UeventListener&) = delete;
-    UeventListener& operator=(const UeventListener&) = delete;
-    ~UeventListener();
 
     // Waits up to `timeout` and returns the events of the given subsystems that arrived (the
     // first one ends the wait; anything already queued behind it is drained too). Returns early,
@@ -39,8 +35,8 @@ class UeventListener {
                              const std::vector<std::string>& subsystems, int wakeFd = -1);
 
   private:
-    explicit UeventListener(int fd) : fd_(fd) {}
-    int fd_ = -1;
+    explicit UeventListener(UniqueFd fd) : fd_(std::move(fd)) {}
+    UniqueFd fd_;
 };
 
 }  // namespace numadra::discovery

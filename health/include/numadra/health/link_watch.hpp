@@ -11,7 +11,6 @@
 #include <thread>
 
 #include "numadra/common/result.hpp"
-#include "numadra/common/unique_fd.hpp"
 #include "numadra/discovery/link_events.hpp"
 #include "numadra/health/health.hpp"
 
@@ -25,18 +24,16 @@ class LinkWatch {
 
     // Subscribes and starts the thread; an error when the subscription is refused.
     static Result<std::unique_ptr<LinkWatch>> start(Monitor& monitor, Observer observer = {});
-    ~LinkWatch();  // stops and joins the thread
+    ~LinkWatch() = default;  // the jthread stops (waking its poll) and joins
     LinkWatch(const LinkWatch&) = delete;
     LinkWatch& operator=(const LinkWatch&) = delete;
 
   private:
-    LinkWatch(Monitor& monitor, discovery::LinkEventListener listener, UniqueFd wake,
-              Observer observer);
+    LinkWatch(Monitor& monitor, discovery::LinkEventListener listener, Observer observer);
     void run(std::stop_token stop);
 
     Monitor& monitor_;
     discovery::LinkEventListener listener_;
-    UniqueFd wake_;  // an eventfd: written to stop the thread's poll
     Observer observer_;
     std::jthread thread_;
 };
