@@ -20,6 +20,7 @@
 #include "numadra/kube/fake_apiserver.hpp"
 #include "numadra/state/checkpoint.hpp"
 #include "numadra/testing/dev_tree.hpp"
+#include "numadra/testing/health_stream.hpp"
 #include "numadra/testing/http.hpp"
 #include "numadra/testing/machines.hpp"
 #include "numadra/testing/netns.hpp"
@@ -377,14 +378,7 @@ class HealthWatch {
     std::unique_ptr<grpc::ClientReader<Response>> reader_;
 };
 
-template <class Response>
-const auto* healthOf(const Response& response, const std::string& device) {
-    for (const auto& entry : response.devices()) {
-        if (entry.device().device_name() == device)
-            return &entry;
-    }
-    return static_cast<decltype(&response.devices(0))>(nullptr);
-}
+using numadra::testing::healthOf;
 
 class HealthDaemonTest : public DaemonTest {
   protected:

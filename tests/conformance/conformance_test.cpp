@@ -34,6 +34,7 @@
 #include "harness.hpp"
 #include "numadra/allocator/cli.hpp"
 #include "numadra/testing/dev_tree.hpp"
+#include "numadra/testing/health_stream.hpp"
 #include "numadra/testing/machines.hpp"
 #include "numadra/testing/temp_tree.hpp"
 #include "pkg/apis/dra-health/v1/api.grpc.pb.h"
@@ -376,14 +377,7 @@ class HealthWatch {
     std::unique_ptr<grpc::ClientReader<Response>> reader_;
 };
 
-template <class Response>
-const auto* healthOf(const Response& response, const std::string& device) {
-    for (const auto& entry : response.devices()) {
-        if (entry.device().device_name() == device)
-            return &entry;
-    }
-    return static_cast<decltype(&response.devices(0))>(nullptr);
-}
+using numadra::testing::healthOf;
 
 // ---- claims -------------------------------------------------------------------------------------
 
