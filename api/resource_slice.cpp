@@ -1,5 +1,7 @@
 #include "numadra/api/resource_slice.hpp"
 
+#include "slice_events.hpp"
+
 namespace numadra::api {
 
 bool isListAttribute(const AttributeValue& value) {
@@ -32,178 +34,73 @@ bool Device::usesAdvancedFeatures() const {
     return false;
 }
 
-Json toJson(const AttributeValue& value) {
-    Json out = Json::object();
-    std::visit(
-        [&](const auto& v) {
-            using T = std::decay_t<decltype(v)>;
-            if constexpr (std::is_same_v<T, bool>) {
-                out["bool"] = v;
-            } else if constexpr (std::is_same_v<T, std::int64_t>) {
-                out["int"] = v;
-            } else if constexpr (std::is_same_v<T, std::string>) {
-                out["string"] = v;
-            } else if constexpr (std::is_same_v<T, Version>) {
-                out["version"] = v.text;
-            } else if constexpr (std::is_same_v<T, std::vector<bool>>) {
-                Json list = Json::array();
-                for (bool b : v)
-                    list.push_back(b);
-                out["bools"] = list;
-            } else if constexpr (std::is_same_v<T, std::vector<std::int64_t>>) {
-                out["ints"] = v;
-            } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
-                out["strings"] = v;
-            } else {
-                Json list = Json::array();
-                for (const auto& version : v)
-                    list.push_back(version.text);
-                out["versions"] = list;
-            }
-        },
-        value);
-    return out;
-}
-
-Json toJson(const CapacityRequestPolicy& policy) {
-    Json out = Json::object();
-    if (policy.defaultValue)
-        out["default"] = policy.defaultValue->text();
-    if (!policy.validValues.empty()) {
-        Json values = Json::array();
-        for (const auto& q : policy.validValues)
-            values.push_back(q.text());
-        out["validValues"] = values;
-    }
-    if (policy.validRange) {
-        Json range = Json::object();
-        range["min"] = policy.validRange->min.text();
-        if (policy.validRange->max)
-            range["max"] = policy.validRange->max->text();
-        if (policy.validRange->step)
-            range["step"] = policy.validRange->step->text();
-        out["validRange"] = range;
-    }
-    return out;
-}
-
 namespace {
 
-Json toJson(const std::map<std::string, Counter>& counters) {
-    Json out = Json::object();
-    for (const auto& [name, counter] : counters) {
-        Json c = Json::object();
-        if (counter.value)
-            c["value"] = counter.value->text();
-        if (counter.requestPolicy)
-            c["requestPolicy"] = toJson(*counter.requestPolicy);
-        if (counter.valueFromCapacityKey)
-            c["valueFrom"] = Json{{"capacityKey", *counter.valueFromCapacityKey}};
-        out[name] = c;
+// Builds the Json DOM from the encoder's events (slice_events.hpp), so the DOM and the text
+// writers cannot disagree on a field.
+class DomWriter {
+  public:
+    void beginObject() { open(Json::object()); }
+    void endObject() { open_.pop_back(); }
+    void beginArray() { open(Json::array()); }
+    void endArray() { open_.pop_back(); }
+    void key(std::string_view name) { key_ = name; }
+    void stringValue(std::string_view text) { place(Json(text)); }
+    void intValue(std::int64_t value) { place(Json(value)); }
+    void boolValue(bool value) { place(Json(value)); }
+
+    Json take() { return std::move(root_); }
+
+  private:
+    Json& place(Json value) {
+        if (open_.empty()) {
+            root_ = std::move(value);
+            return root_;
+        }
+        Json& parent = *open_.back();
+        if (parent.is_array()) {
+            parent.push_back(std::move(value));
+            return parent.back();
+        }
+        return parent[key_] = std::move(value);
     }
-    return out;
+    // Only the innermost container grows, so the pointers to the outer ones stay valid.
+    void open(Json container) { open_.push_back(&place(std::move(container))); }
+
+    Json root_;
+    std::vector<Json*> open_;
+    std::string key_;
+};
+
+template <class Value, class Write>
+Json toDom(const Value& value, Write write) {
+    DomWriter writer;
+    write(writer, value);
+    return writer.take();
 }
 
 }  // namespace
 
+Json toJson(const AttributeValue& value) {
+    return toDom(value, detail::writeAttribute<DomWriter>);
+}
+
+Json toJson(const CapacityRequestPolicy& policy) {
+    return toDom(policy, detail::writePolicy<DomWriter>);
+}
+
 Json toJson(const Device& device) {
-    Json out = Json::object();
-    out["name"] = device.name;
-    if (device.allowMultipleAllocations)
-        out["allowMultipleAllocations"] = true;
-    if (!device.attributes.empty()) {
-        Json attributes = Json::object();
-        for (const auto& [name, value] : device.attributes)
-            attributes[name] = toJson(value);
-        out["attributes"] = attributes;
-    }
-    if (!device.capacity.empty()) {
-        Json capacity = Json::object();
-        for (const auto& [name, cap] : device.capacity) {
-            Json c = Json::object();
-            c["value"] = cap.value.text();
-            if (cap.requestPolicy)
-                c["requestPolicy"] = toJson(*cap.requestPolicy);
-            capacity[name] = c;
-        }
-        out["capacity"] = capacity;
-    }
-    if (!device.consumesCounters.empty()) {
-        Json list = Json::array();
-        for (const auto& consumption : device.consumesCounters) {
-            list.push_back(Json{{"counterSet", consumption.counterSet},
-                                {"counters", toJson(consumption.counters)}});
-        }
-        out["consumesCounters"] = list;
-    }
-    if (!device.taints.empty()) {
-        Json list = Json::array();
-        for (const auto& taint : device.taints) {
-            Json t = Json::object();
-            t["key"] = taint.key;
-            if (!taint.value.empty())
-                t["value"] = taint.value;
-            t["effect"] = taint.effect;
-            list.push_back(t);
-        }
-        out["taints"] = list;
-    }
-    return out;
+    return toDom(device, detail::writeDevice<DomWriter>);
 }
 
 Json toJson(const ResourceSlice& slice) {
-    Json metadata = Json::object();
-    metadata["name"] = slice.name;
-    if (!slice.labels.empty())
-        metadata["labels"] = slice.labels;
-    if (!slice.ownerReferences.empty()) {
-        Json owners = Json::array();
-        for (const auto& owner : slice.ownerReferences) {
-            owners.push_back(Json{{"apiVersion", owner.apiVersion},
-                                  {"kind", owner.kind},
-                                  {"name", owner.name},
-                                  {"uid", owner.uid},
-                                  {"controller", owner.controller}});
-        }
-        metadata["ownerReferences"] = owners;
-    }
-    Json spec = Json::object();
-    spec["driver"] = slice.driver;
-    spec["pool"] = Json{{"name", slice.pool.name},
-                        {"generation", slice.pool.generation},
-                        {"resourceSliceCount", slice.pool.resourceSliceCount}};
-    if (!slice.nodeName.empty())
-        spec["nodeName"] = slice.nodeName;
-    if (!slice.sharedCounters.empty()) {
-        Json sets = Json::array();
-        for (const auto& set : slice.sharedCounters) {
-            sets.push_back(Json{{"name", set.name}, {"counters", toJson(set.counters)}});
-        }
-        spec["sharedCounters"] = sets;
-    } else {
-        // devices is required by the API (may be empty) unless the slice carries counters.
-        Json devices = Json::array();
-        for (const auto& device : slice.devices)
-            devices.push_back(toJson(device));
-        spec["devices"] = devices;
-    }
-    Json out = Json::object();
-    out["apiVersion"] = kResourceApiVersion;
-    out["kind"] = "ResourceSlice";
-    out["metadata"] = metadata;
-    out["spec"] = spec;
-    return out;
+    DomWriter writer;
+    detail::writeSlice(writer, slice);
+    return writer.take();
 }
 
 Json toJsonList(const std::vector<ResourceSlice>& slices) {
-    Json items = Json::array();
-    for (const auto& slice : slices)
-        items.push_back(toJson(slice));
-    Json out = Json::object();
-    out["apiVersion"] = "v1";
-    out["kind"] = "List";
-    out["items"] = items;
-    return out;
+    return toDom(slices, detail::writeList<DomWriter>);
 }
 
 }  // namespace numadra::api

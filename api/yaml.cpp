@@ -1,27 +1,10 @@
 #include "numadra/api/yaml.hpp"
 
+#include "text_writers.hpp"
+
 namespace numadra::api {
 
 namespace {
-
-bool isPlainKey(const std::string& key) {
-    if (key.empty())
-        return false;
-    for (char c : key) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                        (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.' || c == '/';
-        if (!ok)
-            return false;
-    }
-    // Keys that YAML 1.1 would read as booleans/null stay quoted.
-    static const char* const kReserved[] = {"y",   "n",    "yes",   "no",   "on",
-                                            "off", "true", "false", "null", "~"};
-    for (const char* word : kReserved) {
-        if (key == word)
-            return false;
-    }
-    return !(key[0] >= '0' && key[0] <= '9') && key[0] != '-' && key[0] != '.';
-}
 
 std::string scalar(const Json& value) {
     // JSON's string escaping is valid YAML double-quoted style.
@@ -29,7 +12,7 @@ std::string scalar(const Json& value) {
 }
 
 std::string key(const std::string& k) {
-    return isPlainKey(k) ? k : Json(k).dump();
+    return detail::isPlainYamlKey(k) ? k : Json(k).dump();
 }
 
 bool isEmptyContainer(const Json& v) {
