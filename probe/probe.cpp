@@ -7,7 +7,7 @@
 #include <iostream>
 #include <optional>
 
-#include "numadra/api/yaml.hpp"
+#include "numadra/api/slice_writer.hpp"
 #include "numadra/common/host.hpp"
 #include "numadra/discovery/discovery.hpp"
 
@@ -144,16 +144,16 @@ int runNumaProbe(const std::vector<std::string>& args, std::ostream& out, std::o
         err << "numa-probe: " << built.error().message << "\n";
         return 1;
     }
+    std::string text;
     if (flags.output == "json") {
-        out << api::toJsonList(built.value()).dump(2) << "\n";
+        api::appendJsonList(text, built.value(), api::JsonLayout::Indented);
+        text += '\n';
     } else if (flags.output == "yaml") {
-        std::vector<api::Json> documents;
-        for (const auto& slice : built.value())
-            documents.push_back(api::toJson(slice));
-        out << api::toYamlStream(documents);
+        api::appendYamlStream(text, built.value());
     } else {
-        out << renderTable(*machine, flags.slice, built.value());
+        text = renderTable(*machine, flags.slice, built.value());
     }
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
     return 0;
 }
 

@@ -1,0 +1,139 @@
+// numa-probe's JSON and YAML are byte for byte what the DOM-based encoding (the reference kept
+// in api/tests/legacy) printed, on every mocked machine in every flag combination; so is the
+// compact JSON the publisher sends.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+
+#include "legacy_json.hpp"
+#include "numadra/api/slice_writer.hpp"
+#include "numadra/api/yaml.hpp"
+#include "numadra/discovery/discovery.hpp"
+#include "numadra/discovery/pci_names.hpp"
+#include "numadra/probe/probe.hpp"
+#include "numadra/slices/builder.hpp"
+#include "numadra/testing/machines.hpp"
+
+namespace numadra::probe {
+namespace {
+
+// Every machine testdata/generate_sysfs.py generates.
+std::vector<std::string> generatedMachines() {
+    std::vector<std::string> names;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(NUMADRA_GENERATED_SYSFS, error)) {
+        if (std::filesystem::is_directory(entry.path() / "sys"))
+            names.push_back(entry.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+struct Flags {
+    bool numaList;
+    bool sharedCapacity;
+    bool legacyAttributes;
+};
+
+struct Case {
+    std::string machine;
+    Flags flags;
+};
+
+void PrintTo(const Case& c, std::ostream* out) {
+    *out << c.machine << (c.flags.numaList ? " --numa-list" : "")
+         << (c.flags.sharedCapacity ? " --shared-consumable-capacity" : "")
+         << (c.flags.legacyAttributes ? " --legacy-numa-attributes" : "");
+}
+
+std::vector<Case> everyMachineAndFlagCombination() {
+    std::vector<Case> cases;
+    for (const auto& machine : generatedMachines()) {
+        for (int bits = 0; bits < 8; ++bits)
+            cases.push_back({machine, {(bits & 1) != 0, (bits & 2) != 0, (bits & 4) != 0}});
+    }
+    return cases;
+}
+
+std::vector<std::string> probeArgs(const Case& c, const std::string& output) {
+    std::vector<std::string> args{"--sysfs-root", testing::machineRoot(c.machine),
+                                  "--node-name",  "node-a",
+                                  "--output",     output};
+    if (c.flags.numaList)
+        args.push_back("--numa-list");
+    if (c.flags.sharedCapacity)
+        args.push_back("--shared-consumable-capacity");
+    if (c.flags.legacyAttributes)
+        args.push_back("--legacy-numa-attributes");
+    return args;
+}
+
+std::string probeOutput(const Case& c, const std::string& output) {
+    std::ostringstream out, err;
+    EXPECT_EQ(runNumaProbe(probeArgs(c, output), out, err), 0) << err.str();
+    return out.str();
+}
+
+// The slices as numa-probe built them before the writer: pci.ids names, the same options.
+std::vector<api::ResourceSlice> referenceSlices(const Case& c) {
+    discovery::PciNameDatabase names;
+    auto machine = discovery::discover({testing::machineRoot(c.machine), &names, nullptr});
+    EXPECT_TRUE(machine) << machine.error().message;
+    slices::SliceOptions options;
+    options.nodeName = "node-a";
+    options.numaForm = c.flags.numaList ? topology::NumaForm::List : topology::NumaForm::Scalar;
+    options.sharedConsumableCapacity = c.flags.sharedCapacity;
+    options.legacyNumaAttributes = c.flags.legacyAttributes;
+    auto built = slices::buildResourceSlices(machine.value(), options);
+    EXPECT_TRUE(built) << built.error().message;
+    return built.value();
+}
+
+class ProbeOutputMatchesDom : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ProbeOutputMatchesDom, Json) {
+    const std::string expected = api::legacyToJsonList(referenceSlices(GetParam())).dump(2) + "\n";
+    EXPECT_EQ(probeOutput(GetParam(), "json"), expected);
+}
+
+TEST_P(ProbeOutputMatchesDom, Yaml) {
+    std::vector<api::Json> documents;
+    for (const auto& slice : referenceSlices(GetParam()))
+        documents.push_back(api::legacyToJson(slice));
+    EXPECT_EQ(probeOutput(GetParam(), "yaml"), api::toYamlStream(documents));
+}
+
+TEST_P(ProbeOutputMatchesDom, CompactJsonOfEachSlice) {
+    for (const auto& slice : referenceSlices(GetParam())) {
+        std::string text;
+        api::appendJson(text, slice, api::JsonLayout::Compact);
+        EXPECT_EQ(text, api::legacyToJson(slice).dump()) << slice.name;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryMachine, ProbeOutputMatchesDom,
+                         ::testing::ValuesIn(everyMachineAndFlagCombination()),
+                         [](const auto& test) {
+                             std::string name = test.param.machine + "_" +
+                                                std::to_string(test.param.flags.numaList) +
+                                                std::to_string(test.param.flags.sharedCapacity) +
+                                                std::to_string(test.param.flags.legacyAttributes);
+                             std::replace(name.begin(), name.end(), '-', '_');
+                             return name;
+                         });
+
+// The golden tests above cover whatever machines the generator wrote: at least these.
+TEST(ProbeOutputMatchesDom, CoversTheMockedMachines) {
+    const auto machines = generatedMachines();
+    for (const char* expected : {"big-2s-8n", "epyc-2s-nps4", "sriov-nic", "bad-files",
+                                 "vm-noaffinity", "hyperv-nested", "sparse-gpu-mem"}) {
+        EXPECT_NE(std::find(machines.begin(), machines.end(), expected), machines.end())
+            << expected;
+    }
+}
+
+}  // namespace
+}  // namespace numadra::probe
