@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <ostream>
 
 #include "numadra/api/resource_slice.hpp"
 
@@ -17,26 +18,71 @@ constexpr std::array<bool, 256> kVerbatim = [] {
     return table;
 }();
 
+// A line break, then spaces: what every indented line starts with, in one append.
+constexpr size_t kMostSpaces = 128;
+constexpr std::array<char, 1 + kMostSpaces> kLineBreakAndSpaces = [] {
+    std::array<char, 1 + kMostSpaces> text{};
+    text.fill(' ');
+    text[0] = '\n';
+    return text;
+}();
+
 }  // namespace
 
-void appendJsonString(std::string& out, std::string_view text) {
+void TextOutput::lineBreak(size_t count) {
+    if (count > kMostSpaces) {
+        append('\n');
+        spaces(count);
+        return;
+    }
+    append({kLineBreakAndSpaces.data(), 1 + count});
+}
+
+void TextOutput::spaces(size_t count) {
+    for (; count > kMostSpaces; count -= kMostSpaces)
+        append({kLineBreakAndSpaces.data() + 1, kMostSpaces});
+    append({kLineBreakAndSpaces.data() + 1, count});
+}
+
+void TextOutput::flush() {
+    if (used_ == 0)
+        return;
+    if (string_ != nullptr)
+        string_->append(buffer_.get(), used_);
+    else
+        stream_->write(buffer_.get(), static_cast<std::streamsize>(used_));
+    used_ = 0;
+}
+
+void TextOutput::appendLarge(std::string_view text) {
+    flush();
+    if (text.size() < kCapacity) {
+        append(text);
+    } else if (string_ != nullptr) {
+        string_->append(text);
+    } else {
+        stream_->write(text.data(), static_cast<std::streamsize>(text.size()));
+    }
+}
+
+void appendJsonString(TextOutput& out, std::string_view text) {
     for (char c : text) {
         if (!kVerbatim[static_cast<unsigned char>(c)]) {
             // Escapes and UTF-8 (validation, replacement) are rare here: nlohmann's own code
             // writes those strings, so they cannot come out differently.
-            out += Json(text).dump(-1, ' ', false, Json::error_handler_t::replace);
+            out.append(Json(text).dump(-1, ' ', false, Json::error_handler_t::replace));
             return;
         }
     }
-    out += '"';
-    out += text;
-    out += '"';
+    out.append('"');
+    out.append(text);
+    out.append('"');
 }
 
-void appendJsonInt(std::string& out, std::int64_t value) {
+void appendJsonInt(TextOutput& out, std::int64_t value) {
     char buffer[24];
     const auto end = std::to_chars(buffer, buffer + sizeof buffer, value).ptr;
-    out.append(buffer, end);
+    out.append({buffer, static_cast<size_t>(end - buffer)});
 }
 
 bool isPlainYamlKey(std::string_view key) {
@@ -64,7 +110,7 @@ bool isPlainYamlKey(std::string_view key) {
 void JsonWriter::key(std::string_view name) {
     startElement();
     appendJsonString(out_, name);
-    out_ += indented_ ? ": " : ":";
+    out_.append(indented_ ? std::string_view(": ") : std::string_view(":"));
     afterKey_ = true;
 }
 
@@ -78,7 +124,7 @@ void JsonWriter::beforeValue() {
 
 void JsonWriter::startElement() {
     if (hasElements_.back())
-        out_ += ',';
+        out_.append(',');
     hasElements_.back() = true;
     if (indented_)
         lineBreak();
@@ -86,7 +132,7 @@ void JsonWriter::startElement() {
 
 void JsonWriter::open(char bracket) {
     beforeValue();
-    out_ += bracket;
+    out_.append(bracket);
     hasElements_.push_back(false);
 }
 
@@ -95,12 +141,11 @@ void JsonWriter::close(char bracket) {
     hasElements_.pop_back();
     if (hadElements && indented_)
         lineBreak();
-    out_ += bracket;
+    out_.append(bracket);
 }
 
 void JsonWriter::lineBreak() {
-    out_ += '\n';
-    out_.append(2 * hasElements_.size(), ' ');
+    out_.lineBreak(2 * hasElements_.size());
 }
 
 // --- YamlWriter: api/yaml.cpp's layout. An object after a key goes one level deeper on the next
@@ -112,12 +157,12 @@ void YamlWriter::key(std::string_view name) {
     const bool onDashLine = object.empty && object.firstKeyInline;
     firstElement(object);
     if (!onDashLine)
-        out_.append(static_cast<size_t>(object.indent), ' ');
+        out_.spaces(static_cast<size_t>(object.indent));
     if (isPlainYamlKey(name))
-        out_ += name;
+        out_.append(name);
     else
         appendJsonString(out_, name);
-    out_ += ':';
+    out_.append(':');
 }
 
 void YamlWriter::beginContainer(bool isArray) {
@@ -142,8 +187,8 @@ void YamlWriter::endContainer() {
     if (!frame.empty)
         return;  // its last line is written
     if (frame.opener == Opener::Key)
-        out_ += ' ';
-    out_ += frame.isArray ? "[]\n" : "{}\n";
+        out_.append(' ');
+    out_.append(frame.isArray ? "[]\n" : "{}\n");
 }
 
 void YamlWriter::startScalar() {
@@ -153,13 +198,13 @@ void YamlWriter::startScalar() {
     if (parent.isArray)
         startArrayElement(parent);
     else
-        out_ += ' ';
+        out_.append(' ');
 }
 
 void YamlWriter::startArrayElement(Frame& array) {
     firstElement(array);
-    out_.append(static_cast<size_t>(array.indent), ' ');
-    out_ += "- ";
+    out_.spaces(static_cast<size_t>(array.indent));
+    out_.append("- ");
 }
 
 void YamlWriter::firstElement(Frame& frame) {
@@ -168,7 +213,7 @@ void YamlWriter::firstElement(Frame& frame) {
     frame.empty = false;
     // After a key, the elements start on the next line; so do a nested array's after its dash.
     if (frame.opener == Opener::Key || (frame.opener == Opener::Dash && frame.isArray))
-        out_ += '\n';
+        out_.append('\n');
 }
 
 }  // namespace numadra::api::detail

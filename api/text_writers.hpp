@@ -4,6 +4,9 @@
 // print the DOM those events describe. One emitter (slice_events.hpp) drives them all.
 
 #include <cstdint>
+#include <cstring>
+#include <iosfwd>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,15 +15,54 @@
 
 namespace numadra::api::detail {
 
+// Buffered output to a string or a stream. An append is a bounds check and a memcpy (a
+// std::string append is several times that), and a stream gets the text in 64 KiB pieces
+// rather than as one 1.2 MB string that would have to be faulted in first.
+class TextOutput {
+  public:
+    explicit TextOutput(std::string& target) : string_(&target) {}
+    explicit TextOutput(std::ostream& target) : stream_(&target) {}
+    ~TextOutput() { flush(); }
+    TextOutput(const TextOutput&) = delete;
+    TextOutput& operator=(const TextOutput&) = delete;
+
+    void append(std::string_view text) {
+        if (text.size() > kCapacity - used_) {
+            appendLarge(text);
+            return;
+        }
+        std::memcpy(buffer_.get() + used_, text.data(), text.size());
+        used_ += text.size();
+    }
+    void append(char c) {
+        if (used_ == kCapacity)
+            flush();
+        buffer_[used_++] = c;
+    }
+    // A line break and `spaces` spaces.
+    void lineBreak(size_t spaces);
+    void spaces(size_t count);
+    void flush();
+
+  private:
+    void appendLarge(std::string_view text);
+
+    static constexpr size_t kCapacity = 64 * 1024;
+    std::unique_ptr<char[]> buffer_ = std::make_unique_for_overwrite<char[]>(kCapacity);
+    size_t used_ = 0;
+    std::string* string_ = nullptr;
+    std::ostream* stream_ = nullptr;
+};
+
 // `text` as a JSON string literal, escaped as nlohmann escapes it (invalid UTF-8: U+FFFD).
-void appendJsonString(std::string& out, std::string_view text);
-void appendJsonInt(std::string& out, std::int64_t value);
+void appendJsonString(TextOutput& out, std::string_view text);
+void appendJsonInt(TextOutput& out, std::int64_t value);
 // api/yaml.cpp's rule: a key is written bare unless YAML could read it as something else.
 bool isPlainYamlKey(std::string_view key);
 
 class JsonWriter {
   public:
-    JsonWriter(std::string& out, JsonLayout layout)
+    JsonWriter(TextOutput& out, JsonLayout layout)
         : out_(out), indented_(layout == JsonLayout::Indented) {}
 
     void beginObject() { open('{'); }
@@ -38,7 +80,7 @@ class JsonWriter {
     }
     void boolValue(bool value) {
         beforeValue();
-        out_ += value ? "true" : "false";
+        out_.append(value ? "true" : "false");
     }
 
   private:
@@ -48,16 +90,16 @@ class JsonWriter {
     void close(char bracket);
     void lineBreak();
 
-    std::string& out_;
+    TextOutput& out_;
     bool indented_;
     bool afterKey_ = false;
     // One entry per open container: whether it has an element yet.
-    std::vector<bool> hasElements_;
+    std::vector<char> hasElements_;
 };
 
 class YamlWriter {
   public:
-    explicit YamlWriter(std::string& out) : out_(out) {}
+    explicit YamlWriter(TextOutput& out) : out_(out) {}
 
     void beginObject() { beginContainer(false); }
     void endObject() { endContainer(); }
@@ -67,16 +109,16 @@ class YamlWriter {
     void stringValue(std::string_view text) {
         startScalar();
         appendJsonString(out_, text);  // JSON's escaping is valid YAML double-quoted style
-        out_ += '\n';
+        out_.append('\n');
     }
     void intValue(std::int64_t value) {
         startScalar();
         appendJsonInt(out_, value);
-        out_ += '\n';
+        out_.append('\n');
     }
     void boolValue(bool value) {
         startScalar();
-        out_ += value ? "true\n" : "false\n";
+        out_.append(value ? "true\n" : "false\n");
     }
 
   private:
@@ -96,7 +138,7 @@ class YamlWriter {
     void startArrayElement(Frame& array);
     void firstElement(Frame& frame);
 
-    std::string& out_;
+    TextOutput& out_;
     std::vector<Frame> frames_;
 };
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <sstream>
 
 #include "legacy_json.hpp"
 #include "numadra/api/yaml.hpp"
@@ -186,6 +187,49 @@ TEST(SliceWriter, YamlStreamIsToYamlStreamOfTheDoms) {
     std::string text;
     appendYamlStream(text, slices);
     EXPECT_EQ(text, toYamlStream(documents));
+}
+
+// More text than the writer's 64 KiB buffer holds, so it is passed on in several pieces.
+std::vector<ResourceSlice> manySlices() {
+    std::vector<ResourceSlice> slices;
+    for (int i = 0; i < 100; ++i)
+        slices.push_back(deviceSlice());
+    return slices;
+}
+
+TEST(SliceWriter, StreamedJsonIsTheAppendedJson) {
+    const auto slices = manySlices();
+    std::string appended;
+    appendJsonList(appended, slices, JsonLayout::Indented);
+    std::ostringstream streamed;
+    writeJsonList(streamed, slices, JsonLayout::Indented);
+    EXPECT_GT(appended.size(), 3u * 64 * 1024);
+    EXPECT_EQ(streamed.str(), appended);
+    EXPECT_EQ(appended, legacyToJsonList(slices).dump(2));
+}
+
+TEST(SliceWriter, StreamedYamlIsTheAppendedYaml) {
+    const auto slices = manySlices();
+    std::string appended;
+    appendYamlStream(appended, slices);
+    std::ostringstream streamed;
+    writeYamlStream(streamed, slices);
+    EXPECT_GT(appended.size(), 3u * 64 * 1024);
+    EXPECT_EQ(streamed.str(), appended);
+}
+
+TEST(SliceWriter, StringsLongerThanTheBufferAreWrittenWhole) {
+    ResourceSlice slice = emptySlice();
+    Device device;
+    device.name = "d";
+    device.attributes["long"] = std::string(200 * 1024, 'x');
+    slice.devices.push_back(device);
+    std::string text;
+    appendJson(text, slice, JsonLayout::Compact);
+    EXPECT_EQ(text, legacyToJson(slice).dump());
+    std::ostringstream streamed;
+    writeYamlStream(streamed, {slice});
+    EXPECT_EQ(streamed.str(), "---\n" + toYaml(legacyToJson(slice)));
 }
 
 TEST(SliceWriter, AppendsToWhatTheBufferHolds) {

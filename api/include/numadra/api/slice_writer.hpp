@@ -9,6 +9,7 @@
 // puts U+FFFD in place of each invalid sequence, as nlohmann's error_handler_t::replace (and
 // the API server's JSON decoder) does: one odd interface name must not lose a node's slices.
 
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,5 +33,10 @@ void appendJsonList(std::string& out, const std::vector<ResourceSlice>& slices, 
 void appendYaml(std::string& out, const ResourceSlice& slice);
 // Appends a "---"-separated stream, one document per slice (toYamlStream).
 void appendYamlStream(std::string& out, const std::vector<ResourceSlice>& slices);
+
+// The same two, written to a stream piece by piece as they are made (never the whole text in
+// memory).
+void writeJsonList(std::ostream& out, const std::vector<ResourceSlice>& slices, JsonLayout layout);
+void writeYamlStream(std::ostream& out, const std::vector<ResourceSlice>& slices);
 
 }  // namespace numadra::api
