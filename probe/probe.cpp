@@ -10,6 +10,7 @@
 #include "numadra/api/slice_writer.hpp"
 #include "numadra/common/host.hpp"
 #include "numadra/discovery/discovery.hpp"
+#include "numadra/probe/pci_ids.hpp"
 
 #ifndef NUMADRA_VERSION
 #define NUMADRA_VERSION "0.0.0"
@@ -130,12 +131,14 @@ int runNumaProbe(const std::vector<std::string>& args, std::ostream& out, std::o
     if (exitNow)
         return 0;
 
-    discovery::PciNameDatabase names;
-    auto machine = discovery::discover({flags.sysfsRoot, &names, nullptr});
+    // Names come after discovery, for the ids the machine has (pci_ids.hpp): cheaper than the
+    // whole database discovery would load.
+    auto machine = discovery::discover({flags.sysfsRoot, nullptr, nullptr});
     if (!machine) {
         err << "numa-probe: " << machine.error().message << "\n";
         return 2;
     }
+    namePciFunctions(*machine);
     for (const auto& diagnostic : machine->diagnostics) {
         err << "warning: path=" << diagnostic.path << " problem=\"" << diagnostic.message << "\"\n";
     }
@@ -144,16 +147,14 @@ int runNumaProbe(const std::vector<std::string>& args, std::ostream& out, std::o
         err << "numa-probe: " << built.error().message << "\n";
         return 1;
     }
-    std::string text;
     if (flags.output == "json") {
-        api::appendJsonList(text, built.value(), api::JsonLayout::Indented);
-        text += '\n';
+        api::writeJsonList(out, built.value(), api::JsonLayout::Indented);
+        out << '\n';
     } else if (flags.output == "yaml") {
-        api::appendYamlStream(text, built.value());
+        api::writeYamlStream(out, built.value());
     } else {
-        text = renderTable(*machine, flags.slice, built.value());
+        out << renderTable(*machine, flags.slice, built.value());
     }
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
     return 0;
 }
 

@@ -36,6 +36,15 @@ TEST(NumaProbe, HelpAndVersionExitZero) {
     EXPECT_EQ(version.out.rfind("numa-probe ", 0), 0u);
 }
 
+// --help and --version answer before anything is read: a root that does not exist is no error.
+TEST(NumaProbe, HelpAndVersionReadNothing) {
+    for (const char* flag : {"--help", "--version"}) {
+        EXPECT_EQ(probe({"--sysfs-root", "/nonexistent/numadra", flag}).code, 0) << flag;
+        EXPECT_EQ(probe({flag, "--sysfs-root", "/nonexistent/numadra"}).code, 0) << flag;
+    }
+    EXPECT_EQ(probe({"--sysfs-root", "/nonexistent/numadra"}).code, 2) << "the check can fail";
+}
+
 TEST(NumaProbe, UnknownFlagIsAUsageError) {
     auto run = probe({"--bogus"});
     EXPECT_EQ(run.code, 2);
