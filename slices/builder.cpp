@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <string_view>
 #include <tuple>
 
 #include "devices.hpp"
@@ -15,7 +16,7 @@ bool isLowerAlnum(char c) {
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
 }
 
-bool isCIdentifier(const std::string& s) {
+bool isCIdentifier(std::string_view s) {
     if (s.empty() || s.size() > 32)
         return false;
     for (size_t i = 0; i < s.size(); ++i) {
@@ -27,12 +28,38 @@ bool isCIdentifier(const std::string& s) {
     return true;
 }
 
+// Views, not copies: validateDevice checks ~10,000 names on a large machine.
+bool dnsLabel(std::string_view name) {
+    if (name.empty() || name.size() > 63)
+        return false;
+    for (char c : name) {
+        if (!isLowerAlnum(c) && c != '-')
+            return false;
+    }
+    return isLowerAlnum(name.front()) && isLowerAlnum(name.back());
+}
+
+bool dnsSubdomain(std::string_view name, size_t maxLength) {
+    if (name.empty() || name.size() > maxLength)
+        return false;
+    size_t start = 0;
+    while (start <= name.size()) {
+        size_t dot = name.find('.', start);
+        if (dot == std::string_view::npos)
+            dot = name.size();
+        if (!dnsLabel(name.substr(start, dot - start)))
+            return false;
+        start = dot + 1;
+    }
+    return true;
+}
+
 // Qualified attribute/capacity name: optional "<dns subdomain ≤ 63>/" + C identifier ≤ 32.
-bool isQualifiedName(const std::string& name) {
+bool isQualifiedName(std::string_view name) {
     auto slash = name.find('/');
-    if (slash == std::string::npos)
+    if (slash == std::string_view::npos)
         return isCIdentifier(name);
-    return isDnsSubdomain(name.substr(0, slash), 63) && isCIdentifier(name.substr(slash + 1));
+    return dnsSubdomain(name.substr(0, slash), 63) && isCIdentifier(name.substr(slash + 1));
 }
 
 // Preference order for first-fit: GPUs, accelerators, NICs (VFs before whole NICs before
@@ -86,28 +113,11 @@ api::ResourceSlice emptySlice(const SliceOptions& options) {
 }  // namespace
 
 bool isDnsLabel(const std::string& name) {
-    if (name.empty() || name.size() > 63)
-        return false;
-    for (char c : name) {
-        if (!isLowerAlnum(c) && c != '-')
-            return false;
-    }
-    return isLowerAlnum(name.front()) && isLowerAlnum(name.back());
+    return dnsLabel(name);
 }
 
 bool isDnsSubdomain(const std::string& name, size_t maxLength) {
-    if (name.empty() || name.size() > maxLength)
-        return false;
-    size_t start = 0;
-    while (start <= name.size()) {
-        size_t dot = name.find('.', start);
-        if (dot == std::string::npos)
-            dot = name.size();
-        if (!isDnsLabel(name.substr(start, dot - start)))
-            return false;
-        start = dot + 1;
-    }
-    return true;
+    return dnsSubdomain(name, maxLength);
 }
 
 Status validateOptions(const SliceOptions& options) {

@@ -1,6 +1,7 @@
 #include "devices.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 
 #include "numadra/common/text.hpp"
@@ -36,6 +37,12 @@ void addNumaNode(api::Device& device, const PublishContext& context, const PciFu
 
 std::string linkSpeedText(double gts) {
     char buffer[32];
+    // to_chars prints as printf("%.1f") does, without parsing a format at run time; printf
+    // stays for what would not fit whole (it cuts at 31 characters, as it always did).
+    const auto [end, error] =
+        std::to_chars(buffer, buffer + sizeof buffer, gts, std::chars_format::fixed, 1);
+    if (error == std::errc{} && end - buffer <= 27)
+        return std::string(buffer, end) + "GT/s";
     std::snprintf(buffer, sizeof buffer, "%.1fGT/s", gts);
     return buffer;
 }
