@@ -8,7 +8,10 @@
 #include <string>
 
 #include "numadra/api/resource_slice.hpp"
+#include "numadra/api/slice_writer.hpp"
+#include "numadra/api/yaml.hpp"
 #include "numadra/discovery/discovery.hpp"
+#include "numadra/probe/pci_ids.hpp"
 #include "numadra/slices/builder.hpp"
 
 namespace {
@@ -85,6 +88,55 @@ void BM_SlicesToJson(benchmark::State& state) {
     }
 }
 BENCHMARK(BM_SlicesToJson)->Unit(benchmark::kMillisecond);
+
+// The same slices through the streaming writer (api/slice_writer.hpp): the same bytes, no DOM.
+void BM_SlicesToJsonWriter(benchmark::State& state) {
+    auto machine = numadra::discovery::discover({kBigMachine, nullptr, nullptr});
+    auto slices = numadra::slices::buildResourceSlices(machine.value(), sliceOptions(true));
+    for (auto _ : state) {
+        std::string json;
+        numadra::api::appendJsonList(json, slices.value(), numadra::api::JsonLayout::Compact);
+        benchmark::DoNotOptimize(json);
+    }
+}
+BENCHMARK(BM_SlicesToJsonWriter)->Unit(benchmark::kMillisecond);
+
+// numa-probe's YAML before the writer (a DOM per slice, then api/yaml.cpp) and after.
+void BM_SlicesToYamlDom(benchmark::State& state) {
+    auto machine = numadra::discovery::discover({kBigMachine, nullptr, nullptr});
+    auto slices = numadra::slices::buildResourceSlices(machine.value(), sliceOptions(true));
+    for (auto _ : state) {
+        std::vector<numadra::api::Json> documents;
+        for (const auto& slice : slices.value())
+            documents.push_back(numadra::api::toJson(slice));
+        std::string yaml = numadra::api::toYamlStream(documents);
+        benchmark::DoNotOptimize(yaml);
+    }
+}
+BENCHMARK(BM_SlicesToYamlDom)->Unit(benchmark::kMillisecond);
+
+void BM_SlicesToYamlWriter(benchmark::State& state) {
+    auto machine = numadra::discovery::discover({kBigMachine, nullptr, nullptr});
+    auto slices = numadra::slices::buildResourceSlices(machine.value(), sliceOptions(true));
+    for (auto _ : state) {
+        std::string yaml;
+        numadra::api::appendYamlStream(yaml, slices.value());
+        benchmark::DoNotOptimize(yaml);
+    }
+}
+BENCHMARK(BM_SlicesToYamlWriter)->Unit(benchmark::kMillisecond);
+
+// numa-probe's names: one pass over pci.ids for the machine's ids (probe/pci_ids.hpp), against
+// BM_LoadPciNameDatabase below.
+void BM_NamePciFunctions(benchmark::State& state) {
+    const auto machine = numadra::discovery::discover({kBigMachine, nullptr, nullptr});
+    for (auto _ : state) {
+        auto named = machine.value();
+        numadra::probe::namePciFunctions(named);
+        benchmark::DoNotOptimize(named);
+    }
+}
+BENCHMARK(BM_NamePciFunctions)->Unit(benchmark::kMillisecond);
 
 // Once per process: the cost of the first name lookup (parsing pci.ids).
 void BM_LoadPciNameDatabase(benchmark::State& state) {
