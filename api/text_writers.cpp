@@ -29,13 +29,13 @@ constexpr std::array<char, 1 + kMostSpaces> kLineBreakAndSpaces = [] {
 
 }  // namespace
 
-void TextOutput::lineBreak(size_t count) {
-    if (count > kMostSpaces) {
+void TextOutput::lineBreak(size_t indent) {
+    if (indent > kMostSpaces) {
         append('\n');
-        spaces(count);
+        spaces(indent);
         return;
     }
-    append({kLineBreakAndSpaces.data(), 1 + count});
+    append({kLineBreakAndSpaces.data(), 1 + indent});
 }
 
 void TextOutput::spaces(size_t count) {

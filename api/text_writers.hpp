@@ -17,12 +17,12 @@ namespace numadra::api::detail {
 
 // Buffered output to a string or a stream. An append is a bounds check and a memcpy (a
 // std::string append is several times that), and a stream gets the text in 64 KiB pieces
-// rather than as one 1.2 MB string that would have to be faulted in first.
+// rather than as one 1.2 MB string that would have to be faulted in first. The owner calls
+// flush() when done (not the destructor: it may throw, and half a document helps nobody).
 class TextOutput {
   public:
     explicit TextOutput(std::string& target) : string_(&target) {}
     explicit TextOutput(std::ostream& target) : stream_(&target) {}
-    ~TextOutput() { flush(); }
     TextOutput(const TextOutput&) = delete;
     TextOutput& operator=(const TextOutput&) = delete;
 
@@ -39,8 +39,8 @@ class TextOutput {
             flush();
         buffer_[used_++] = c;
     }
-    // A line break and `spaces` spaces.
-    void lineBreak(size_t spaces);
+    // A line break, then `indent` spaces.
+    void lineBreak(size_t indent);
     void spaces(size_t count);
     void flush();
 
