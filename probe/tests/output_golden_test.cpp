@@ -126,7 +126,7 @@ INSTANTIATE_TEST_SUITE_P(EveryMachine, ProbeOutputMatchesDom,
                          });
 
 // The golden tests above cover whatever machines the generator wrote: at least these.
-TEST(ProbeOutputMatchesDom, CoversTheMockedMachines) {
+TEST(ProbeOutputGolden, CoversTheMockedMachines) {
     const auto machines = generatedMachines();
     for (const char* expected : {"big-2s-8n", "epyc-2s-nps4", "sriov-nic", "bad-files",
                                  "vm-noaffinity", "hyperv-nested", "sparse-gpu-mem"}) {
