@@ -1,6 +1,6 @@
 // numa-probe's JSON and YAML are byte for byte what the DOM-based encoding (the reference kept
-// in api/tests/legacy) printed, on every mocked machine in every flag combination; so is the
-// compact JSON the publisher sends.
+// in api/tests/legacy) printed, on every mocked machine in every flag combination; so are the
+// compact JSON the publisher sends and the table (names as libpci gives them).
 
 #include <gtest/gtest.h>
 
@@ -77,19 +77,31 @@ std::string probeOutput(const Case& c, const std::string& output) {
     return out.str();
 }
 
-// The slices as numa-probe built them before the writer: pci.ids names, the same options.
-std::vector<api::ResourceSlice> referenceSlices(const Case& c) {
-    discovery::PciNameDatabase names;
+// The machine and slices as numa-probe built them before: discovery with libpci's names.
+struct Reference {
+    discovery::Machine machine;
+    slices::SliceOptions options;
+    std::vector<api::ResourceSlice> slices;
+};
+
+Reference reference(const Case& c) {
+    Reference r;
+    const discovery::PciNameDatabase names;
     auto machine = discovery::discover({testing::machineRoot(c.machine), &names, nullptr});
     EXPECT_TRUE(machine) << machine.error().message;
-    slices::SliceOptions options;
-    options.nodeName = "node-a";
-    options.numaForm = c.flags.numaList ? topology::NumaForm::List : topology::NumaForm::Scalar;
-    options.sharedConsumableCapacity = c.flags.sharedCapacity;
-    options.legacyNumaAttributes = c.flags.legacyAttributes;
-    auto built = slices::buildResourceSlices(machine.value(), options);
+    r.machine = std::move(machine).value();
+    r.options.nodeName = "node-a";
+    r.options.numaForm = c.flags.numaList ? topology::NumaForm::List : topology::NumaForm::Scalar;
+    r.options.sharedConsumableCapacity = c.flags.sharedCapacity;
+    r.options.legacyNumaAttributes = c.flags.legacyAttributes;
+    auto built = slices::buildResourceSlices(r.machine, r.options);
     EXPECT_TRUE(built) << built.error().message;
-    return built.value();
+    r.slices = std::move(built).value();
+    return r;
+}
+
+std::vector<api::ResourceSlice> referenceSlices(const Case& c) {
+    return reference(c).slices;
 }
 
 class ProbeOutputMatchesDom : public ::testing::TestWithParam<Case> {};
@@ -104,6 +116,12 @@ TEST_P(ProbeOutputMatchesDom, Yaml) {
     for (const auto& slice : referenceSlices(GetParam()))
         documents.push_back(api::legacyToJson(slice));
     EXPECT_EQ(probeOutput(GetParam(), "yaml"), api::toYamlStream(documents));
+}
+
+// The table's code is unchanged, but its names now come from probe/pci_ids.hpp.
+TEST_P(ProbeOutputMatchesDom, Table) {
+    const Reference r = reference(GetParam());
+    EXPECT_EQ(probeOutput(GetParam(), "table"), renderTable(r.machine, r.options, r.slices));
 }
 
 TEST_P(ProbeOutputMatchesDom, CompactJsonOfEachSlice) {
