@@ -13,9 +13,10 @@ import (
 
 // The JSON schema check runs in a separate program, cdi-schema-check (schema-check/, its own Go
 // module). The library's schema package is a separate Go module since the library moved to
-// tags.cncf.io/container-device-interface v1.0: it is never tagged, so no module proxy serves
-// it. Its last published copy is the schema package inside the library's v0.8.1 module, and
-// one Go binary cannot link v0.8.1 and v1.1.1 of the same module, hence the helper.
+// tags.cncf.io/container-device-interface v1.0: it is never tagged, so there is no release of it
+// to pin (the module proxy here serves no version of it). Its last released copy is the schema
+// package inside the library's v0.8.1 module, and one Go binary cannot link v0.8.1 and v1.1.1
+// of the same module, hence the helper.
 
 const (
 	schemaCheckerName = "cdi-schema-check"

@@ -5,9 +5,10 @@
 //	cdi-schema-check version
 //
 // Why a program of its own: since the library moved to tags.cncf.io/container-device-interface
-// v1.0, its schema package is a separate Go module that is never tagged, so no module proxy
-// serves it; its last published copy is the package inside the library's v0.8.1 module, and
-// one Go binary cannot link two versions of one module (cdi-check links v1.1.1).
+// v1.0, its schema package is a separate Go module that is never tagged, so there is no release
+// of it to pin (the module proxy here serves no version of it); its last released copy is the
+// package inside the library's v0.8.1 module, and one Go binary cannot link two versions of one
+// module (cdi-check links v1.1.1).
 //
 // Exit status: 0 every file valid, 1 a file invalid or unreadable (the report says which and
 // why), 2 bad usage or the builtin schema did not load.
