@@ -664,11 +664,42 @@ TEST_F(DaemonTest, PublishingRetriesThroughServerErrors) {
     EXPECT_TRUE(eventually([&] { return published(); }, 15s));
 }
 
-TEST_F(DaemonTest, DroppedListAttributesAreFatal) {
-    api.setDropListAttributes(true);
+// The numaNode attribute of the published GPU: "int", "ints", or "" when there is none yet.
+std::string numaNodeFormOfGpu(const kube::FakeApiServer& api) {
+    for (const auto& slice : api.resourceSlices()) {
+        for (const auto& device : slice["spec"].value("devices", Json::array())) {
+            if (device["name"] != "gpu-0000-21-00-0")
+                continue;
+            const Json& numa = device["attributes"]["resource.kubernetes.io/numaNode"];
+            return numa.contains("ints") ? "ints" : numa.contains("int") ? "int" : "";
+        }
+    }
+    return "";
+}
+
+TEST_F(DaemonTest, RefusedListAttributesAreFatalNotRetriedForever) {
+    api.setRefuseListAttributes(true);  // kube-apiserver 1.37 by default: 422 Invalid
     start({"--numa-list"});
     ASSERT_TRUE(eventually([&] { return exitCode != -1; }, 10s));
     EXPECT_EQ(exitCode, kExitFatal);
+    EXPECT_EQ(api.requestCount("POST", "/apis/resource.k8s.io/v1/resourceslices"), 1);
+    EXPECT_FALSE(published());
+}
+
+TEST_F(DaemonTest, NumaListAutoFallsBackToScalarsWhereListsAreRefused) {
+    api.setRefuseListAttributes(true);
+    start({"--numa-list=auto"});
+    ASSERT_TRUE(eventually([&] { return numaNodeFormOfGpu(api) == "int"; }, 10s));
+    EXPECT_EQ(exitCode, -1);  // still running
+    EXPECT_NE(httpGet(metricsPort, "/metrics").find("numadra_numa_list_refused 1"),
+              std::string::npos);
+}
+
+TEST_F(DaemonTest, NumaListAutoPublishesListsWhereAccepted) {
+    start({"--numa-list=auto"});
+    ASSERT_TRUE(eventually([&] { return numaNodeFormOfGpu(api) == "ints"; }, 10s));
+    EXPECT_NE(httpGet(metricsPort, "/metrics").find("numadra_numa_list_refused 0"),
+              std::string::npos);
 }
 
 TEST_F(DaemonTest, KeepSlicesOnExitLeavesThemInPlace) {
