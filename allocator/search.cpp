@@ -154,7 +154,7 @@ ConstraintValue Search::constraintValue(const Plan& plan, const ConstraintState&
             continue;
         Verdict& verdict = expression->verdicts[static_cast<size_t>(device)];
         if (verdict == Verdict::Unknown) {
-            const Result<cel::Value>& value = impl_.celValue(device);
+            const Result<cel::Value>& value = impl_.derivedCelValue(device);
             Result<AttributeValue> derived =
                 value ? expression->program->derive(*value) : Result<AttributeValue>(value.error());
             if (derived) {
