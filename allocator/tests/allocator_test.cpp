@@ -198,6 +198,13 @@ TEST(AllocatorState, ShareableDeviceAllocatedWithAShareIdIsSharedAgain) {
     EXPECT_TRUE(outcome.allocations.front().results.front().shareID.has_value());
 }
 
+TEST(AllocatorState, SharesPlacedInTheSameCallLeaveTheDeviceShareable) {
+    auto allocator = Allocator::create({slice("s", "pool", {shareable("d0")})}, {deviceClass()});
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0")}, {}, "claim-0"),
+                                             claim({exactly("req-0")}, {}, "claim-1")});
+    EXPECT_EQ(devicesOf(outcome), (std::vector<std::string>{"pool/d0", "pool/d0"}));
+}
+
 TEST(AllocatorState, AdminAccessStillSeesAShareableDeviceAllocatedWithoutShareId) {
     auto allocator = Allocator::create({slice("s", "pool", {shareable("d0")})}, {deviceClass()});
     allocator.commit(allocationOf("d0", std::nullopt));
