@@ -488,6 +488,26 @@ TEST_F(PreparerTest, ACpuDeviceWithoutAShareGetsTheWholeNode) {
     EXPECT_FALSE(prepare(claim("uid-b", {cpuShare("cpu", "cpu-numa-0", "share-b", 1)})));
 }
 
+// cpu-numa-0 allows multiple allocations: the CPU split alone would refuse these too, so the
+// message shows it is the guard that refuses a share next to a dedicated use and vice versa.
+TEST_F(PreparerTest, AShareableDevicePreparedWithoutAShareIsNotSharedWithAnotherClaim) {
+    ASSERT_TRUE(prepare(claim("uid-a", {device("cpu", "cpu-numa-0")})));
+    auto b = prepare(claim("uid-b", {cpuShare("cpu", "cpu-numa-0", "share-b", 1)}));
+    ASSERT_FALSE(b);
+    EXPECT_NE(b.error().message.find("already prepared for claim default/claim-uid-a"),
+              std::string::npos)
+        << b.error().message;
+}
+
+TEST_F(PreparerTest, AShareableDeviceWithASharePreparedIsNotPreparedWithoutAShare) {
+    ASSERT_TRUE(prepare(claim("uid-a", {cpuShare("cpu", "cpu-numa-0", "share-a", 1)})));
+    auto b = prepare(claim("uid-b", {device("cpu", "cpu-numa-0")}));
+    ASSERT_FALSE(b);
+    EXPECT_NE(b.error().message.find("already prepared for claim default/claim-uid-a"),
+              std::string::npos)
+        << b.error().message;
+}
+
 TEST_F(PreparerTest, AdminAccessSeesADeviceWithoutTakingIt) {
     ASSERT_TRUE(prepare(claim("uid-a", {device("gpu", kGpu)})));
     auto admin = device("gpu", kGpu);
