@@ -1272,6 +1272,9 @@ class Conformance : public ::testing::TestWithParam<Case> {
     // Returns what the report says.
     std::string checkInContainers(const drav1::NodePrepareResourcesResponse& response,
                                   const std::map<std::string, Json>& cdi) {
+        if (const char* wanted = std::getenv("NUMADRA_CONFORMANCE_CONTAINERS");
+            wanted != nullptr && std::string(wanted) == "0")
+            return "containers not run (NUMADRA_CONFORMANCE_CONTAINERS=0)";
         if (const auto& reason = ContainerRuntime::unavailable()) {
             const char* ci = std::getenv("CI");
             if (ci != nullptr && std::string(ci) == "true")
