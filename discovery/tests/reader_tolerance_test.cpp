@@ -10,11 +10,13 @@
 #include <vector>
 
 #include "numadra/discovery/discovery.hpp"
+#include "numadra/testing/machines.hpp"
 #include "numadra/testing/temp_tree.hpp"
 
 namespace numadra::discovery {
 namespace {
 
+using numadra::testing::loadMachine;
 using numadra::testing::TempTree;
 
 constexpr const char* kNodeDir = "devices/system/node";
@@ -208,6 +210,32 @@ TEST(ReaderTolerance, NodeMeminfoAndDistanceWithNulPaddingAreRead) {
     EXPECT_EQ(machine.nodes[0].distanceRow, (std::vector<int>{10}));
     EXPECT_EQ(machine.nodes[0].memoryBytes, 2048u * 1024u);
     EXPECT_TRUE(machine.diagnostics.empty()) << diagnosticsOf(machine);
+}
+
+// The mocked machines of both forms read as cleanly as any other (hwloc_test checks them against
+// libhwloc too).
+TEST(ReaderTolerance, ArmServerWithNulPaddedSystemFilesReadsCompletely) {
+    const Machine machine = loadMachine("arm-nul-padded");
+    EXPECT_TRUE(machine.diagnostics.empty()) << diagnosticsOf(machine);
+    ASSERT_EQ(machine.nodes.size(), 2u);
+    EXPECT_EQ(machine.nodes[1].cpus, idsFrom(32, 63));
+    EXPECT_EQ(machine.nodes[1].distanceRow, (std::vector<int>{20, 10}));
+    EXPECT_EQ(machine.nodes[1].memoryBytes, std::uint64_t{64} << 30);
+    EXPECT_EQ(machine.sockets(), (std::vector<int>{0, 1}));
+    EXPECT_EQ(machine.cpu(63)->threadSiblings, (std::vector<int>{63}));
+}
+
+TEST(ReaderTolerance, LegacyKernelTreeGivesEveryCpuItsNodeAndSiblings) {
+    const Machine machine = loadMachine("legacy-kernel");
+    EXPECT_TRUE(machine.diagnostics.empty()) << diagnosticsOf(machine);
+    EXPECT_EQ(machine.onlineNodes, (std::vector<int>{0, 1}));
+    ASSERT_EQ(machine.nodes.size(), 2u);
+    EXPECT_EQ(machine.nodes[0].cpus, (std::vector<int>{0, 1, 2, 3, 4, 5, 12, 13, 14, 15, 16, 17}));
+    EXPECT_EQ(machine.cpu(18)->numaNode, 1);
+    EXPECT_EQ(machine.cpu(0)->threadSiblings, (std::vector<int>{0, 12}));
+    const PciFunction* nic = machine.pciFunction("0000:01:00.0");
+    ASSERT_NE(nic, nullptr);
+    EXPECT_EQ(nic->localCpus, machine.nodes[0].cpus);  // from local_cpus: no local_cpulist
 }
 
 }  // namespace
