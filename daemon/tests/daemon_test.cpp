@@ -214,9 +214,12 @@ TEST_F(DaemonTest, RegisterPublishPrepareUnprepareShutdown) {
     EXPECT_EQ(result.devices(0).device_name(), gpu);
     EXPECT_EQ(result.devices(0).pool_name(), "node-a");
     EXPECT_EQ(result.devices(0).request_names(0), "gpu");
-    ASSERT_EQ(result.devices(0).cdi_device_ids_size(), 2);
+    // The GPU's own CDI device, the claim's NVIDIA control nodes, the request's metadata.
+    ASSERT_EQ(result.devices(0).cdi_device_ids_size(), 3);
     EXPECT_EQ(result.devices(0).cdi_device_ids(0), "numa.dra.dev/claim=claim-uid-1-" + gpu);
-    EXPECT_EQ(result.devices(0).cdi_device_ids(1), "numa.dra.dev/metadata=claim-uid-1_gpu");
+    EXPECT_EQ(result.devices(0).cdi_device_ids(1),
+              "numa.dra.dev/claim=claim-uid-1-nvidia-control");
+    EXPECT_EQ(result.devices(0).cdi_device_ids(2), "numa.dra.dev/metadata=claim-uid-1_gpu");
     EXPECT_TRUE(std::filesystem::exists(dirs.path("cdi/numa.dra.dev-claim_claim-uid-1.json")));
     EXPECT_TRUE(std::filesystem::exists(
         dirs.path("plugins/numa.dra.dev/dra-device-metadata/default_train/gpu/metadata.json")));
