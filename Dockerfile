@@ -16,13 +16,8 @@ ARG BUILD_TYPE=RelWithDebInfo
 ENV DEBIAN_FRONTEND=noninteractive
 WORKDIR /src
 COPY . .
-# install-deps.sh also installs npm (Node.js) when there is none, for the CEL conformance tests
-# only; a placeholder npm keeps that out of the image build, and is removed again.
-RUN printf '#!/bin/sh\necho "npm is not needed to build the image" >&2\nexit 1\n' \
-        > /usr/local/bin/npm \
-    && chmod +x /usr/local/bin/npm \
-    && scripts/install-deps.sh \
-    && rm /usr/local/bin/npm \
+# --build-only: what the build needs, not the programs the tests run (podman, npm, lstopo).
+RUN scripts/install-deps.sh --build-only \
     && rm -rf /var/lib/apt/lists/*
 RUN BUILD_DIR=/build BUILD_TYPE=${BUILD_TYPE} scripts/build.sh \
         -DNUMADRA_BUILD_TESTS=${NUMADRA_BUILD_TESTS} -DNUMADRA_BUILD_BENCH=OFF \

@@ -69,6 +69,18 @@ const Result<cel::Value>& Allocator::Impl::celValue(int device) const {
     return *info.celValue;
 }
 
+const Result<cel::Value>& Allocator::Impl::derivedCelValue(int device) const {
+    const DeviceInfo& info = devices[static_cast<size_t>(device)];
+    if (!info.derivedCelValue) {
+        const Result<cel::Value>& selectorValue = celValue(device);
+        info.derivedCelValue =
+            selectorValue
+                ? Result<cel::Value>(dracel::derivedDeviceValue(*selectorValue, info.device->name))
+                : selectorValue;
+    }
+    return *info.derivedCelValue;
+}
+
 const ValueSet& Allocator::Impl::attributeValues(int device, const std::string& attribute) {
     auto& byDevice = attributeSets[attribute];
     auto cached = byDevice.find(device);

@@ -16,6 +16,16 @@ std::string plural(size_t count, const char* noun) {
     return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
 }
 
+// A multi-allocatable device in use looks shareable in the slice; say why it is not.
+std::string dedicatedNote(size_t shareableInUse) {
+    if (shareableInUse == 0)
+        return "";
+    return " (" + std::to_string(shareableInUse) +
+           (shareableInUse == 1 ? " allows multiple allocations but is dedicated"
+                                : " allow multiple allocations but are dedicated") +
+           ": allocated without a shareID)";
+}
+
 }  // namespace
 
 std::string Search::explainPlan(const ClaimState& state, const Plan& plan) {
@@ -23,6 +33,7 @@ std::string Search::explainPlan(const ClaimState& state, const Plan& plan) {
     size_t ofClass = 0;
     size_t selected = 0;
     size_t free = 0;
+    size_t shareableInUse = 0;  // nothing is in flight here: these are committed without shareID
     size_t capacityOk = 0;
     size_t tolerated = 0;
     size_t countersOk = 0;
@@ -38,10 +49,12 @@ std::string Search::explainPlan(const ClaimState& state, const Plan& plan) {
         if (selectable(plan.selectors, device) == Verdict::False)
             continue;
         ++selected;
-        if (inUse(state, plan, device))
-            continue;
-        ++free;
         const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
+        if (inUse(state, plan, device)) {
+            shareableInUse += info.device->allowMultipleAllocations ? 1 : 0;
+            continue;
+        }
+        ++free;
         std::map<std::string, Quantity> shared;
         if (auto it = impl_.committed.sharedCapacity.find(info.id);
             it != impl_.committed.sharedCapacity.end())
@@ -90,7 +103,8 @@ std::string Search::explainPlan(const ClaimState& state, const Plan& plan) {
     else if (selected < needed)
         out << "the selectors reject " << (ofClass - selected) << " of " << ofClass;
     else if (free < needed)
-        out << (selected - free) << " of the matching devices are allocated to other claims";
+        out << (selected - free) << " of the matching devices are allocated to other claims"
+            << dedicatedNote(shareableInUse);
     else if (capacityOk < needed)
         out << "not enough capacity (" << capacityWhy << ")";
     else if (tolerated < needed)

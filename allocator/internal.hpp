@@ -43,8 +43,10 @@ struct DeviceInfo {
     const Slice* slice = nullptr;
     const Device* device = nullptr;
     int id = -1;  // DeviceID (driver, pool, device) interned; same id for duplicates
-    // Built on first use (selectors, derived attributes), kept for the Allocator's life.
+    // Built on first use, kept for the Allocator's life: the selectors' `device`, and the
+    // derived attributes' (the same plus device.name).
     mutable std::optional<Result<cel::Value>> celValue;
+    mutable std::optional<Result<cel::Value>> derivedCelValue;
 };
 
 struct PoolView {
@@ -122,6 +124,7 @@ struct Allocator::Impl {
     int internDevice(const std::string& driver, const std::string& pool, const std::string& device);
     const detail::NodeView& nodeView(const Node& node);
     const Result<cel::Value>& celValue(int device) const;
+    const Result<cel::Value>& derivedCelValue(int device) const;
     // The cache entry of an expression; compile errors are returned (and not cached).
     Result<detail::ExpressionCache*> expression(const std::string& text, bool derived);
 };

@@ -154,7 +154,7 @@ ConstraintValue Search::constraintValue(const Plan& plan, const ConstraintState&
             continue;
         Verdict& verdict = expression->verdicts[static_cast<size_t>(device)];
         if (verdict == Verdict::Unknown) {
-            const Result<cel::Value>& value = impl_.celValue(device);
+            const Result<cel::Value>& value = impl_.derivedCelValue(device);
             Result<AttributeValue> derived =
                 value ? expression->program->derive(*value) : Result<AttributeValue>(value.error());
             if (derived) {
@@ -345,19 +345,19 @@ Status Search::buildClaim(const Claim& claim, ClaimState& state) {
     return Status::Ok();
 }
 
+// Upstream's deviceInUse and allocatingDeviceForClaim. Shares never make exclusive marks
+// (committed ones carry a shareID, in-flight ones are not counted in inFlight_), so a
+// multi-allocatable device stays shareable until someone holds it without a shareID: then it is
+// dedicated to that claim, whatever allowMultipleAllocations says now.
 bool Search::inUse(const ClaimState& state, const Plan& plan, int device) const {
     const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
-    const bool multi = info.device->allowMultipleAllocations;
     if (plan.admin) {
-        if (multi)
-            return false;
+        // Admin access looks past other claims, not past its own claim's exclusive devices.
         for (const Placement& placement : state.placements)
             if (placement.id == info.id && placement.inFlight)
                 return true;
         return false;
     }
-    if (multi)
-        return false;
     return impl_.committed.exclusive[static_cast<size_t>(info.id)] ||
            inFlight_[static_cast<size_t>(info.id)] > 0;
 }

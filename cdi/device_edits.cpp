@@ -132,10 +132,6 @@ Status nvidiaEdits(const discovery::PciFunction& f, const HostDeviceNodes& host,
         return gpuMinor.error();
     if (Status s = builder.required("nvidia" + std::to_string(*gpuMinor)); !s)
         return s;
-    for (const char* shared : {"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools"}) {
-        if (Status s = builder.optional(shared); !s)
-            return s;
-    }
     builder.env("NVIDIA_MINOR", std::to_string(*gpuMinor));
     return Status::Ok();
 }
@@ -267,6 +263,19 @@ Result<int> HostDeviceNodes::nvidiaMinor(const std::string& pciAddress) const {
     return Error{path + " has no \"Device Minor:\" line"};
 }
 
+bool usesNvidiaControlNodes(const discovery::PciFunction& function) {
+    return function.vendorId == kVendorNvidia && function.kernelDriver == "nvidia";
+}
+
+Result<ContainerEdits> nvidiaControlEdits(const HostDeviceNodes& host) {
+    EditsBuilder builder(host, "");
+    for (const char* shared : {"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools"}) {
+        if (Status s = builder.optional(shared); !s)
+            return s.error();
+    }
+    return builder.take();
+}
+
 std::string envPrefix(const std::string& deviceName) {
     std::string out = "NUMADRA_";
     for (char c : deviceName) {
@@ -300,7 +309,7 @@ Result<ContainerEdits> pciDeviceEdits(const discovery::PciFunction& function,
         status = vfioEdits(function, deviceName, builder);
     } else if (isNic) {
         status = nicEdits(function, builder);
-    } else if (function.vendorId == kVendorNvidia && function.kernelDriver == "nvidia") {
+    } else if (usesNvidiaControlNodes(function)) {
         status = nvidiaEdits(function, host, builder);
     } else if (function.vendorId == kVendorAmd && function.kernelDriver == "amdgpu") {
         status = amdEdits(function, deviceName, builder);
@@ -321,7 +330,9 @@ ContainerEdits cpuShareEdits(const CpuShare& share) {
     ContainerEdits edits;
     edits.env.push_back(prefix + "CPUS=" + text::formatRangeList(cpus));
     edits.env.push_back(prefix + "NUMA_NODE=" + std::to_string(share.numaNode));
-    if (share.memoryBytes)
+    // A consumed 0 is the capacity's default filled in by the scheduler when the claim asked for
+    // no memory: the container got none, so it gets no variable saying it did.
+    if (share.memoryBytes && *share.memoryBytes > 0)
         edits.env.push_back(prefix + "MEMORY=" + std::to_string(*share.memoryBytes));
     return edits;
 }

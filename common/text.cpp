@@ -21,6 +21,10 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
+std::string_view attributeText(std::string_view raw) {
+    return trim(raw.substr(0, raw.find('\0')));
+}
+
 std::vector<std::string_view> splitWhitespace(std::string_view s) {
     std::vector<std::string_view> out;
     size_t i = 0;
@@ -53,7 +57,7 @@ bool startsWith(std::string_view s, std::string_view prefix) {
 }
 
 std::optional<std::int64_t> parseInt(std::string_view s) {
-    s = trim(s);
+    s = attributeText(s);
     if (s.empty())
         return std::nullopt;
     if (s.front() == '+')
@@ -66,7 +70,7 @@ std::optional<std::int64_t> parseInt(std::string_view s) {
 }
 
 std::optional<std::uint64_t> parseHex(std::string_view s) {
-    s = trim(s);
+    s = attributeText(s);
     if (startsWith(s, "0x") || startsWith(s, "0X"))
         s.remove_prefix(2);
     if (s.empty())
@@ -79,7 +83,7 @@ std::optional<std::uint64_t> parseHex(std::string_view s) {
 }
 
 std::optional<double> parseLeadingDouble(std::string_view s) {
-    s = trim(s);
+    s = attributeText(s);
     size_t n = 0;
     bool seenDigit = false, seenDot = false;
     while (n < s.size()) {
@@ -102,7 +106,7 @@ std::optional<double> parseLeadingDouble(std::string_view s) {
 
 Result<std::vector<int>> parseRangeList(std::string_view s) {
     std::vector<int> out;
-    s = trim(s);
+    s = attributeText(s);
     if (s.empty())
         return out;
     constexpr std::int64_t kMaxId = 1 << 22;  // far above any kernel's NR_CPUS / MAX_NUMNODES
@@ -131,7 +135,7 @@ Result<std::vector<int>> parseRangeList(std::string_view s) {
 }
 
 Result<std::vector<int>> parseCpuMask(std::string_view s) {
-    s = trim(s);
+    s = attributeText(s);
     auto words = split(s, ',');
     std::vector<int> out;
     for (size_t w = 0; w < words.size(); ++w) {

@@ -111,11 +111,15 @@ const std::vector<Flag>& flags() {
              return Status::Ok();
          }},
         {"numa-list", FlagKind::Bool,
-         "publish resource.kubernetes.io/numaNode as a list (DRAListTypeAttributes)",
+         "publish resource.kubernetes.io/numaNode and pcieRoot as lists (needs "
+         "DRAListTypeAttributes); =auto: lists where the API server accepts them, else scalars",
          [](DaemonConfig& c, const std::string& v) -> Status {
-             bool list = false;
-             if (auto status = parseBool(v, list); !status)
-                 return status;
+             bool list = v == "auto";
+             if (!list) {
+                 if (auto status = parseBool(v, list); !status)
+                     return Error{"'" + v + "' is not true, false or auto"};
+             }
+             c.numaListAuto = v == "auto";
              c.slices.numaForm = list ? topology::NumaForm::List : topology::NumaForm::Scalar;
              return Status::Ok();
          }},

@@ -9,6 +9,7 @@
 #include <functional>
 #include <iostream>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include "numadra/common/stop_fd.hpp"
@@ -43,6 +44,7 @@ constexpr auto kPublishRetryMax = std::chrono::seconds(30);
 constexpr auto kWatchRetry = std::chrono::seconds(2);
 // Bursts of device events (512 VFs appearing) are one rescan.
 constexpr auto kRescanDebounce = std::chrono::milliseconds(200);
+constexpr const char* kNumaListRefused = "numadra_numa_list_refused";
 
 std::string fieldSelector(const DaemonConfig& config) {
     return "spec.nodeName=" + config.slices.nodeName + ",spec.driver=" + config.slices.driverName;
@@ -70,6 +72,10 @@ void declareMetrics(metrics::Registry& registry) {
     registry.declareHistogram("numadra_discovery_duration_seconds",
                               "Time of one sysfs scan and slice build.", {},
                               metrics::latencyBuckets());
+    registry.declareGauge(kNumaListRefused,
+                          "1 when --numa-list=auto fell back to scalar numaNode and pcieRoot "
+                          "attributes because the API server refuses list-typed attributes.");
+    registry.gaugeSet(kNumaListRefused, {}, 0);
     registry.declareCounter(
         "numadra_kernel_events_total",
         "Kernel events that started an immediate check: device uevents, link changes of watched "
@@ -260,8 +266,10 @@ class Daemon {
     bool rescan();
     Status connectApi();
     Status openCheckpoint();
+    slices::SliceOptions sliceOptions() const;
     std::map<std::string, api::DeviceTaint> currentTaints() const;
     void healthChanged();
+    void rebuildSlices(std::string_view why);
     void publishLoop(std::stop_token stop);
     void watchLoop(std::stop_token stop);
     void rescanLoop(std::stop_token stop);
@@ -285,6 +293,7 @@ class Daemon {
     std::unique_ptr<health::LinkWatch> linkWatch_;  // after health_: it calls into it
     std::mutex buildMutex_;                   // one slice build (scan or health change) at a time
     std::atomic<bool> taintsDropped_{false};  // the cluster has no DRADeviceTaints
+    std::atomic<bool> listsRefused_{false};   // --numa-list=auto and no DRAListTypeAttributes
     std::unique_ptr<ClaimPreparer> preparer_;
     std::unique_ptr<plugin::PluginServer> server_;
     Trigger publishTrigger_;
@@ -304,7 +313,7 @@ Result<bool> Daemon::scan() {
         spdlog::warn("sysfs file unreadable path={} problem=\"{}\"", d.path, d.message);
     }
     std::lock_guard building(buildMutex_);
-    auto built = slices::buildResourceSlices(*machine, config_.slices, currentTaints());
+    auto built = slices::buildResourceSlices(*machine, sliceOptions(), currentTaints());
     if (!built)
         return built.error();
     metrics_.histogramObserve("numadra_discovery_duration_seconds", {},
@@ -321,6 +330,13 @@ Result<bool> Daemon::scan() {
     return changed;
 }
 
+slices::SliceOptions Daemon::sliceOptions() const {
+    slices::SliceOptions options = config_.slices;
+    if (listsRefused_)
+        options.numaForm = topology::NumaForm::Scalar;
+    return options;
+}
+
 std::map<std::string, api::DeviceTaint> Daemon::currentTaints() const {
     if (!health_ || taintsDropped_)
         return {};
@@ -330,14 +346,19 @@ std::map<std::string, api::DeviceTaint> Daemon::currentTaints() const {
 
 // A device's health changed: the slices get (or lose) its taint; nothing is rescanned.
 void Daemon::healthChanged() {
+    rebuildSlices("device health");
+}
+
+// Builds the slices again from the last scan (health, or what the API server accepts, changed).
+void Daemon::rebuildSlices(std::string_view why) {
     bool changed = false;
     {
         std::lock_guard building(buildMutex_);
         const auto snapshot = inventory_.current();
         auto built =
-            slices::buildResourceSlices(snapshot->machine, config_.slices, currentTaints());
+            slices::buildResourceSlices(snapshot->machine, sliceOptions(), currentTaints());
         if (!built) {
-            spdlog::error("rebuilding slices for device health failed error=\"{}\"",
+            spdlog::error("rebuilding slices failed reason=\"{}\" error=\"{}\"", why,
                           built.error().message);
             return;
         }
@@ -444,7 +465,19 @@ void Daemon::publishLoop(std::stop_token stop) {
                 healthChanged();  // rebuilds the slices without taints
                 continue;
             }
-            if (stats.error().code == slices::kDroppedFieldsError) {
+            if (stats.error().code == slices::kListAttributesRefusedError && config_.numaListAuto &&
+                !listsRefused_.exchange(true)) {
+                spdlog::warn(
+                    "publishing numaNode and pcieRoot as scalars error=\"{}\" action=\"the "
+                    "cluster runs without DRAListTypeAttributes (--numa-list=auto); a restart "
+                    "tries the list form again\"",
+                    stats.error().message);
+                metrics_.gaugeSet(kNumaListRefused, {}, 1);
+                rebuildSlices("list attributes refused");
+                continue;
+            }
+            if (stats.error().code == slices::kDroppedFieldsError ||
+                stats.error().code == slices::kListAttributesRefusedError) {
                 spdlog::critical("publishing refused error=\"{}\"", stats.error().message);
                 fatalExit_ = kExitFatal;
                 fatal_.request_stop();

@@ -14,8 +14,11 @@ namespace {
 constexpr std::string_view kNodeDir = "devices/system/node";
 constexpr std::string_view kCpuDir = "devices/system/cpu";
 
+std::string nodeFolder(int id) {
+    return std::string(kNodeDir) + "/node" + std::to_string(id);
+}
 std::string nodePath(int id, std::string_view file) {
-    return std::string(kNodeDir) + "/node" + std::to_string(id) + "/" + std::string(file);
+    return nodeFolder(id) + "/" + std::string(file);
 }
 std::string cpuPath(int id, std::string_view file) {
     return std::string(kCpuDir) + "/cpu" + std::to_string(id) + "/" + std::string(file);
@@ -46,8 +49,9 @@ std::optional<std::uint64_t> memTotalBytes(Reader& reader, const std::string& pa
         auto colon = line.find(':');
         if (colon == std::string_view::npos)
             continue;
+        // "Node 0 MemTotal" in node meminfo; hwloc looks for "MemTotal:" anywhere.
         auto key = text::splitWhitespace(line.substr(0, colon));
-        if (key.size() != 3 || key[2] != "MemTotal")
+        if (key.empty() || key.back() != "MemTotal")
             continue;
         auto value = text::splitWhitespace(line.substr(colon + 1));
         if (value.size() != 2 || value[1] != "kB")
@@ -78,19 +82,47 @@ std::vector<int> distanceRow(Reader& reader, const std::string& path) {
     return row;
 }
 
-void readNodes(Reader& reader, Machine& machine) {
-    const Sysfs& sysfs = reader.sysfs();
-    machine.hasNumaInfo = sysfs.isDirectory(kNodeDir);
-    if (!machine.hasNumaInfo)
-        return;
+// node/online, else the nodeN folders: the file is missing on old kernels and in reduced trees,
+// and hwloc lists the folder then too.
+std::vector<int> onlineNodeIds(Reader& reader) {
+    const std::string online = std::string(kNodeDir) + "/online";
+    if (reader.sysfs().exists(online)) {
+        if (auto ids = reader.rangeList(online, true); ids && !ids->empty())
+            return *ids;
+    }
+    return numberedEntries(reader.sysfs(), kNodeDir, "node");
+}
 
-    auto online = reader.rangeList(std::string(kNodeDir) + "/online", true);
-    machine.onlineNodes = online ? *online : numberedEntries(sysfs, kNodeDir, "node");
+// nodeN/cpulist, else nodeN/cpumap (kernels before cpulist; hwloc reads only the mask), else the
+// nodeN/cpuM links.
+std::vector<int> nodeCpus(Reader& reader, int id) {
+    if (auto cpus = reader.cpuSet(nodePath(id, "cpulist"), nodePath(id, "cpumap")))
+        return *cpus;
+    auto linked = numberedEntries(reader.sysfs(), nodeFolder(id), "cpu");
+    if (linked.empty()) {
+        reader.warn(nodeFolder(id), reader.sysfs().isDirectory(nodeFolder(id))
+                                        ? "has no readable cpulist, cpumap or cpuN links; "
+                                          "taken as a node without CPUs"
+                                        : "is listed as online but does not exist");
+    }
+    return linked;
+}
+
+void readNodes(Reader& reader, Machine& machine) {
+    if (!reader.sysfs().isDirectory(kNodeDir))
+        return;
+    machine.onlineNodes = onlineNodeIds(reader);
+    machine.hasNumaInfo = !machine.onlineNodes.empty();
+    if (!machine.hasNumaInfo) {
+        reader.warn(kNodeDir,
+                    "names no NUMA node (no online file, no nodeN folder); the "
+                    "machine is taken as one node 0");
+        return;
+    }
     for (int id : machine.onlineNodes) {
         NumaNode node;
         node.id = id;
-        if (auto cpus = reader.rangeList(nodePath(id, "cpulist"), true))
-            node.cpus = *cpus;
+        node.cpus = nodeCpus(reader, id);
         node.memoryBytes = memTotalBytes(reader, nodePath(id, "meminfo"));
         node.distanceRow = distanceRow(reader, nodePath(id, "distance"));
         if (!node.distanceRow.empty() && node.distanceRow.size() != machine.onlineNodes.size()) {
@@ -113,6 +145,23 @@ std::vector<int> presentCpus(Reader& reader) {
     return numberedEntries(reader.sysfs(), kCpuDir, "cpu");
 }
 
+// core_cpus_list (5.9 on), thread_siblings_list (older), then the masks the oldest kernels have
+// alone: the list files first, so a kernel before 5.9 costs no more reads than before.
+std::vector<int> threadSiblings(Reader& reader, int cpu) {
+    auto file = [cpu](std::string_view name) {
+        return cpuPath(cpu, "topology/" + std::string(name));
+    };
+    for (auto list : {"core_cpus_list", "thread_siblings_list"}) {
+        if (auto siblings = reader.rangeList(file(list), false))
+            return *siblings;
+    }
+    for (auto mask : {"core_cpus", "thread_siblings"}) {
+        if (auto siblings = reader.cpuMask(file(mask), false))
+            return *siblings;
+    }
+    return {};
+}
+
 void readCpuTopology(Reader& reader, Cpu& cpu) {
     auto optionalId = [&](std::string_view file) -> std::optional<int> {
         auto value =
@@ -131,19 +180,14 @@ void readCpuTopology(Reader& reader, Cpu& cpu) {
         if (package.error().code != ENOENT)
             reader.warn(packageFile, package.error().message);
     } else if (auto id = text::parseInt(package.value()); !id) {
-        reader.warn(packageFile,
-                    "not a decimal integer: '" + std::string(text::trim(package.value())) + "'");
+        reader.warn(packageFile, "not a decimal integer: '" +
+                                     std::string(text::attributeText(package.value())) + "'");
     } else if (*id >= 0) {  // -1: the architecture does not say
         cpu.package = static_cast<int>(*id);
     }
     cpu.die = optionalId("die_id");
     cpu.core = optionalId("core_id");
-    if (auto siblings = reader.rangeList(cpuPath(cpu.id, "topology/core_cpus_list"), false)) {
-        cpu.threadSiblings = *siblings;
-    } else if (auto old =
-                   reader.rangeList(cpuPath(cpu.id, "topology/thread_siblings_list"), false)) {
-        cpu.threadSiblings = *old;  // kernels before 5.9
-    }
+    cpu.threadSiblings = threadSiblings(reader, cpu.id);
 }
 
 std::optional<int> nodeFromCpuLink(const Sysfs& sysfs, int cpu) {
@@ -186,7 +230,8 @@ void readCpus(Reader& reader, Machine& machine) {
     }
 }
 
-// A kernel without CONFIG_NUMA has no node folder: the whole machine is node 0.
+// A kernel without CONFIG_NUMA has no node folder (and a node folder naming no node is no better):
+// the whole machine is node 0, as hwloc has it.
 void synthesizeSingleNode(Machine& machine) {
     NumaNode node;
     node.id = 0;

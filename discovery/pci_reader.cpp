@@ -198,7 +198,8 @@ void readChildren(Reader& reader, std::vector<PciFunction>& functions) {
             for (const auto& verbs : sysfs.list(functionFile(f, "infiniband_verbs"))) {
                 auto ibdev =
                     reader.sysfs().read(functionFile(f, "infiniband_verbs/" + verbs + "/ibdev"));
-                if (!ibdev || text::trim(ibdev.value()) == rdma.name || f.rdma.size() == 1) {
+                if (!ibdev || text::attributeText(ibdev.value()) == rdma.name ||
+                    f.rdma.size() == 1) {
                     rdma.uverbs.push_back(verbs);
                 }
             }
@@ -274,7 +275,7 @@ PciIdentity identityFromUevent(Reader& reader, const PciFunction& f) {
         return id;
     }
     id.driver = std::string();
-    for (auto line : text::split(uevent.value(), '\n')) {
+    for (auto line : text::split(text::attributeText(uevent.value()), '\n')) {
         auto eq = line.find('=');
         if (eq == std::string_view::npos)
             continue;
@@ -339,16 +340,9 @@ bool readIdentity(Reader& reader, PciFunction& f) {
 }
 
 void readLocality(Reader& reader, PciFunction& f) {
-    if (auto cpus = reader.rangeList(functionFile(f, "local_cpulist"), false)) {
+    // Older kernels and hand-reduced trees have only the hex mask.
+    if (auto cpus = reader.cpuSet(functionFile(f, "local_cpulist"), functionFile(f, "local_cpus")))
         f.localCpus = *cpus;
-    } else if (auto mask = reader.text(functionFile(f, "local_cpus"), false)) {
-        // Older kernels and hand-reduced trees have only the hex mask.
-        if (auto parsed = text::parseCpuMask(*mask)) {
-            f.localCpus = std::move(parsed).value();
-        } else {
-            reader.warn(functionFile(f, "local_cpus"), parsed.error().message);
-        }
-    }
     f.currentLink = readLink(reader, f, "current");
     f.maxLink = readLink(reader, f, "max");
 }

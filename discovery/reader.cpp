@@ -19,7 +19,7 @@ std::optional<std::string> Reader::text(std::string_view relative, bool required
         }
         return std::nullopt;
     }
-    return std::string(text::trim(content.value()));
+    return std::string(text::attributeText(content.value()));
 }
 
 std::optional<std::int64_t> Reader::integer(std::string_view relative, bool required) {
@@ -52,6 +52,25 @@ std::optional<std::vector<int>> Reader::rangeList(std::string_view relative, boo
         return std::nullopt;
     }
     return std::move(parsed).value();
+}
+
+std::optional<std::vector<int>> Reader::cpuMask(std::string_view relative, bool required) {
+    auto value = text(relative, required);
+    if (!value)
+        return std::nullopt;
+    auto parsed = text::parseCpuMask(*value);
+    if (!parsed) {
+        warn(relative, parsed.error().message);
+        return std::nullopt;
+    }
+    return std::move(parsed).value();
+}
+
+std::optional<std::vector<int>> Reader::cpuSet(std::string_view listFile,
+                                               std::string_view maskFile) {
+    if (auto cpus = rangeList(listFile, false))
+        return cpus;
+    return cpuMask(maskFile, false);
 }
 
 namespace {

@@ -21,12 +21,20 @@ class Reader {
     const Sysfs& sysfs() const { return sysfs_; }
     void warn(std::string_view relative, std::string message);
 
-    // Content with surrounding whitespace removed; nullopt if missing/unreadable. A missing file
-    // is reported only when `required`.
+    // The file's text::attributeText (no surrounding whitespace, nothing from a NUL byte on);
+    // nullopt if missing/unreadable. A missing file is reported only when `required`; every
+    // parser below reports a value it cannot parse and returns nullopt for it.
     std::optional<std::string> text(std::string_view relative, bool required);
     std::optional<std::int64_t> integer(std::string_view relative, bool required);
     std::optional<std::uint64_t> hexNumber(std::string_view relative, bool required);
+    // Kernel range list ("0-3,8"), as in cpulist files.
     std::optional<std::vector<int>> rangeList(std::string_view relative, bool required);
+    // Kernel hex CPU mask ("00000000,0000ffff"), as in cpumap files.
+    std::optional<std::vector<int>> cpuMask(std::string_view relative, bool required);
+    // A CPU set from its list file, or from its mask twin when the list is missing or cannot be
+    // parsed: kernels before the *_list files have only the mask (hwloc reads only masks).
+    // Neither file is required.
+    std::optional<std::vector<int>> cpuSet(std::string_view listFile, std::string_view maskFile);
 
   private:
     const Sysfs& sysfs_;

@@ -145,22 +145,53 @@ Result<cel::Value> deviceValue(const DeviceView& device) {
     return cel::Value::map(std::move(fields));
 }
 
-cel::Declarations deviceDeclarations() {
+cel::Value derivedDeviceValue(const cel::Value& device, std::string_view name) {
+    const auto* fields = std::get_if<std::shared_ptr<const cel::Map>>(&device.v);
+    if (fields == nullptr || *fields == nullptr)
+        return device;  // not deviceValue()'s value: nothing to add to
+    cel::Map named = **fields;
+    named.insert_or_assign(std::string("name"), cel::Value(std::string(name)));
+    return cel::Value::map(std::move(named));
+}
+
+cel::Declarations deviceDeclarations(ExpressionKind kind) {
+    std::set<std::string> fields{"driver", "attributes", "capacity", "allowMultipleAllocations"};
+    if (kind == ExpressionKind::DerivedAttribute)
+        fields.insert("name");
     cel::Declarations declarations;
-    declarations.variables.emplace(
-        "device",
-        std::set<std::string>{"driver", "attributes", "capacity", "allowMultipleAllocations"});
+    declarations.variables.emplace("device", std::move(fields));
     return declarations;
 }
 
-Result<Expression> Expression::compile(std::string_view text, bool selector) {
+namespace {
+
+const cel::CompileOptions& compileOptions(ExpressionKind kind) {
+    static const cel::CompileOptions selector{deviceDeclarations(ExpressionKind::Selector)};
+    static const cel::CompileOptions derived{deviceDeclarations(ExpressionKind::DerivedAttribute)};
+    return kind == ExpressionKind::Selector ? selector : derived;
+}
+
+// A selector that compiles once name is declared failed on device.name alone: an "undefined
+// field" would suggest a typo, while the field exists, only not in selectors.
+Error selectorCompileError(std::string_view text, Error error) {
+    if (!cel::Program::compile(text, compileOptions(ExpressionKind::DerivedAttribute)))
+        return error;
+    error.message +=
+        " (device.name is available in derived-attribute expressions only; upstream's selector "
+        "environment has no name field)";
+    return error;
+}
+
+}  // namespace
+
+Result<Expression> Expression::compile(std::string_view text, ExpressionKind kind) {
     if (text.size() > kMaxExpressionLength)
         return Error{"expression too long (" + std::to_string(text.size()) +
                      " characters, maximum " + std::to_string(kMaxExpressionLength) + ")"};
-    static const cel::CompileOptions options{deviceDeclarations()};
-    auto program = cel::Program::compile(text, options);
+    const bool selector = kind == ExpressionKind::Selector;
+    auto program = cel::Program::compile(text, compileOptions(kind));
     if (!program)
-        return program.error();
+        return selector ? selectorCompileError(text, program.error()) : program.error();
     const std::string& type = program->resultType();
     if (selector) {
         if (type != "bool" && type != "dyn")
@@ -173,11 +204,11 @@ Result<Expression> Expression::compile(std::string_view text, bool selector) {
 }
 
 Result<Expression> Expression::compileSelector(std::string_view text) {
-    return compile(text, true);
+    return compile(text, ExpressionKind::Selector);
 }
 
 Result<Expression> Expression::compileDerived(std::string_view text) {
-    return compile(text, false);
+    return compile(text, ExpressionKind::DerivedAttribute);
 }
 
 cel::Value Expression::evaluate(const cel::Value& device, std::int64_t* cost) const {

@@ -288,7 +288,7 @@ const Checker::LinkLimit& Checker::linkLimit(const WatchedDevice& device) {
                     limit.speed = limit.speed ? std::min(*limit.speed, *value) : *value;
             }
             if (auto width = sysfs_.read(path + "/max_link_width")) {
-                if (auto value = text::parseInt(text::trim(*width)); value && *value > 0) {
+                if (auto value = text::parseInt(text::attributeText(*width)); value && *value > 0) {
                     const int lanes = static_cast<int>(*value);
                     limit.width = limit.width ? std::min(*limit.width, lanes) : lanes;
                 }
@@ -315,19 +315,20 @@ void Checker::checkLink(const WatchedDevice& device, DeviceHealth& health) {
     if (speedText)
         speed = text::parseLeadingDouble(*speedText);
     if (widthText)
-        width = text::parseInt(text::trim(*widthText));
+        width = text::parseInt(text::attributeText(*widthText));
     // All-ones config reads ("Unknown", width 63) mean the device no longer answers on the
     // bus, unless it is powered down on purpose.
     const bool poweredDown = [&] {
         auto state = sysfs_.read(device.devicePath + "/power_state");
-        return state && text::trim(*state) == "D3cold";
+        return state && text::attributeText(*state) == "D3cold";
     }();
     const bool noLink = !poweredDown && ((limit.speed && speedText && !speed) ||
                                          (limit.width && width && *width > *limit.width));
     if (noLink) {
-        add(health, {true, "link-down",
-                     "PCIe link down: the device does not answer (" + sysfs_.path(speedFile) +
-                         " reads " + std::string(text::trim(speedText.value_or("?"))) + ")"});
+        add(health,
+            {true, "link-down",
+             "PCIe link down: the device does not answer (" + sysfs_.path(speedFile) + " reads " +
+                 std::string(text::attributeText(speedText.value_or("?"))) + ")"});
         return;
     }
     const bool gpu =
@@ -384,13 +385,13 @@ const Checker::NetdevRead& Checker::readNetdev(const std::string& path) {
     // faults either.
     std::optional<NetdevState> result;
     const auto operstate = sysfs_.read(path + "/operstate");
-    const std::string state = operstate ? std::string(text::trim(*operstate)) : "";
+    const std::string state = operstate ? std::string(text::attributeText(*operstate)) : "";
     if (operstate && state != "up") {
         const auto flags = sysfs_.read(path + "/flags");
-        const auto flagBits = flags ? text::parseHex(text::trim(*flags)) : std::nullopt;
+        const auto flagBits = flags ? text::parseHex(text::attributeText(*flags)) : std::nullopt;
         const bool adminDown = flagBits && (*flagBits & kIffUp) == 0;
         const auto port = sysfs_.read(path + "/phys_port_name");
-        if (!adminDown && !(port && isRepresentor(text::trim(*port)))) {
+        if (!adminDown && !(port && isRepresentor(text::attributeText(*port)))) {
             const bool stateSaysDown = state == "down" || state == "lowerlayerdown";
             std::optional<std::string> carrier;
             if (!stateSaysDown) {
@@ -398,7 +399,7 @@ const Checker::NetdevRead& Checker::readNetdev(const std::string& path) {
                     carrier = *value;
             }
             NetdevState netdev;
-            netdev.down = stateSaysDown || (carrier && text::trim(*carrier) == "0");
+            netdev.down = stateSaysDown || (carrier && text::attributeText(*carrier) == "0");
             netdev.text = "interface " + discovery::baseName(path) + " is down (operstate " +
                           state + ", " + sysfs_.path(path + "/operstate") + ")";
             result = netdev;
@@ -457,7 +458,7 @@ void Checker::checkCpus(const WatchedDevice& device, DeviceHealth& health) {
         for (int cpu : device.cpus) {
             // No "online" file (cpu0 on x86) means it cannot go offline.
             auto state = sysfs_.read("devices/system/cpu/cpu" + std::to_string(cpu) + "/online");
-            if (state && text::trim(*state) == "0")
+            if (state && text::attributeText(*state) == "0")
                 offline.push_back(cpu);
         }
     }

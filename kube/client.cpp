@@ -62,17 +62,35 @@ Error describeHttpFailure(std::string_view method, const std::string& pathAndQue
     std::string message =
         std::string(method) + " " + pathAndQuery + ": HTTP " + std::to_string(status);
     const Json parsed = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+    std::vector<FieldCause> causes;
     if (stringField(parsed, "kind") == "Status") {
         const std::string reason = stringField(parsed, "reason");
         if (!reason.empty())
             message += " " + reason;
         message += ": " + stringField(parsed, "message");
+        causes = statusCauses(parsed);
     } else if (!body.empty()) {
         // Not the API server speaking (a proxy, a load balancer): its first words help.
         constexpr size_t kExcerpt = 200;
         message += ": " + body.substr(0, kExcerpt);
     }
-    return Error{std::move(message), static_cast<int>(status)};
+    return Error{std::move(message), static_cast<int>(status), std::move(causes)};
+}
+
+std::vector<FieldCause> statusCauses(const Json& status) {
+    std::vector<FieldCause> causes;
+    const auto details = status.find("details");
+    if (details == status.end() || !details->is_object())
+        return causes;
+    const auto listed = details->find("causes");
+    if (listed == details->end() || !listed->is_array())
+        return causes;
+    for (const auto& cause : *listed) {
+        FieldCause named{stringField(cause, "field"), stringField(cause, "message")};
+        if (!named.field.empty() || !named.message.empty())
+            causes.push_back(std::move(named));
+    }
+    return causes;
 }
 
 }  // namespace detail

@@ -37,7 +37,11 @@ namespace detail {
 // network and must not throw.
 std::string stringField(const Json& object, const std::string& key);
 
-// "GET /path: HTTP 404 NotFound: <Status.message>", from the API's Status body when it has one.
+// The field causes of a Status body (details.causes[]: field, message); none when absent.
+std::vector<FieldCause> statusCauses(const Json& status);
+
+// "GET /path: HTTP 404 NotFound: <Status.message>", from the API's Status body when it has one,
+// with its field causes.
 Error describeHttpFailure(std::string_view method, const std::string& pathAndQuery, long status,
                           const std::string& body);
 

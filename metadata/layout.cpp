@@ -232,8 +232,9 @@ Result<RequestFiles> requestFiles(const Layout& layout, std::string_view claimNa
 
 cdi::Spec cdiSpec(const RequestFiles& files) {
     cdi::Spec spec;
-    // Upstream hard-codes 0.5.0 (device names may start with a digit, as a UID does).
-    spec.cdiVersion = "0.5.0";
+    // Upstream hard-codes 0.5.0; the lowest version the content needs is what older runtimes
+    // read (0.5.0 when the UID that starts the device name starts with a digit, else 0.3.0).
+    spec.cdiVersion = "";  // cdi::serialize writes cdi::minimumVersion(spec)
     spec.kind = files.cdiKind;
     cdi::Device device;
     device.name = files.cdiDeviceName;

@@ -37,6 +37,26 @@ std::string cdiDeviceName(const std::string& claimUid, const state::DeviceRecord
     return claimUid + "-" + record.device + (record.shareId ? "-" + *record.shareId : "");
 }
 
+// The claim's CDI device with the control nodes all its NVIDIA GPUs share: in the spec once, and
+// named by each GPU's CDI ids, instead of a copy in every GPU's edits.
+std::string nvidiaControlDeviceName(const std::string& claimUid) {
+    return claimUid + "-nvidia-control";
+}
+
+bool usesNvidiaControlNodes(const state::DeviceRecord& record, const NodeView& node) {
+    const auto* function = node.machine.pciFunction(record.pciAddress);
+    return record.kind != "cpu" && function != nullptr && cdi::usesNvidiaControlNodes(*function);
+}
+
+// A record checkpointed before the control nodes had a device of their own lists CDI ids
+// without it; the kubelet keeps those ids for restarting containers, so that GPU's own edits
+// keep carrying the control nodes.
+bool hasInlineControlNodes(const state::DeviceRecord& record, const std::string& controlId) {
+    return !record.cdiDeviceIds.empty() &&
+           std::find(record.cdiDeviceIds.begin(), record.cdiDeviceIds.end(), controlId) ==
+               record.cdiDeviceIds.end();
+}
+
 Result<cdi::ContainerEdits> editsFor(const state::DeviceRecord& record, const NodeView& node,
                                      const Options& options, const cdi::HostDeviceNodes& host) {
     if (record.kind == "cpu") {
@@ -246,13 +266,29 @@ Result<Plan> buildPlan(const ClaimIdentity& claim, std::vector<state::DeviceReco
     cdi::Spec spec;
     spec.kind = options.driverName + "/" + kClaimSpecClass;
     std::map<std::string, size_t> requestIndex;  // base request -> plan.requests
+    auto control = cdi::nvidiaControlEdits(host);
+    if (!control)
+        return control.error();
+    const std::string controlName = nvidiaControlDeviceName(claim.claimUid);
+    const std::string controlId = cdi::qualifiedName(spec.kind, controlName);
+    bool controlUsed = false;
     for (auto& record : devices) {
         auto edits = editsFor(record, node, options, host);
         if (!edits)
             return Error{"device " + record.device + ": " + edits.error().message};
+        const bool nvidia = usesNvidiaControlNodes(record, node) && !control->empty();
+        const bool controlInline = nvidia && hasInlineControlNodes(record, controlId);
+        if (controlInline) {
+            for (const auto& controlNode : control->deviceNodes)
+                edits->deviceNodes.push_back(controlNode);
+        }
         const std::string name = cdiDeviceName(claim.claimUid, record);
         spec.devices.push_back({name, std::move(edits).value()});
         record.cdiDeviceIds = {cdi::qualifiedName(spec.kind, name)};
+        if (nvidia && !controlInline) {
+            record.cdiDeviceIds.push_back(controlId);
+            controlUsed = true;
+        }
 
         const std::string base = baseRequest(record.request);
         auto [it, isNew] = requestIndex.emplace(base, plan.requests.size());
@@ -277,6 +313,8 @@ Result<Plan> buildPlan(const ClaimIdentity& claim, std::vector<state::DeviceReco
     }
     if (spec.devices.empty())
         return Error{"no devices to prepare"};
+    if (controlUsed)
+        spec.devices.push_back({controlName, std::move(control).value()});
     if (auto valid = cdi::validate(spec); !valid)
         return Error{"CDI spec for claim " + claim.claimUid + ": " + valid.error().message};
     plan.claimSpecPath =

@@ -383,10 +383,13 @@ struct Preparer::State {
             record.metadataGenerations[base] = wanted.generation;
             return true;
         }
+        // Compared as bytes, not as decoded objects: the file must hold exactly what this
+        // daemon writes, every configured version included (a restart with another
+        // --metadata-versions changes the file, not the object decoded from its first document).
         auto stored = metadata::decodeStream(*content, request.files.hostFile);
         if (stored) {
             wanted.generation = stored->generation;
-            if (*stored == wanted) {
+            if (*content == metadata::encodeStream(wanted, options.metadataVersions)) {
                 record.metadataGenerations[base] = stored->generation;
                 return false;
             }

@@ -3,8 +3,9 @@
 # bundled mocked machine (a 2-socket AMD EPYC in NPS4 mode with a GPU and a NIC).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-scripts/build.sh
+scripts/install-deps.sh --build-only
+# Only what the demo runs: the two tools and the mocked machines, not the tests.
+scripts/build.sh --target numa-probe --target dra-allocate --target generated_sysfs
 MACHINE="${1:-epyc-2s-nps4}"
 ROOT="build/testdata/sysfs/$MACHINE/sys"
 echo

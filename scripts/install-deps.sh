@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build and the tests need; skips what is present.
-#   scripts/install-deps.sh [--fuzz]    --fuzz: also clang and its libFuzzer runtime (fuzz/)
+#   scripts/install-deps.sh [--fuzz] [--build-only]
+#     --fuzz: also clang and its libFuzzer runtime (fuzz/)
+#     --build-only: only what configuring and building needs (scripts/demo.sh, the Dockerfile),
+#       not the programs the tests run (a container runtime, lstopo, npm, Python modules)
 set -euo pipefail
 
 fuzz=0
+build_only=0
 for arg in "$@"; do
   case "$arg" in
     --fuzz) fuzz=1 ;;
-    *) echo "usage: scripts/install-deps.sh [--fuzz]" >&2; exit 2 ;;
+    --build-only) build_only=1 ;;
+    *) echo "usage: scripts/install-deps.sh [--fuzz] [--build-only]" >&2; exit 2 ;;
   esac
 done
 
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config git ca-certificates bzip2 python3 python3-jsonschema
-  python3-yaml
+  build-essential cmake ninja-build pkg-config git ca-certificates bzip2 python3
   libhwloc-dev libpci-dev pci.ids
   nlohmann-json3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
@@ -21,10 +25,16 @@ PACKAGES=(
   libcurl4-openssl-dev libcpp-httplib-dev libssl-dev
 )
 
-# The CEL conformance tests fetch their data with npm (issue 6); use the machine's Node.js when
-# it has one, else Debian's.
-if ! command -v npm >/dev/null 2>&1; then
-  PACKAGES+=(npm)
+if [ "$build_only" -eq 0 ]; then
+  # The deploy tests read YAML; a real container runtime reads the driver's CDI specs
+  # (tests/conformance: podman with runc, a static busybox as the container's root); hwloc's
+  # lstopo is what numa-probe is measured against (bench/).
+  PACKAGES+=(python3-yaml podman runc busybox-static hwloc)
+  # The CEL conformance tests fetch their data with npm (issue 6); use the machine's Node.js
+  # when it has one, else Debian's.
+  if ! command -v npm >/dev/null 2>&1; then
+    PACKAGES+=(npm)
+  fi
 fi
 
 if [ "$fuzz" -eq 1 ]; then

@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, runs every test with ctest, then builds once more with
-# AddressSanitizer + UndefinedBehaviorSanitizer and runs the unit tests and the driver
-# conformance suite under them, and last builds the libFuzzer targets with clang and runs each
-# for a bounded time from its committed corpus (NUMADRA_FUZZ_SECONDS, default 30 per target;
-# scripts/fuzz.sh).
-# --no-sanitizers skips the second build, --no-fuzz the third.
+# The whole test suite, tier by tier (docs/TESTING.md: what each tier proves, what it costs, how to
+# run it alone):
+#   1. install what is missing (scripts/install-deps.sh --fuzz)
+#   2. build everything with warnings as errors (scripts/build.sh: RelWithDebInfo, the Go test
+#      programs too)
+#   3. every test of that build (ctest: unit, cli, data, deploy, go, the CEL conformance tests,
+#      the driver conformance suite with a real container runtime)
+#   4. the other build types: Release and MinSizeRel (scripts/build-types.sh)
+#   5. AddressSanitizer + UndefinedBehaviorSanitizer: a Debug build, the unit tests and the
+#      driver conformance suite under them
+#   6. the libFuzzer targets, NUMADRA_FUZZ_SECONDS each (default 30; scripts/fuzz.sh)
+# --no-build-types, --no-sanitizers and --no-fuzz skip tiers 4, 5 and 6.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build_types=1
 sanitizers=1
 fuzz=1
 for arg in "$@"; do
   case "$arg" in
+    --no-build-types) build_types=0 ;;
     --no-sanitizers) sanitizers=0 ;;
     --no-fuzz) fuzz=0 ;;
-    *) echo "usage: scripts/test.sh [--no-sanitizers] [--no-fuzz]" >&2; exit 2 ;;
+    *) echo "usage: scripts/test.sh [--no-build-types] [--no-sanitizers] [--no-fuzz]" >&2; exit 2 ;;
   esac
 done
 fuzz_seconds="${NUMADRA_FUZZ_SECONDS:-30}"
@@ -21,22 +29,59 @@ case "$fuzz_seconds" in
   '' | *[!0-9]*) echo "test.sh: NUMADRA_FUZZ_SECONDS must be a number of seconds" >&2; exit 2 ;;
 esac
 
-if [ "$fuzz" -eq 1 ]; then scripts/install-deps.sh --fuzz; else scripts/install-deps.sh; fi
-scripts/build.sh
-# Everything, including the CEL conformance suite (label "conformance"), which fetches the CEL
+# Each tier's wall time, printed at the end (also when a tier fails).
+timings=()
+report() {
+  local status=$?
+  echo
+  echo "test.sh: tier times (s)"
+  printf '  %s\n' "${timings[@]}"
+  [ "$status" -eq 0 ] || echo "test.sh: FAILED (exit $status)"
+}
+trap report EXIT
+tier() {
+  local name="$1"
+  shift
+  local start=$SECONDS
+  echo
+  echo "=== test.sh tier: $name"
+  "$@"
+  timings+=("$(printf '%-34s %5d' "$name" $((SECONDS - start)))")
+}
+
+install() {
+  if [ "$fuzz" -eq 1 ]; then scripts/install-deps.sh --fuzz; else scripts/install-deps.sh; fi
+}
+# Everything, including the CEL conformance tests (label "conformance"), which fetch the CEL
 # project's test data from the npm registry into ~/.cache/numadra the first time.
-(cd build && ctest --output-on-failure --parallel "$(nproc)" --timeout 600)
-
-if [ "$sanitizers" -eq 1 ]; then
-  BUILD_DIR=build-asan BUILD_TYPE=Debug scripts/build.sh -DNUMADRA_SANITIZE=ON -DNUMADRA_BUILD_BENCH=OFF
-  # The unit tests, and the driver conformance suite (the daemon end to end on every mocked
-  # machine) with its deadlines stretched for the sanitizers' slowdown.
-  (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-     NUMADRA_CONFORMANCE_TIME_SCALE=3 \
+main_tests() {
+  (cd build && ctest --output-on-failure --parallel "$(nproc)" --timeout 600)
+}
+sanitizer_build() {
+  BUILD_DIR=build-asan BUILD_TYPE=Debug scripts/build.sh -DNUMADRA_SANITIZE=ON \
+    -DNUMADRA_BUILD_BENCH=OFF
+}
+# The unit tests, and the driver conformance suite (the daemon end to end on every mocked machine)
+# with its deadlines stretched for the sanitizers' slowdown. The containers of the conformance
+# suite check the specs, which the main tier already did; here the daemon's memory is the point.
+sanitizer_tests() {
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+     NUMADRA_CONFORMANCE_TIME_SCALE=3 NUMADRA_CONFORMANCE_CONTAINERS=0 \
      ctest --output-on-failure --parallel "$(nproc)" --timeout 900 -L '^(unit|conformance-driver)$')
-fi
+}
 
+tier "install" install
+tier "build (RelWithDebInfo, -Werror)" scripts/build.sh
+tier "tests" main_tests
+if [ "$build_types" -eq 1 ]; then
+  tier "build types (Release, MinSizeRel)" scripts/build-types.sh
+fi
+if [ "$sanitizers" -eq 1 ]; then
+  tier "sanitizer build (Debug, ASan+UBSan)" sanitizer_build
+  tier "sanitizer tests" sanitizer_tests
+fi
 if [ "$fuzz" -eq 1 ]; then
   # A crash, hang or leak fails the run; the input is kept under build-fuzz/fuzz/crashes/.
-  scripts/fuzz.sh "$fuzz_seconds"
+  tier "fuzz (build + ${fuzz_seconds} s per target)" scripts/fuzz.sh "$fuzz_seconds"
 fi

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <utility>
 
 #include "numadra/api/quantity.hpp"
+#include "numadra/common/text.hpp"
 
 namespace numadra::slices {
 
@@ -123,6 +126,66 @@ Error droppedFieldsError(const std::string& name, const std::vector<std::string>
                  kDroppedFieldsError};
 }
 
+// "spec.devices[3].attributes[resource.kubernetes.io/numaNode]" -> (3, name).
+std::optional<std::pair<size_t, std::string>> deviceAttributeOfField(const std::string& field) {
+    constexpr std::string_view kDevices = "spec.devices[";
+    constexpr std::string_view kAttributes = "].attributes[";
+    if (field.rfind(kDevices, 0) != 0 || field.empty() || field.back() != ']')
+        return std::nullopt;
+    const size_t indexEnd = field.find(kAttributes, kDevices.size());
+    if (indexEnd == std::string::npos)
+        return std::nullopt;
+    const auto index =
+        text::parseInt(std::string_view(field).substr(kDevices.size(), indexEnd - kDevices.size()));
+    if (!index || *index < 0)
+        return std::nullopt;
+    const size_t nameStart = indexEnd + kAttributes.size();
+    return std::make_pair(static_cast<size_t>(*index),
+                          field.substr(nameStart, field.size() - 1 - nameStart));
+}
+
+bool sentAsList(const api::Json& sent, size_t device, const std::string& attribute) {
+    const api::Json devices = sent.value("/spec/devices"_json_pointer, api::Json::array());
+    if (!devices.is_array() || device >= devices.size() || !devices[device].is_object())
+        return false;
+    const api::Json attributes = devices[device].value("attributes", api::Json::object());
+    const auto value = attributes.find(attribute);
+    if (value == attributes.end() || !value->is_object())
+        return false;
+    return value->contains("ints") || value->contains("strings") || value->contains("bools") ||
+           value->contains("versions");
+}
+
+// The attributes sent as lists that a 422 says have no value left: what kube-apiserver answers
+// when DRAListTypeAttributes is off (it strips list values, then validation finds none).
+std::vector<std::string> refusedListAttributes(const api::Json& sent, const Error& error) {
+    std::vector<std::string> names;
+    if (error.code != 422)
+        return names;
+    for (const auto& cause : error.causes) {
+        if (cause.message.find("exactly one value must be specified") == std::string::npos)
+            continue;
+        const auto attribute = deviceAttributeOfField(cause.field);
+        if (!attribute || !sentAsList(sent, attribute->first, attribute->second))
+            continue;
+        if (std::find(names.begin(), names.end(), attribute->second) == names.end())
+            names.push_back(attribute->second);
+    }
+    return names;
+}
+
+Error listAttributesRefusedError(const std::string& name, const std::vector<std::string>& refused,
+                                 const Error& answer) {
+    return Error{"the API server refused ResourceSlice " + name +
+                     " because it has no list-typed "
+                     "attributes (feature gate DRAListTypeAttributes is off) and " +
+                     text::join(refused, ", ") +
+                     " were sent as lists: run without --numa-list, with --numa-list=auto, or "
+                     "enable DRAListTypeAttributes (" +
+                     answer.message + ")",
+                 kListAttributesRefusedError, answer.causes};
+}
+
 }  // namespace
 
 bool sentFieldsPreserved(const api::Json& sent, const api::Json& stored,
@@ -217,8 +280,11 @@ Result<PublishStats> Publisher::reconcileOnce(const std::vector<api::ResourceSli
         ++stats.deleted;
     }
     auto checkStored = [&](const api::Json& sent, const Result<api::Json>& stored) -> Status {
-        if (!stored)
+        if (!stored) {
+            if (auto refused = refusedListAttributes(sent, stored.error()); !refused.empty())
+                return listAttributesRefusedError(nameOf(sent), refused, stored.error());
             return stored.error();
+        }
         std::vector<std::string> dropped;
         if (!sentFieldsPreserved(sent["spec"], stored.value().value("spec", api::Json::object()),
                                  &dropped) &&

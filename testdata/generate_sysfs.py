@@ -35,6 +35,12 @@ Machine
     iommu (assign iommu groups), aer (AER files on PCIe functions), arch ("x86" or "generic"
     /proc/cpuinfo), cpu_model, cpu_vendor.
     extra_links / allow_dangling   raw symlinks {path: target} and paths allowed to dangle.
+    node_online_file         False = no devices/system/node/online (the nodeN folders tell).
+    legacy_kernel            True = a 2.6-era kernel: no *_list files (nodeN/cpulist,
+                             topology/*_list, local_cpulist), only the old topology masks
+                             (thread_siblings, core_siblings) and no die/cluster files.
+    nul_padded               True = every file under devices/system/{node,cpu} ends in "\n\0",
+                             as an ARM server's nodeN/cpulist ("32-63\n\0") does.
     committed                False = benchmark machine, generate only (not meant for git).
 Func (one PCI function; the tree nests as in /sys/devices)
     bdf, vendor, device, cls, subsys=(vendor, device), rev, driver (None = unbound),
@@ -202,6 +208,9 @@ class Machine:
     extra_links: dict = field(default_factory=dict)
     allow_dangling: list = field(default_factory=list)
     committed: bool = True
+    node_online_file: bool = True
+    legacy_kernel: bool = False
+    nul_padded: bool = False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -722,10 +731,45 @@ def _bad_files():
     return m
 
 
+def _arm_nul_padded():
+    return Machine(
+        "arm-nul-padded", "ARM server, 2 sockets x 32 cores, node 1 = CPUs 32-63; every file under "
+        "devices/system/{node,cpu} ends in NUL after the newline (nodeN/cpulist = '32-63\\n\\0')",
+        cpus=cpu_layout(2, 1, 32), nodes=nodes([0, 1], 64), slit=[[10, 20], [20, 10]],
+        nul_padded=True, arch="generic", cpu_vendor="ARM", cpu_model="Neoverse-N1",
+        roots=[
+            Root("pci0000:00", 0, [bridge("0000:00:01.0", [
+                cx7("0000:01:00.0", "enP1p1s0f0np0", "mlx5_0", 0)], 0x1def, 0xe100)]),
+            Root("pci0000:80", 1, [bridge("0000:80:01.0", [nvme("0000:81:00.0", "nvme0")],
+                                          0x1def, 0xe100)]),
+        ])
+
+
+def _legacy_kernel():
+    return Machine(
+        "legacy-kernel", "2S Westmere on a 2.6-era kernel: no node/online, no cpulist (nodeN/cpumap "
+        "and nodeN/cpuM links), no *_list files, only thread/core_siblings masks; node 0 = "
+        "CPUs 0-5,12-17 (cpu i sibling of i+12)",
+        cpus=cpu_layout(2, 1, 6, threads=2), nodes=nodes([0, 1], 24),
+        slit=[[10, 20], [20, 10]], node_online_file=False, legacy_kernel=True,
+        roots=[
+            Root("pci0000:00", 0, [
+                host_bridge("0000:00:00.0", 0x8086, 0x3406),
+                bridge("0000:00:03.0", [eth_nic("0000:01:00.0", 0x8086, 0x10fb, "ixgbe", "eth0",
+                                                10000, gen=2, width=8, oui="00:1b:21")],
+                       0x8086, 0x340a, gen=2)]),
+            Root("pci0000:80", 1, [
+                bridge("0000:80:07.0", [nvidia_gpu("0000:81:00.0", 0x1094, 0x0888, gen=2)],
+                       0x8086, 0x340e, gen=2)]),
+        ],
+        cpu_model="Intel(R) Xeon(R) CPU X5650 @ 2.67GHz")
+
+
 MACHINE_BUILDERS = [
     _epyc_nps4, _xeon_6320r, _gpu4_nic, _xeon6_snc3, _sriov_nic, _vm, _laptop, _big,
     lambda: _nps1("nps1-2s"), lambda: _nps1("nps1-2s-nosocket", package_id=False),
     _quad, _snc2, _sparse, _no_numa, _missing_distance, _hyperv, _offline, _bad_files,
+    _arm_nul_padded, _legacy_kernel,
 ]
 
 
@@ -1009,13 +1053,18 @@ class Builder:
                      "physical_package_id": c.package}
             masks = {"core_cpus": core, "thread_siblings": core, "cluster_cpus": core,
                      "package_cpus": pkg, "core_siblings": pkg, "die_cpus": die}
+            if m.legacy_kernel:     # before die (5.2), cluster (5.16) and core/package_cpus (5.9)
+                files = {k: v for k, v in files.items() if k not in ("die_id", "cluster_id")}
+                masks = {k: v for k, v in masks.items() if k in ("thread_siblings",
+                                                                  "core_siblings")}
             for k, v in files.items():
                 if k == "physical_package_id" and not m.package_id:
                     continue
                 t.file(f"{d}/topology/{k}", f"{v}\n")
             for k, ids in masks.items():
                 t.file(f"{d}/topology/{k}", cpumask(ids, self.nbits) + "\n")
-                t.file(f"{d}/topology/{k}_list", range_list(ids) + "\n")
+                if not m.legacy_kernel:
+                    t.file(f"{d}/topology/{k}_list", range_list(ids) + "\n")
 
     def build_nodes(self):
         m, t = self.m, self.t
@@ -1023,7 +1072,8 @@ class Builder:
             return
         base = "sys/devices/system/node"
         online = sorted(n.id for n in m.nodes)
-        t.file(f"{base}/online", range_list(online) + "\n")
+        if m.node_online_file:
+            t.file(f"{base}/online", range_list(online) + "\n")
         t.file(f"{base}/possible", range_list(online) + "\n")
         t.file(f"{base}/has_cpu", range_list([n for n in online if self.node_cpus[n]]) + "\n")
         t.file(f"{base}/has_memory", range_list([n.id for n in m.nodes if n.mem_gib]) + "\n")
@@ -1033,7 +1083,8 @@ class Builder:
         for pos, n in enumerate(sorted(m.nodes, key=lambda n: n.id)):
             d = f"{base}/node{n.id}"
             cpus = self.node_cpus[n.id]
-            t.file(f"{d}/cpulist", range_list(cpus) + "\n")
+            if not m.legacy_kernel:
+                t.file(f"{d}/cpulist", range_list(cpus) + "\n")
             t.file(f"{d}/cpumap", cpumask(cpus, self.nbits) + "\n")
             if n.id in m.distance_override:
                 raw = m.distance_override[n.id]
@@ -1189,7 +1240,8 @@ class Builder:
         files["revision"] = f"0x{f.rev:02x}\n"
         files["numa_node"] = f"{node}\n"
         lc = self.local_cpus(node)
-        files["local_cpulist"] = range_list(lc) + "\n"
+        if not m.legacy_kernel:
+            files["local_cpulist"] = range_list(lc) + "\n"
         files["local_cpus"] = cpumask(lc, self.nbits) + "\n"
         files["enable"] = "0\n" if f.driver in (None, "vfio-pci") else "1\n"
         irq = 0 if is_vf else self.irq
@@ -1463,12 +1515,20 @@ class Builder:
                         f"Device Minor: \t {minor}\n"
                         "GPU Excluded:\t No\n")
 
+    def pad_with_nul(self):
+        """Every file under devices/system/{node,cpu} ends in "\\n\\0" (nul_padded)."""
+        for path, content in self.t.files.items():
+            if path.startswith(("sys/devices/system/node/", "sys/devices/system/cpu/")):
+                self.t.files[path] = content + b"\0"
+
     def build(self):
         self.build_cpus()
         self.build_nodes()
         self.build_cpuinfo()
         self.build_pci()
         self.build_nvidia_proc()
+        if self.m.nul_padded:
+            self.pad_with_nul()
         self.t.verify(self.m.allow_dangling)
         return self.t
 

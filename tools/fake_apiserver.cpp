@@ -1,7 +1,7 @@
 // fake-apiserver: the tests' fake kube-apiserver as a process, for suites that drive the
 // driver's binaries from outside. Serves on 127.0.0.1 until SIGTERM or SIGINT.
 //
-//   fake-apiserver [--port N] [--drop-list-attributes] [--bookmark-interval-ms N]
+//   fake-apiserver [--port N] [--refuse-list-attributes] [--bookmark-interval-ms N]
 //                  [--tls-cert FILE --tls-key FILE [--client-ca FILE]]
 //
 // The first line on stdout is the URL, printed once it listens. Bad flags exit 2.
@@ -21,7 +21,7 @@ namespace {
 
 struct Flags {
     numadra::kube::FakeApiServerOptions server;
-    bool dropListAttributes = false;
+    bool refuseListAttributes = false;
 };
 
 std::optional<int> parseNumber(const std::string& text) {
@@ -36,8 +36,8 @@ std::optional<Flags> parseFlags(const std::vector<std::string>& args) {
     Flags flags;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& flag = args[i];
-        if (flag == "--drop-list-attributes") {
-            flags.dropListAttributes = true;
+        if (flag == "--refuse-list-attributes") {
+            flags.refuseListAttributes = true;
             continue;
         }
         if (i + 1 >= args.size()) {
@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
     pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
     try {
         numadra::kube::FakeApiServer server(flags->server);
-        server.setDropListAttributes(flags->dropListAttributes);
+        server.setRefuseListAttributes(flags->refuseListAttributes);
         std::cout << server.url() << std::endl;
         int received = 0;
         sigwait(&stopSignals, &received);

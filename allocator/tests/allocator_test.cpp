@@ -163,6 +163,78 @@ TEST(AllocatorState, CommittedDevicesAreNotAllocatedAgain) {
     EXPECT_EQ(third.kind, OutcomeKind::Unsatisfiable);
 }
 
+// A multi-allocatable device and a committed allocation of it to another claim, with or
+// without a shareID.
+Device shareable(std::string name) {
+    Device out = device(std::move(name));
+    out.allowMultipleAllocations = true;
+    return out;
+}
+
+Allocation allocationOf(const std::string& name, std::optional<std::string> shareID) {
+    DeviceResult result;
+    result.request = "req-0";
+    result.driver = "driver-a";
+    result.pool = "pool";
+    result.device = name;
+    result.shareID = std::move(shareID);
+    return {{result}, {}, {}};
+}
+
+TEST(AllocatorState, ShareableDeviceAllocatedWithoutShareIdIsNotHandedOutAgain) {
+    auto allocator = Allocator::create({slice("s", "pool", {shareable("d0"), shareable("d1")})},
+                                       {deviceClass()});
+    allocator.commit(allocationOf("d0", std::nullopt));
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0")}, {}, "claim-1")});
+    EXPECT_EQ(devicesOf(outcome), std::vector<std::string>{"pool/d1"});
+}
+
+TEST(AllocatorState, ShareableDeviceAllocatedWithAShareIdIsSharedAgain) {
+    auto allocator =
+        Allocator::create({slice("s", "pool", {shareable("d0"), device("d1")})}, {deviceClass()});
+    allocator.commit(allocationOf("d0", "3f1c0e56-0d6c-4c1e-9a57-5b0f1e7a9c21"));
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0")}, {}, "claim-1")});
+    ASSERT_EQ(devicesOf(outcome), std::vector<std::string>{"pool/d0"});
+    EXPECT_TRUE(outcome.allocations.front().results.front().shareID.has_value());
+}
+
+TEST(AllocatorState, SharesPlacedInTheSameCallLeaveTheDeviceShareable) {
+    auto allocator = Allocator::create({slice("s", "pool", {shareable("d0")})}, {deviceClass()});
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0")}, {}, "claim-0"),
+                                             claim({exactly("req-0")}, {}, "claim-1")});
+    EXPECT_EQ(devicesOf(outcome), (std::vector<std::string>{"pool/d0", "pool/d0"}));
+}
+
+TEST(AllocatorState, AdminAccessStillSeesAShareableDeviceAllocatedWithoutShareId) {
+    auto allocator = Allocator::create({slice("s", "pool", {shareable("d0")})}, {deviceClass()});
+    allocator.commit(allocationOf("d0", std::nullopt));
+    Request admin = exactly("req-0");
+    admin.exactly->adminAccess = true;
+    Outcome outcome = allocateOk(allocator, {claim({admin}, {}, "monitor")});
+    EXPECT_EQ(devicesOf(outcome), std::vector<std::string>{"pool/d0"});
+}
+
+TEST(AllocatorState, DeviceNoLongerShareableIsFreeDespiteCommittedShares) {
+    // Upstream's in-use set holds dedicated results only: shares of a device that has since
+    // lost allowMultipleAllocations do not block it.
+    auto allocator = Allocator::create({slice("s", "pool", {device("d0")})}, {deviceClass()});
+    allocator.commit(allocationOf("d0", "3f1c0e56-0d6c-4c1e-9a57-5b0f1e7a9c21"));
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0")}, {}, "claim-1")});
+    EXPECT_EQ(devicesOf(outcome), std::vector<std::string>{"pool/d0"});
+}
+
+TEST(AllocatorExplain, ShareableDeviceAllocatedWithoutShareIdIsNamedAsDedicated) {
+    auto allocator = Allocator::create({slice("s", "pool", {shareable("d0")})}, {deviceClass()});
+    allocator.commit(allocationOf("d0", std::nullopt));
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0")}, {}, "claim-1")});
+    ASSERT_EQ(outcome.kind, OutcomeKind::Unsatisfiable);
+    EXPECT_NE(outcome.explanation.find("1 of the matching devices are allocated to other claims "
+                                       "(1 allows multiple allocations but is dedicated: "
+                                       "allocated without a shareID)"),
+              std::string::npos)
+        << outcome.explanation;
+}
+
 TEST(AllocatorCounters, ExhaustedCounterSetBlocksTheDevice) {
     Slice counters = slice("counters", "pool", {}, "driver-a", 1, 2);
     counters.sharedCounters.push_back({"set", {{"memory", {q("8Gi"), {}}}}});

@@ -152,11 +152,26 @@ TEST(CdiDeviceEdits, EveryPublishedDeviceOfEveryGeneratedMachineGetsValidEdits) 
 
 // ---- NVIDIA ------------------------------------------------------------------------------------
 
-TEST(CdiNvidiaEdits, GetTheGpuNodeWithTheMinorFromProcAndTheSharedNodes) {
+TEST(CdiNvidiaEdits, GetOnlyTheGpuNodeWithTheMinorFromProc) {
     Host host("epyc-2s-nps4");
-    EXPECT_THAT(
-        host.paths("0000:21:00.0"),
-        ElementsAre("/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"));
+    EXPECT_THAT(host.paths("0000:21:00.0"), ElementsAre("/dev/nvidia0"));
+}
+
+TEST(CdiNvidiaEdits, TheControlNodesAreTheHostsSharedNodes) {
+    Host host("epyc-2s-nps4");
+    auto edits = nvidiaControlEdits(host.host());
+    ASSERT_TRUE(edits.ok()) << edits.error().message;
+    std::vector<std::string> paths;
+    for (const auto& node : edits->deviceNodes)
+        paths.push_back(node.path);
+    EXPECT_THAT(paths, ElementsAre("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"));
+    EXPECT_TRUE(edits->env.empty());
+}
+
+TEST(CdiNvidiaEdits, OnlyNvidiaBoundNvidiaGpusUseTheControlNodes) {
+    Host host("epyc-2s-nps4");
+    EXPECT_TRUE(usesNvidiaControlNodes(host.function("0000:21:00.0")));   // H100, nvidia
+    EXPECT_FALSE(usesNvidiaControlNodes(host.function("0000:a3:00.0")));  // MI300X, amdgpu
 }
 
 TEST(CdiNvidiaEdits, TheMinorPicksTheNodeOfThatGpu) {
@@ -184,7 +199,17 @@ TEST(CdiNvidiaEdits, EnvNamesBusRootNodeAndMinorInOrder) {
 
 TEST(CdiNvidiaEdits, LeaveOutTheUvmNodesWhenTheHostHasNone) {
     Host host("epyc-2s-nps4", {"nvidia-uvm", "nvidia-uvm-tools"});
-    EXPECT_THAT(host.paths("0000:21:00.0"), ElementsAre("/dev/nvidia0", "/dev/nvidiactl"));
+    auto edits = nvidiaControlEdits(host.host());
+    ASSERT_TRUE(edits.ok()) << edits.error().message;
+    ASSERT_EQ(edits->deviceNodes.size(), 1u);
+    EXPECT_EQ(edits->deviceNodes[0].path, "/dev/nvidiactl");
+}
+
+TEST(CdiNvidiaEdits, NoControlNodesOnTheHostGiveEmptyEdits) {
+    Host host("epyc-2s-nps4", {"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools"});
+    auto edits = nvidiaControlEdits(host.host());
+    ASSERT_TRUE(edits.ok()) << edits.error().message;
+    EXPECT_TRUE(edits->empty());
 }
 
 TEST(CdiNvidiaEdits, FailNamingTheMissingGpuNode) {
@@ -512,6 +537,13 @@ TEST(CdiCpuShareEdits, NameCpusAsARangeListNodeAndMemory) {
 
 TEST(CdiCpuShareEdits, LeaveOutMemoryWhenNoneWasConsumed) {
     CpuShare share{"cpu-numa-0", std::nullopt, 0, {4, 5}, std::nullopt};
+    EXPECT_THAT(cpuShareEdits(share).env,
+                ElementsAre("NUMADRA_CPU_NUMA_0_CPUS=4-5", "NUMADRA_CPU_NUMA_0_NUMA_NODE=0"));
+}
+
+TEST(CdiCpuShareEdits, LeaveOutMemoryWhenZeroWasConsumed) {
+    // The scheduler records the request policy's default (0) for a claim that asked for none.
+    CpuShare share{"cpu-numa-0", std::nullopt, 0, {4, 5}, 0};
     EXPECT_THAT(cpuShareEdits(share).env,
                 ElementsAre("NUMADRA_CPU_NUMA_0_CPUS=4-5", "NUMADRA_CPU_NUMA_0_NUMA_NODE=0"));
 }

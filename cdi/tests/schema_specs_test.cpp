@@ -1,8 +1,8 @@
 // Builds one claim spec per generated machine, holding every device the driver publishes there
 // (each PCI function of kind gpu/accelerator/nic, plus a CPU share per NUMA node), and writes the
-// files where cdi/tests/validate_schema.py checks them against the official CDI JSON schema.
-// With NUMADRA_CDI_SPEC_OUT set (the schema ctest sets it) the files go to that folder; as a
-// plain unit test they go to a temporary one, so parallel runs never share a folder.
+// files where the ctest cdi.specs_pass_the_cdi_library judges them with the official CDI library
+// (tests/cdi-check). With NUMADRA_CDI_SPEC_OUT set (that ctest sets it) the files go to that
+// folder; as a plain unit test they go to a temporary one, so parallel runs never share a folder.
 
 #include <gtest/gtest.h>
 

@@ -32,6 +32,19 @@ TEST(RangeList, RejectsMalformedRangesWithTheOffendingPart) {
     }
 }
 
+TEST(RangeList, IgnoresNulPaddingAfterTheNewline) {
+    auto cpus = parseRangeList(std::string_view("32-35\n\0", 7));
+    ASSERT_TRUE(cpus.ok()) << cpus.error().message;
+    EXPECT_EQ(cpus.value(), (std::vector<int>{32, 33, 34, 35}));
+}
+
+TEST(AttributeText, StopsAtTheFirstNulAndTrimsWhitespace) {
+    EXPECT_EQ(attributeText(std::string_view(" 0-3\n\0\0", 8)), "0-3");
+    EXPECT_EQ(attributeText(std::string_view("1\0 junk after the NUL", 22)), "1");
+    EXPECT_EQ(attributeText(std::string_view("\0", 1)), "");
+    EXPECT_EQ(attributeText("no NUL at all\n"), "no NUL at all");
+}
+
 TEST(RangeList, FormatsCompressed) {
     EXPECT_EQ(formatRangeList({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
     EXPECT_EQ(formatRangeList({}), "");

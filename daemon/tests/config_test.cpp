@@ -48,6 +48,23 @@ TEST(DaemonFlags, BadValuesNameTheFlag) {
     EXPECT_FALSE(parse({"--numa-list=maybe"}).ok());
 }
 
+TEST(DaemonFlags, NumaListAutoStartsWithListsAndMayFallBack) {
+    auto parsed = parse({"--numa-list=auto"});
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    EXPECT_TRUE(parsed->config.numaListAuto);
+    EXPECT_EQ(parsed->config.slices.numaForm, topology::NumaForm::List);
+    auto fromEnvironment = parse({}, {{"NUMA_LIST", "auto"}});
+    ASSERT_TRUE(fromEnvironment.ok()) << fromEnvironment.error().message;
+    EXPECT_TRUE(fromEnvironment->config.numaListAuto);
+    auto plain = parse({"--numa-list"});
+    ASSERT_TRUE(plain.ok());
+    EXPECT_FALSE(plain->config.numaListAuto);
+    auto bad = parse({"--numa-list=sometimes"});
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("true, false or auto"), std::string::npos)
+        << bad.error().message;
+}
+
 TEST(DaemonFlags, BooleanFlagsTakeOptionalValues) {
     auto parsed = parse({"--dry-run", "--keep-slices-on-exit=false", "--claims-dir", "/tmp/c"});
     ASSERT_TRUE(parsed.ok()) << parsed.error().message;

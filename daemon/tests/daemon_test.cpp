@@ -214,9 +214,12 @@ TEST_F(DaemonTest, RegisterPublishPrepareUnprepareShutdown) {
     EXPECT_EQ(result.devices(0).device_name(), gpu);
     EXPECT_EQ(result.devices(0).pool_name(), "node-a");
     EXPECT_EQ(result.devices(0).request_names(0), "gpu");
-    ASSERT_EQ(result.devices(0).cdi_device_ids_size(), 2);
+    // The GPU's own CDI device, the claim's NVIDIA control nodes, the request's metadata.
+    ASSERT_EQ(result.devices(0).cdi_device_ids_size(), 3);
     EXPECT_EQ(result.devices(0).cdi_device_ids(0), "numa.dra.dev/claim=claim-uid-1-" + gpu);
-    EXPECT_EQ(result.devices(0).cdi_device_ids(1), "numa.dra.dev/metadata=claim-uid-1_gpu");
+    EXPECT_EQ(result.devices(0).cdi_device_ids(1),
+              "numa.dra.dev/claim=claim-uid-1-nvidia-control");
+    EXPECT_EQ(result.devices(0).cdi_device_ids(2), "numa.dra.dev/metadata=claim-uid-1_gpu");
     EXPECT_TRUE(std::filesystem::exists(dirs.path("cdi/numa.dra.dev-claim_claim-uid-1.json")));
     EXPECT_TRUE(std::filesystem::exists(
         dirs.path("plugins/numa.dra.dev/dra-device-metadata/default_train/gpu/metadata.json")));
@@ -664,11 +667,42 @@ TEST_F(DaemonTest, PublishingRetriesThroughServerErrors) {
     EXPECT_TRUE(eventually([&] { return published(); }, 15s));
 }
 
-TEST_F(DaemonTest, DroppedListAttributesAreFatal) {
-    api.setDropListAttributes(true);
+// The numaNode attribute of the published GPU: "int", "ints", or "" when there is none yet.
+std::string numaNodeFormOfGpu(const kube::FakeApiServer& api) {
+    for (const auto& slice : api.resourceSlices()) {
+        for (const auto& device : slice["spec"].value("devices", Json::array())) {
+            if (device["name"] != "gpu-0000-21-00-0")
+                continue;
+            const Json& numa = device["attributes"]["resource.kubernetes.io/numaNode"];
+            return numa.contains("ints") ? "ints" : numa.contains("int") ? "int" : "";
+        }
+    }
+    return "";
+}
+
+TEST_F(DaemonTest, RefusedListAttributesAreFatalNotRetriedForever) {
+    api.setRefuseListAttributes(true);  // kube-apiserver 1.37 by default: 422 Invalid
     start({"--numa-list"});
     ASSERT_TRUE(eventually([&] { return exitCode != -1; }, 10s));
     EXPECT_EQ(exitCode, kExitFatal);
+    EXPECT_EQ(api.requestCount("POST", "/apis/resource.k8s.io/v1/resourceslices"), 1);
+    EXPECT_FALSE(published());
+}
+
+TEST_F(DaemonTest, NumaListAutoFallsBackToScalarsWhereListsAreRefused) {
+    api.setRefuseListAttributes(true);
+    start({"--numa-list=auto"});
+    ASSERT_TRUE(eventually([&] { return numaNodeFormOfGpu(api) == "int"; }, 10s));
+    EXPECT_EQ(exitCode, -1);  // still running
+    EXPECT_NE(httpGet(metricsPort, "/metrics").find("numadra_numa_list_refused 1"),
+              std::string::npos);
+}
+
+TEST_F(DaemonTest, NumaListAutoPublishesListsWhereAccepted) {
+    start({"--numa-list=auto"});
+    ASSERT_TRUE(eventually([&] { return numaNodeFormOfGpu(api) == "ints"; }, 10s));
+    EXPECT_NE(httpGet(metricsPort, "/metrics").find("numadra_numa_list_refused 0"),
+              std::string::npos);
 }
 
 TEST_F(DaemonTest, KeepSlicesOnExitLeavesThemInPlace) {

@@ -1,7 +1,9 @@
-// Discovery against real machines nobody here built: the sysfs trees hwloc's own regression tests
-// use (shared/testdata/hwloc-gathered), checked against the output hwloc expects from them
-// (NAME.console, lstopo -v text, or NAME.xml). Each tarball is one test, so ctest lists each
-// machine.
+// Discovery against real machines nobody here built: sysfs trees gathered by hwloc-gather-topology
+// (such as those of hwloc's own regression tests), checked against the output hwloc expects from
+// them (NAME.console, lstopo -v text, or NAME.xml), both as discovery reads them and as the
+// ResourceSlices publish their CPUs. The folder comes from NUMADRA_HWLOC_GATHERED_DIR, so the
+// checkout needs nothing outside itself: unset, the test is skipped saying so; set to a folder
+// without NAME.tar.bz2, it fails.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -13,6 +15,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -21,11 +24,15 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <system_error>
+#include <variant>
 #include <vector>
 
 #include "numadra/common/text.hpp"
 #include "numadra/discovery/discovery.hpp"
 #include "numadra/discovery/hwloc_view.hpp"
+#include "numadra/slices/builder.hpp"
+#include "numadra/topology/attributes.hpp"
 
 extern char** environ;
 
@@ -34,15 +41,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kGatheredDir = NUMADRA_SOURCE_DIR "/../shared/testdata/hwloc-gathered";
-// The single parameter when the shared folder is absent, so the suite reports a skip instead of
-// silently running nothing.
-const std::string kNoGatheredMachines = "shared_testdata_missing";
+constexpr const char* kGatheredDirVariable = "NUMADRA_HWLOC_GATHERED_DIR";
 
-std::vector<std::string> gatheredMachines() {
+std::optional<std::string> gatheredDir() {
+    const char* value = std::getenv(kGatheredDirVariable);
+    if (value == nullptr)
+        return std::nullopt;
+    return std::string(value);
+}
+
+// NAME of every NAME.tar.bz2 in the folder, sorted; empty when there is none or no such folder.
+std::vector<std::string> gatheredMachines(const std::string& folder) {
     std::vector<std::string> names;
     std::error_code error;
-    for (const auto& entry : fs::directory_iterator(kGatheredDir, error)) {
+    for (const auto& entry : fs::directory_iterator(folder, error)) {
         const std::string file = entry.path().filename().string();
         const std::string suffix = ".tar.bz2";
         if (file.size() > suffix.size() &&
@@ -50,20 +62,8 @@ std::vector<std::string> gatheredMachines() {
             names.push_back(file.substr(0, file.size() - suffix.size()));
         }
     }
-    if (names.empty())
-        return {kNoGatheredMachines};
     std::sort(names.begin(), names.end());
     return names;
-}
-
-// gtest parameter names allow only letters, digits and '_'.
-std::string testNameOf(const std::string& machine) {
-    std::string name = machine;
-    for (char& c : name) {
-        if (std::isalnum(static_cast<unsigned char>(c)) == 0)
-            c = '_';
-    }
-    return name;
 }
 
 class TemporaryDirectory {
@@ -385,64 +385,93 @@ std::vector<std::string> keys(const std::map<std::string, std::vector<int>>& map
     return out;
 }
 
-// ---- the test ----
+// ---- what the ResourceSlices publish ----
 
-class HwlocGathered : public ::testing::TestWithParam<std::string> {
-  protected:
-    void SetUp() override {
-        if (GetParam() == kNoGatheredMachines) {
-            GTEST_SKIP() << "no hwloc-gathered machines in " << kGatheredDir
-                         << " (the shared test data is not checked out next to the project)";
-        }
-        ASSERT_FALSE(unpacked_.path().empty()) << "cannot create a temporary folder";
-        const std::string tarball = kGatheredDir + "/" + GetParam() + ".tar.bz2";
-        ASSERT_TRUE(run({"tar", "xjf", tarball, "-C", unpacked_.path()}))
-            << "tar xjf " << tarball << " failed";
-        // The top folder inside a tarball can differ from its name (…+pcilocality -> …+pci).
-        std::vector<std::string> tops;
-        for (const auto& entry : fs::directory_iterator(unpacked_.path()))
-            tops.push_back(entry.path().string());
-        ASSERT_EQ(tops.size(), 1u) << tarball << " should unpack to a single folder";
-        fsRoot_ = tops.front();
-        sysfsRoot_ = fsRoot_ + "/sys";
+// The CPUs the published CPU devices hand out, from their numaNode and cpus attributes.
+struct PublishedCpus {
+    std::map<int, std::set<int>> nodesOfCpu;     // CPU -> the nodes of the devices naming it
+    std::map<int, std::int64_t> cpuCountOfNode;  // node -> its CPU capacity or counter
+    std::vector<std::string> problems;           // devices the above could not be read from
+};
 
-        auto machine = discover({sysfsRoot_, nullptr, nullptr});
-        ASSERT_TRUE(machine.ok()) << machine.error().message;
-        machine_ = std::move(machine).value();
+std::optional<std::int64_t> intAttribute(const api::Device& device, const std::string& name) {
+    auto it = device.attributes.find(name);
+    if (it == device.attributes.end() || !std::holds_alternative<std::int64_t>(it->second))
+        return std::nullopt;
+    return std::get<std::int64_t>(it->second);
+}
 
-        const std::string base = kGatheredDir + "/" + GetParam();
-        if (fs::exists(base + ".console")) {
-            auto content = readFile(base + ".console");
-            ASSERT_TRUE(content.has_value());
-            const Tree tree = parseConsole(*content);
-            ASSERT_FALSE(tree.empty()) << base << ".console has no object tree";
-            ASSERT_EQ(tree.front().type, "Machine");
-            expected_ = viewOf(tree);
-            expectedSource_ = ".console";
-        } else {
-            auto content = readFile(base + ".xml");
-            ASSERT_TRUE(content.has_value())
-                << "no expected output (.console or .xml) beside " << base << ".tar.bz2";
-            auto view = loadHwlocXml(base + ".xml");
-            if (view.ok()) {
-                expected_ = std::move(view).value();
-                expectedSource_ = ".xml";
-            } else {
-                // Only a format newer than this hwloc understands may be read by the test itself.
-                ASSERT_GT(xmlMajorVersion(*content), 2) << view.error().message;
-                const Tree tree = parseXml(*content);
-                ASSERT_FALSE(tree.empty()) << base << ".xml has no object tree";
-                ASSERT_EQ(tree.front().type, "Machine");
-                expected_ = viewOf(tree);
-                expectedSource_ = ".xml (v" + std::to_string(xmlMajorVersion(*content)) +
-                                  ", newer than hwloc " HWLOC_VERSION " imports; read by the test)";
+std::optional<std::string> stringAttribute(const api::Device& device, const std::string& name) {
+    auto it = device.attributes.find(name);
+    if (it == device.attributes.end() || !std::holds_alternative<std::string>(it->second))
+        return std::nullopt;
+    return std::get<std::string>(it->second);
+}
+
+// Per-node CPU devices ("cpu-numa-N") name their CPUs; with shared consumable capacity the node's
+// CPU count is in the counter set the devices draw on, otherwise in the device's capacity.
+PublishedCpus publishedCpus(const std::vector<api::ResourceSlice>& slices) {
+    PublishedCpus published;
+    for (const auto& slice : slices) {
+        for (const auto& set : slice.sharedCounters) {
+            auto cpu = set.counters.find("cpu");
+            if (text::startsWith(set.name, "numa-") && cpu != set.counters.end() &&
+                cpu->second.value) {
+                const auto node = text::parseInt(std::string_view(set.name).substr(5));
+                published.cpuCountOfNode[static_cast<int>(node.value_or(-1))] =
+                    cpu->second.value->value();
             }
         }
-        pciLocalityForced_ = hwlocForcesPciLocality(base + ".test");
-        options_.cpulessNodesHwlocDrops = nvidiaGpuMemoryNodes(fsRoot_);
-        options_.comparePciPlacement = !pciLocalityForced_;
+        for (const auto& device : slice.devices) {
+            if (stringAttribute(device, "type") != "cpu" ||
+                !text::startsWith(device.name, "cpu-numa-"))
+                continue;
+            const auto node = intAttribute(device, topology::kNumaNodeAttribute);
+            const auto cpus = stringAttribute(device, "cpus");
+            auto list = cpus ? text::parseRangeList(*cpus) : Error{"no cpus attribute"};
+            if (!node || !list) {
+                published.problems.push_back(device.name + ": no numaNode or no readable cpus");
+                continue;
+            }
+            for (int cpu : list.value())
+                published.nodesOfCpu[cpu].insert(static_cast<int>(*node));
+            if (auto capacity = device.capacity.find("cpu"); capacity != device.capacity.end())
+                published.cpuCountOfNode[static_cast<int>(*node)] = capacity->second.value.value();
+        }
+    }
+    return published;
+}
+
+// ---- the test ----
+
+// One gathered machine: its tarball unpacked, read by discovery, and hwloc's expected answer.
+class GatheredMachine {
+  public:
+    explicit GatheredMachine(std::string name) : name_(std::move(name)) {}
+
+    // Unpacks NAME.tar.bz2 from `folder` and reads it and hwloc's answer; false (with the
+    // failure recorded) when any of it cannot be read.
+    bool load(const std::string& folder) {
+        loadInto(folder);
+        return loaded_;
     }
 
+    // Discovery against hwloc's expected output, what discovery warned about, and the hwloc
+    // loader against the same expected output.
+    void expectAgreesWithHwloc() const;
+
+    // What a scheduler sees: every PU hwloc places is handed out by the CPU device of the NUMA
+    // node hwloc places it on, and by no other, in both forms the slices come in. The one
+    // deliberate difference, the NVIDIA GPU-memory nodes hwloc drops, holds no CPU, so no CPU
+    // device is published for it either.
+    void expectEveryCpuPublishedOnHwlocsNode() const;
+
+  private:
+    void loadInto(const std::string& folder);
+    void loadExpected(const std::string& base);
+
+    std::string name_;
+    bool loaded_ = false;
     TemporaryDirectory unpacked_;
     std::string fsRoot_;
     std::string sysfsRoot_;
@@ -453,11 +482,103 @@ class HwlocGathered : public ::testing::TestWithParam<std::string> {
     CompareOptions options_;
 };
 
-// One test per machine (each unpacks the tarball, which is the slow part): discovery against
-// hwloc's expected output, and the hwloc loader against the same expected output.
-TEST_P(HwlocGathered, AgreesWithHwlocsExpectedOutput) {
+void GatheredMachine::loadInto(const std::string& folder) {
+    ASSERT_FALSE(unpacked_.path().empty()) << "cannot create a temporary folder";
+    const std::string tarball = folder + "/" + name_ + ".tar.bz2";
+    ASSERT_TRUE(run({"tar", "xjf", tarball, "-C", unpacked_.path()}))
+        << "tar xjf " << tarball << " failed";
+    // The top folder inside a tarball can differ from its name (…+pcilocality -> …+pci).
+    std::vector<std::string> tops;
+    for (const auto& entry : fs::directory_iterator(unpacked_.path()))
+        tops.push_back(entry.path().string());
+    ASSERT_EQ(tops.size(), 1u) << tarball << " should unpack to a single folder";
+    fsRoot_ = tops.front();
+    sysfsRoot_ = fsRoot_ + "/sys";
+
+    auto machine = discover({sysfsRoot_, nullptr, nullptr});
+    ASSERT_TRUE(machine.ok()) << machine.error().message;
+    machine_ = std::move(machine).value();
+
+    const std::string base = folder + "/" + name_;
+    loadExpected(base);
+    if (expectedSource_.empty())
+        return;  // loadExpected failed and said why
+    pciLocalityForced_ = hwlocForcesPciLocality(base + ".test");
+    options_.cpulessNodesHwlocDrops = nvidiaGpuMemoryNodes(fsRoot_);
+    options_.comparePciPlacement = !pciLocalityForced_;
+    loaded_ = true;
+}
+
+void GatheredMachine::loadExpected(const std::string& base) {
+    if (fs::exists(base + ".console")) {
+        auto content = readFile(base + ".console");
+        ASSERT_TRUE(content.has_value());
+        const Tree tree = parseConsole(*content);
+        ASSERT_FALSE(tree.empty()) << base << ".console has no object tree";
+        ASSERT_EQ(tree.front().type, "Machine");
+        expected_ = viewOf(tree);
+        expectedSource_ = ".console";
+        return;
+    }
+    auto content = readFile(base + ".xml");
+    ASSERT_TRUE(content.has_value())
+        << "no expected output (.console or .xml) beside " << base << ".tar.bz2";
+    auto view = loadHwlocXml(base + ".xml");
+    if (view.ok()) {
+        expected_ = std::move(view).value();
+        expectedSource_ = ".xml";
+        return;
+    }
+    // Only a format newer than this hwloc understands may be read by the test itself.
+    ASSERT_GT(xmlMajorVersion(*content), 2) << view.error().message;
+    const Tree tree = parseXml(*content);
+    ASSERT_FALSE(tree.empty()) << base << ".xml has no object tree";
+    ASSERT_EQ(tree.front().type, "Machine");
+    expected_ = viewOf(tree);
+    expectedSource_ = ".xml (v" + std::to_string(xmlMajorVersion(*content)) +
+                      ", newer than hwloc " HWLOC_VERSION " imports; read by the test)";
+}
+
+void GatheredMachine::expectEveryCpuPublishedOnHwlocsNode() const {
+    std::map<int, std::set<int>> expectedNodesOfCpu;
+    std::map<int, std::int64_t> expectedCountOfNode;
+    for (const auto& [node, cpus] : expected_.cpusByNode) {
+        for (int cpu : cpus)
+            expectedNodesOfCpu[cpu].insert(node);
+        if (!cpus.empty())
+            expectedCountOfNode[node] = static_cast<std::int64_t>(cpus.size());
+    }
+    for (const bool consumable : {false, true}) {
+        SCOPED_TRACE(consumable ? "slices with shared consumable capacity"
+                                : "slices with per-node CPU capacity");
+        slices::SliceOptions options;
+        options.nodeName = "hwloc-gathered";
+        options.sharedConsumableCapacity = consumable;
+        auto built = slices::buildResourceSlices(machine_, options);
+        ASSERT_TRUE(built.ok()) << built.error().message;
+        const PublishedCpus published = publishedCpus(built.value());
+        EXPECT_THAT(published.problems, ::testing::IsEmpty());
+        EXPECT_EQ(published.nodesOfCpu, expectedNodesOfCpu)
+            << name_ << ": CPU -> NUMA node as published vs as hwloc's " << expectedSource_;
+        EXPECT_EQ(published.cpuCountOfNode, expectedCountOfNode) << name_;
+        for (int dropped : options_.cpulessNodesHwlocDrops)
+            EXPECT_EQ(published.cpuCountOfNode.count(dropped), 0u) << "GPU-memory node " << dropped;
+    }
+}
+
+void GatheredMachine::expectAgreesWithHwloc() const {
     EXPECT_THAT(compareWithHwloc(machine_, expected_, options_), ::testing::IsEmpty())
-        << GetParam() << ": discovery disagrees with hwloc's " << expectedSource_;
+        << name_ << ": discovery disagrees with hwloc's " << expectedSource_;
+
+    // hwloc reads every file of these trees; discovery may only miss the files a tree lacks
+    // (gathered trees are reduced: no vendor/device files, for one), never misread one.
+    const std::string missing = std::generic_category().message(ENOENT);
+    std::vector<std::string> misread;
+    for (const auto& diagnostic : machine_.diagnostics) {
+        if (diagnostic.message.find(missing) == std::string::npos)
+            misread.push_back(diagnostic.path + ": " + diagnostic.message);
+    }
+    EXPECT_THAT(misread, ::testing::IsEmpty()) << name_;
 
     // The GPU-memory nodes hwloc drops must be CPU-less in discovery (compareWithHwloc checks
     // each listed one) and be the only nodes it drops.
@@ -484,7 +605,9 @@ TEST_P(HwlocGathered, AgreesWithHwlocsExpectedOutput) {
             ++noAffinity;
         } else {
             ++compared;
-            const std::vector<int>& placed = expected_.pciLocalNodes[function.address];
+            const auto where = expected_.pciLocalNodes.find(function.address);
+            const std::vector<int> placed =
+                where != expected_.pciLocalNodes.end() ? where->second : std::vector<int>{};
             if (std::find(placed.begin(), placed.end(), *raw) == placed.end()) {
                 contradicted.push_back(function.address + " numa_node " + std::to_string(*raw) +
                                        " vs hwloc nodes " + text::formatRangeList(placed));
@@ -505,9 +628,10 @@ TEST_P(HwlocGathered, AgreesWithHwlocsExpectedOutput) {
         unlistedCpus += static_cast<int>(node.cpus.size()) - online;
     }
     std::ostringstream summary;
-    summary << "[ gathered ] " << GetParam() << " vs hwloc " << expectedSource_ << ": "
-            << nodesWithCpus << " nodes with " << onlineCpus << " CPUs, "
-            << machine_.sockets().size() << " packages";
+    summary << "[ gathered ] " << name_ << " vs hwloc " << expectedSource_ << ": " << nodesWithCpus
+            << " nodes with " << onlineCpus << " CPUs, " << machine_.sockets().size()
+            << " packages, " << machine_.diagnostics.size() << " warnings (" << misread.size()
+            << " about files present)";
     if (unlistedCpus > 0)
         summary << " (node cpulists also name " << unlistedCpus << " absent/offline CPUs)";
     if (!options_.cpulessNodesHwlocDrops.empty()) {
@@ -549,10 +673,28 @@ TEST_P(HwlocGathered, AgreesWithHwlocsExpectedOutput) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Machines, HwlocGathered, ::testing::ValuesIn(gatheredMachines()),
-                         [](const ::testing::TestParamInfo<std::string>& param) {
-                             return testNameOf(param.param);
-                         });
+// Every machine of the folder (each unpacks its tarball, which is the slow part), one after the
+// other: the test names do not depend on the environment, so ctest, which lists them when the
+// binary is built, runs the machines of whatever folder the variable names when it runs.
+TEST(HwlocGathered, EveryMachineAgreesWithHwlocsExpectedOutput) {
+    const auto folder = gatheredDir();
+    if (!folder) {
+        GTEST_SKIP() << kGatheredDirVariable
+                     << " is not set: set it to a folder of hwloc-gathered machines (NAME.tar.bz2 "
+                        "beside NAME.console or NAME.xml) to compare discovery with hwloc on them";
+    }
+    const std::vector<std::string> machines = gatheredMachines(*folder);
+    ASSERT_FALSE(machines.empty()) << kGatheredDirVariable << "=" << *folder
+                                   << " holds no NAME.tar.bz2 (or is not a readable folder)";
+    for (const auto& name : machines) {
+        SCOPED_TRACE("hwloc-gathered machine " + name);
+        GatheredMachine machine(name);
+        if (!machine.load(*folder))
+            continue;
+        machine.expectAgreesWithHwloc();
+        machine.expectEveryCpuPublishedOnHwlocsNode();
+    }
+}
 
 }  // namespace
 }  // namespace numadra::discovery

@@ -297,6 +297,20 @@ TEST(CompileErrors, UndefinedFieldOfDevice) {
     EXPECT_TRUE(contains(result, "undefined field 'foo'")) << result;
 }
 
+TEST(CompileErrors, DeviceNameInASelectorSaysWhereItIsAvailable) {
+    const std::string result = select("device.name == 'gpu0'");
+    EXPECT_EQ(
+        result,
+        "compile error: line 1, column 8: undefined field 'name' (device.name is available in "
+        "derived-attribute expressions only; upstream's selector environment has no name "
+        "field)");
+}
+
+TEST(CompileErrors, OtherUndefinedFieldsGetNoDeviceNameHint) {
+    const std::string result = select("device.nam == 'gpu0'");
+    EXPECT_FALSE(contains(result, "derived-attribute")) << result;
+}
+
 TEST(CompileErrors, ResultTypeMustBeBoolOrUnknown) {
     EXPECT_EQ(select("1"), "compile error: must evaluate to bool or the unknown type, not int");
     EXPECT_EQ(select("'x'"),
@@ -314,6 +328,15 @@ TEST(CompileErrors, ExpressionsAreLimitedTo10KiB) {
         longest.insert(longest.begin(), ' ');
     EXPECT_EQ(select(longest), "false");
     EXPECT_TRUE(contains(select(" " + longest), "compile error: expression too long (10241"));
+}
+
+TEST(Selector, TheStringsExtensionsReplaceIsAvailable) {
+    EXPECT_EQ(select("device.driver.replace('.example.com', '') == 'dra'"), "true");
+}
+
+TEST(Selector, TheDeviceValueCarriesNoName) {
+    // Upstream's selector `device` has no name: not as a field, and not by enumeration either.
+    EXPECT_EQ(select("'name' in device"), "false");
 }
 
 TEST(Selector, ConcurrentEvaluation) {
@@ -388,6 +411,37 @@ TEST(Derived, ResultTypeIsCheckedAtCompileTime) {
               "compile error: must evaluate to bool, int, string, list or the unknown type, not "
               "double");
     EXPECT_FALSE(derive("{'a': 1}").ok());
+}
+
+// KEP-6080's naming-convention story: gpu3 aligns with eth3.
+Result<AttributeValue> deriveOnNamedDevice(const std::string& expr, const std::string& name) {
+    auto expression = Expression::compileDerived(expr);
+    if (!expression)
+        return Error{"compile error: " + expression.error().message};
+    return expression->derive(derivedDeviceValue(TestDevice().value(), name));
+}
+
+TEST(Derived, DeviceNameCompiles) {
+    auto expression = Expression::compileDerived("device.name.replace('gpu', '')");
+    EXPECT_TRUE(expression.ok()) << expression.error().message;
+}
+
+TEST(Derived, DeviceNameIsTheNameInTheSlice) {
+    EXPECT_EQ(*deriveOnNamedDevice("device.name", "gpu3"), AttributeValue(std::string("gpu3")));
+}
+
+TEST(Derived, NamingConventionGivesTheHardwareIndex) {
+    EXPECT_EQ(*deriveOnNamedDevice("device.name.replace('gpu', '')", "gpu3"),
+              AttributeValue(std::string("3")));
+    EXPECT_EQ(*deriveOnNamedDevice("device.name.replace('eth', '')", "eth3"),
+              AttributeValue(std::string("3")));
+}
+
+TEST(Derived, TheNamedDeviceKeepsTheSelectorsFields) {
+    EXPECT_EQ(*deriveOnNamedDevice(R"(device.driver + "/" + device.name)", "gpu3"),
+              AttributeValue(std::string("dra.example.com/gpu3")));
+    EXPECT_EQ(*deriveOnNamedDevice(R"(device.attributes["dra.example.com"].numa)", "gpu3"),
+              AttributeValue(std::int64_t{1}));
 }
 
 TEST(Derived, RuntimeErrorsCarryTheCelMessage) {

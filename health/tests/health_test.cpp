@@ -189,6 +189,15 @@ TEST_F(HealthTest, ANicWhoseCarrierIsDownIsUnhealthy) {
     EXPECT_NE(health.message.find("interface ens5f0np0 is down"), std::string::npos);
 }
 
+TEST_F(HealthTest, NulPaddedValuesReadAsTheirText) {
+    // Some kernels leave NUL bytes after the newline (seen in node and cpu files of an ARM
+    // server); a value is its text up to the first NUL, as hwloc reads it.
+    load("epyc-2s-nps4");
+    write("class/net/ens5f0np0/operstate", std::string("down\n\0", 6));
+    write("class/net/ens5f0np0/carrier", std::string("0\n\0\0", 4));
+    EXPECT_EQ(check(kCx7).cause, "carrier-down");
+}
+
 TEST_F(HealthTest, AVfWhosePfIsDownIsUnhealthy) {
     load("sriov-nic");
     ASSERT_EQ(check("nic-0000-01-02-0").state, State::Healthy);

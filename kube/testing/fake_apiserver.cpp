@@ -109,7 +109,6 @@ std::string conflictMessage(const std::string& name, const std::string& why) {
            "\": " + why;
 }
 
-// As an API server without DRAListTypeAttributes: the list-typed values are unknown fields.
 // What an API server without DRADeviceTaints does: device taints are not stored.
 void dropDeviceTaints(Json& slice) {
     if (!slice.contains("spec") || !slice["spec"].is_object() ||
@@ -136,13 +135,18 @@ void stampTaints(Json& slice) {
     }
 }
 
-void dropListAttributeValues(Json& slice) {
+// As kube-apiserver without DRAListTypeAttributes (the 1.37 default): the list-typed values are
+// stripped from the slice (dropDisabledFields), then validation finds attributes left without a
+// value. Returns one cause per such attribute, in the API server's field path form.
+std::vector<Json> stripListAttributeValues(Json& slice) {
+    std::vector<Json> causes;
     if (!slice.contains("spec") || !slice["spec"].is_object())
-        return;
+        return causes;
     Json& spec = slice["spec"];
     if (!spec.contains("devices") || !spec["devices"].is_array())
-        return;
-    for (Json& device : spec["devices"]) {
+        return causes;
+    for (size_t index = 0; index < spec["devices"].size(); ++index) {
+        Json& device = spec["devices"][index];
         if (!device.is_object() || !device.contains("attributes") ||
             !device["attributes"].is_object())
             continue;
@@ -151,8 +155,35 @@ void dropListAttributeValues(Json& slice) {
                 continue;
             for (const char* listField : {"ints", "strings", "bools", "versions"})
                 value.erase(listField);
+            if (!value.empty())
+                continue;
+            causes.push_back(Json{
+                {"reason", "FieldValueRequired"},
+                {"message", "Required value: exactly one value must be specified"},
+                {"field", "spec.devices[" + std::to_string(index) + "].attributes[" + name + "]"}});
         }
     }
+    return causes;
+}
+
+// kube-apiserver's 422 for an invalid object: "<Kind>.<group> "<name>" is invalid: <errors>",
+// the errors bracketed when there are several, and details with one cause per field.
+Json invalidStatus(const std::string& name, const std::vector<Json>& causes) {
+    std::vector<std::string> errors;
+    for (const auto& cause : causes)
+        errors.push_back(stringAt(cause, "field") + ": " + stringAt(cause, "message"));
+    std::string joined;
+    for (const auto& error : errors)
+        joined += (joined.empty() ? "" : ", ") + error;
+    if (errors.size() > 1)
+        joined = "[" + joined + "]";
+    Json status = statusObject(
+        422, "ResourceSlice.resource.k8s.io \"" + name + "\" is invalid: " + joined, "Invalid");
+    status["details"] = Json{{"name", name},
+                             {"group", "resource.k8s.io"},
+                             {"kind", "ResourceSlice"},
+                             {"causes", causes}};
+    return status;
 }
 
 // One term of a field selector: spec.nodeName=n1, spec.driver!=x.
@@ -366,9 +397,9 @@ class FakeApiServer::Impl {
         faults_.push_back(Fault{count, status, retryAfterSeconds, std::move(method)});
     }
 
-    void setDropListAttributes(bool drop) {
+    void setRefuseListAttributes(bool refuse) {
         std::lock_guard lock(mutex_);
-        dropListAttributes_ = drop;
+        refuseListAttributes_ = refuse;
     }
 
     void setDropDeviceTaints(bool drop) {
@@ -517,8 +548,9 @@ class FakeApiServer::Impl {
         changed_.notify_all();
     }
 
-    // Validates and stores a new slice (mutex held). Returns the HTTP status, 201 on success.
-    int storeNewSlice(Json& slice, std::string& problem) {
+    // Validates and stores a new slice (mutex held). Returns the HTTP status, 201 on success;
+    // `invalid` is set for a 422 that carries field causes.
+    int storeNewSlice(Json& slice, std::string& problem, std::optional<Json>* invalid = nullptr) {
         if (!slice.is_object() || (slice.contains("metadata") && !slice["metadata"].is_object())) {
             problem = "the body is not a ResourceSlice object";
             return 400;
@@ -546,8 +578,14 @@ class FakeApiServer::Impl {
         metadata.erase("uid");
         metadata["generation"] = 1;
         stampExisting(slice, "resource.k8s.io/v1", "ResourceSlice");
-        if (dropListAttributes_)
-            dropListAttributeValues(slice);
+        if (refuseListAttributes_) {
+            if (auto causes = stripListAttributeValues(slice); !causes.empty()) {
+                if (invalid != nullptr)
+                    *invalid = invalidStatus(name, causes);
+                problem = "invalid";
+                return 422;
+            }
+        }
         if (dropDeviceTaints_)
             dropDeviceTaints(slice);
         stampTaints(slice);
@@ -613,9 +651,12 @@ class FakeApiServer::Impl {
             return;
         std::lock_guard lock(mutex_);
         std::string problem;
-        const int code = storeNewSlice(*slice, problem);
+        std::optional<Json> invalid;
+        const int code = storeNewSlice(*slice, problem, &invalid);
         if (code == 201)
             return reply(response, 201, *slice);
+        if (invalid)
+            return reply(response, code, *invalid);
         replyStatus(response, code, problem, code == 409 ? "AlreadyExists" : "");
     }
 
@@ -644,8 +685,10 @@ class FakeApiServer::Impl {
         if (slice->value("spec", Json()) != stored.value("spec", Json()))
             metadata["generation"] = metadata["generation"].get<std::int64_t>() + 1;
         stampExisting(*slice, "resource.k8s.io/v1", "ResourceSlice");
-        if (dropListAttributes_)
-            dropListAttributeValues(*slice);
+        if (refuseListAttributes_) {
+            if (auto causes = stripListAttributeValues(*slice); !causes.empty())
+                return reply(response, 422, invalidStatus(name, causes));
+        }
         if (dropDeviceTaints_)
             dropDeviceTaints(*slice);
         stampTaints(*slice);
@@ -827,7 +870,7 @@ class FakeApiServer::Impl {
     std::map<std::string, Json> nodes_;
     std::deque<WatchRecord> history_;
     std::deque<Fault> faults_;
-    bool dropListAttributes_ = false;
+    bool refuseListAttributes_ = false;
     bool dropDeviceTaints_ = false;
     std::vector<RecordedRequest> requests_;
     std::mt19937_64 random_;
@@ -877,8 +920,8 @@ void FakeApiServer::failNext(int count, int httpStatus, std::optional<int> retry
                              std::string methodFilter) {
     impl_->failNext(count, httpStatus, retryAfterSeconds, std::move(methodFilter));
 }
-void FakeApiServer::setDropListAttributes(bool drop) {
-    impl_->setDropListAttributes(drop);
+void FakeApiServer::setRefuseListAttributes(bool refuse) {
+    impl_->setRefuseListAttributes(refuse);
 }
 void FakeApiServer::setDropDeviceTaints(bool drop) {
     impl_->setDropDeviceTaints(drop);

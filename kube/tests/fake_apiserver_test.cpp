@@ -29,18 +29,40 @@ Json sliceWithAttributes() {
     return slice;
 }
 
-TEST(FakeApiServer, DropListAttributesModeStripsListValuesOnly) {
+TEST(FakeApiServer, WithoutListAttributesACreateIsRefusedAsKubeApiserverDoes) {
     FakeApiServer server;
-    server.setDropListAttributes(true);
+    server.setRefuseListAttributes(true);
     KubeClient client(test::configFor(server), quickOptions());
     auto created = client.createResourceSlice(sliceWithAttributes());
+    ASSERT_FALSE(created.ok());
+    EXPECT_EQ(created.error().code, 422);
+    EXPECT_EQ(created.error().message,
+              "POST /apis/resource.k8s.io/v1/resourceslices: HTTP 422 Invalid: "
+              "ResourceSlice.resource.k8s.io \"s\" is invalid: "
+              "[spec.devices[0].attributes[resource.kubernetes.io/numaNode]: Required value: "
+              "exactly one value must be specified, "
+              "spec.devices[0].attributes[numa.dra.dev/names]: Required value: exactly one "
+              "value must be specified]");
+    EXPECT_EQ(
+        created.error().causes,
+        (std::vector<FieldCause>{{"spec.devices[0].attributes[resource.kubernetes.io/numaNode]",
+                                  "Required value: exactly one value must be specified"},
+                                 {"spec.devices[0].attributes[numa.dra.dev/names]",
+                                  "Required value: exactly one value must be specified"}}));
+    EXPECT_FALSE(server.resourceSlice("s").has_value());
+}
+
+TEST(FakeApiServer, WithoutListAttributesScalarSlicesAreStored) {
+    FakeApiServer server;
+    server.setRefuseListAttributes(true);
+    KubeClient client(test::configFor(server), quickOptions());
+    Json slice = sliceWithAttributes();
+    auto& attributes = slice["spec"]["devices"][0]["attributes"];
+    attributes["resource.kubernetes.io/numaNode"] = Json{{"int", 1}};
+    attributes.erase("numa.dra.dev/names");
+    auto created = client.createResourceSlice(slice);
     ASSERT_TRUE(created.ok()) << created.error().message;
-    const Json& attributes = (*created)["spec"]["devices"][0]["attributes"];
-    EXPECT_EQ(attributes["resource.kubernetes.io/numaNode"], Json::object());
-    EXPECT_EQ(attributes["numa.dra.dev/names"], Json::object());
-    EXPECT_EQ(attributes["resource.kubernetes.io/pcieRoot"], (Json{{"string", "pci0000:00"}}));
-    EXPECT_EQ(attributes["numa.dra.dev/rdma"], (Json{{"bool", true}}));
-    EXPECT_EQ(server.resourceSlice("s").value(), *created);
+    EXPECT_EQ((*created)["spec"]["devices"][0]["attributes"], attributes);
 }
 
 TEST(FakeApiServer, KeepsListValuesByDefault) {
@@ -52,16 +74,17 @@ TEST(FakeApiServer, KeepsListValuesByDefault) {
               (Json{{"ints", {1, 0}}}));
 }
 
-TEST(FakeApiServer, DropListAttributesAppliesToUpdatesToo) {
+TEST(FakeApiServer, WithoutListAttributesAnUpdateIsRefusedToo) {
     FakeApiServer server;
     KubeClient client(test::configFor(server), quickOptions());
     auto created = client.createResourceSlice(sliceWithAttributes());
     ASSERT_TRUE(created.ok());
-    server.setDropListAttributes(true);
+    server.setRefuseListAttributes(true);
     auto updated = client.updateResourceSlice(*created);
-    ASSERT_TRUE(updated.ok());
-    EXPECT_EQ((*updated)["spec"]["devices"][0]["attributes"]["resource.kubernetes.io/numaNode"],
-              Json::object());
+    ASSERT_FALSE(updated.ok());
+    EXPECT_EQ(updated.error().code, 422);
+    EXPECT_EQ(updated.error().causes.size(), 2u);
+    EXPECT_EQ(server.resourceSlice("s").value(), *created);  // unchanged
 }
 
 TEST(FakeApiServer, OneResourceVersionCounterForAllKinds) {

@@ -132,7 +132,7 @@ TEST(CdiSpec, BindMountsTheFileReadOnly) {
     TempTree tree;
     const auto files = filesFor(tree);
     const auto spec = cdiSpec(files);
-    EXPECT_EQ(spec.cdiVersion, "0.5.0");
+    EXPECT_EQ(spec.cdiVersion, "");  // written as the minimum the content needs
     EXPECT_EQ(spec.kind, "numa.example.com/metadata");
     ASSERT_EQ(spec.devices.size(), 1u);
     EXPECT_EQ(spec.devices[0].name, files.cdiDeviceName);
@@ -152,8 +152,20 @@ TEST(CdiSpec, PassesTheRuntimesValidation) {
     const auto spec = cdiSpec(filesFor(tree));
     auto valid = cdi::validate(spec);
     EXPECT_TRUE(valid.ok()) << valid.error().message;
-    // 0.5.0 is also what the content needs: the device name may start with a digit (a UID).
+    // The device name starts with the claim UID: a digit needs 0.5.0.
     EXPECT_EQ(cdi::minimumVersion(spec), "0.5.0");
+    EXPECT_EQ(cdi::parse(cdi::serialize(spec), "written")->cdiVersion, "0.5.0");
+}
+
+TEST(CdiSpec, IsWrittenAtTheLowestVersionItsContentNeeds) {
+    // A UID that starts with a letter: 0.3.0, which every CDI-capable runtime reads.
+    TempTree tree;
+    auto files = requestFiles(layoutIn(tree), "default", "claim",
+                              "b7c1e0aa-0000-4000-8000-000000000001", "gpu", {});
+    ASSERT_TRUE(files.ok()) << files.error().message;
+    const auto spec = cdiSpec(*files);
+    EXPECT_EQ(cdi::minimumVersion(spec), "0.3.0");
+    EXPECT_EQ(cdi::parse(cdi::serialize(spec), "written")->cdiVersion, "0.3.0");
 }
 
 TEST(CreateFile, WritesAReadableFileWithMode0644) {

@@ -73,6 +73,8 @@ class PreparerTest : public ::testing::Test {
         o.hostRoots = {dev.root,
                        std::string(NUMADRA_GENERATED_SYSFS) + "/" + machineName_ + "/proc"};
         o.bootId = bootId;
+        if (!metadataVersions.empty())
+            o.metadataVersions = metadataVersions;
         return o;
     }
 
@@ -114,6 +116,7 @@ class PreparerTest : public ::testing::Test {
     }
 
     std::string machineName_;
+    std::vector<std::string> metadataVersions;  // empty: the default
     TempTree tree;
     discovery::Machine machine;
     std::map<std::string, api::Device> devices;
@@ -130,9 +133,11 @@ TEST_F(PreparerTest, WritesAValidClaimSpecAndReturnsItsQualifiedNames) {
     auto prepared = prepare(claim(kUid, {device("gpu", kGpu), device("nic", kNic)}));
     ASSERT_TRUE(prepared) << prepared.error().message;
     ASSERT_EQ(prepared->size(), 2U);
-    EXPECT_EQ((*prepared)[0].cdiDeviceIds,
-              (std::vector<std::string>{std::string("numa.dra.dev/claim=") + kUid + "-" + kGpu,
-                                        std::string("numa.dra.dev/metadata=") + kUid + "_gpu"}));
+    EXPECT_EQ(
+        (*prepared)[0].cdiDeviceIds,
+        (std::vector<std::string>{std::string("numa.dra.dev/claim=") + kUid + "-" + kGpu,
+                                  std::string("numa.dra.dev/claim=") + kUid + "-nvidia-control",
+                                  std::string("numa.dra.dev/metadata=") + kUid + "_gpu"}));
     EXPECT_EQ((*prepared)[1].requestNames, std::vector<std::string>{"nic"});
     auto content = files::readFile(claimSpecPath(kUid));
     ASSERT_TRUE(content) << content.error().message;
@@ -141,10 +146,79 @@ TEST_F(PreparerTest, WritesAValidClaimSpecAndReturnsItsQualifiedNames) {
     EXPECT_TRUE(cdi::validate(*spec));
     EXPECT_EQ(spec->kind, "numa.dra.dev/claim");
     EXPECT_EQ(spec->cdiVersion, "0.5.0");  // device names start with the UID's digit
-    ASSERT_EQ(spec->devices.size(), 2U);
+    ASSERT_EQ(spec->devices.size(), 3U);   // the GPU, the NIC, the GPU's control nodes
     const auto& nodes = spec->devices[0].containerEdits.deviceNodes;
     EXPECT_TRUE(std::any_of(nodes.begin(), nodes.end(),
                             [](const cdi::DeviceNode& n) { return n.path == "/dev/nvidia0"; }));
+}
+
+// The spec's devices by name, and the device node paths of one of them.
+std::map<std::string, std::vector<std::string>> nodePathsByDevice(const std::string& specPath) {
+    auto spec = cdi::parse(files::readFile(specPath).value(), specPath);
+    EXPECT_TRUE(spec) << spec.error().message;
+    std::map<std::string, std::vector<std::string>> out;
+    if (spec) {
+        for (const auto& device : spec->devices) {
+            auto& paths = out[device.name];
+            for (const auto& node : device.containerEdits.deviceNodes)
+                paths.push_back(node.path);
+        }
+    }
+    return out;
+}
+
+class PreparerFourGpuTest : public PreparerTest {
+  protected:
+    PreparerFourGpuTest() : PreparerTest("gpu4-nic") {}
+};
+
+TEST_F(PreparerFourGpuTest, TheNvidiaControlNodesAreInTheClaimSpecOnce) {
+    const std::vector<std::string> gpus{"gpu-0000-18-00-0", "gpu-0000-3a-00-0"};
+    auto prepared = prepare(claim(kUid, {device("a", gpus[0]), device("b", gpus[1])}));
+    ASSERT_TRUE(prepared) << prepared.error().message;
+    const std::string control = std::string(kUid) + "-nvidia-control";
+    const auto nodes = nodePathsByDevice(claimSpecPath(kUid));
+    ASSERT_EQ(nodes.count(control), 1U);
+    EXPECT_EQ(nodes.at(control), (std::vector<std::string>{"/dev/nvidiactl", "/dev/nvidia-uvm",
+                                                           "/dev/nvidia-uvm-tools"}));
+    EXPECT_EQ(nodes.at(std::string(kUid) + "-" + gpus[0]),
+              std::vector<std::string>{"/dev/nvidia0"});
+    EXPECT_EQ(nodes.at(std::string(kUid) + "-" + gpus[1]),
+              std::vector<std::string>{"/dev/nvidia1"});
+    // Each GPU names the control device, so a container given either one gets the nodes.
+    for (const auto& device : *prepared) {
+        EXPECT_EQ(device.cdiDeviceIds.at(1), std::string(kDriver) + "/claim=" + control)
+            << device.deviceName;
+    }
+}
+
+TEST_F(PreparerTest, AClaimWithoutNvidiaGpusHasNoControlDevice) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("nic", kNic)})));
+    EXPECT_EQ(nodePathsByDevice(claimSpecPath(kUid)).count(std::string(kUid) + "-nvidia-control"),
+              0U);
+}
+
+TEST_F(PreparerTest, AGpuPreparedBeforeTheControlDeviceKeepsItsNodesInline) {
+    // A checkpoint written by a version that put the control nodes into every GPU's edits: the
+    // kubelet holds that GPU's CDI ids, so a re-created spec must keep giving it the nodes.
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    auto store = state::CheckpointStore::open(tree.path("state")).value();
+    auto record = store.load()->records.at(0);
+    const std::string own = std::string(kDriver) + "/claim=" + kUid + "-" + kGpu;
+    const std::string metadataId = std::string(kDriver) + "/metadata=" + kUid + "_gpu";
+    record.devices.at(0).cdiDeviceIds = {own, metadataId};
+    ASSERT_TRUE(store.save(record));
+    std::filesystem::remove_all(tree.path("cdi"));
+    open("boot-2");
+    ASSERT_TRUE(preparer->restore(node()));
+    const auto nodes = nodePathsByDevice(claimSpecPath(kUid));
+    EXPECT_EQ(nodes.count(std::string(kUid) + "-nvidia-control"), 0U);
+    EXPECT_EQ(nodes.at(std::string(kUid) + "-" + kGpu),
+              (std::vector<std::string>{"/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia-uvm",
+                                        "/dev/nvidia-uvm-tools"}));
+    auto again = preparer->preparedClaim({"default", std::string("claim-") + kUid, kUid}, node());
+    ASSERT_TRUE(again.has_value() && again->ok());
+    EXPECT_EQ((**again)[0].cdiDeviceIds, (std::vector<std::string>{own, metadataId}));
 }
 
 TEST_F(PreparerTest, WritesOneMetadataFileAndSpecPerRequest) {
@@ -324,6 +398,27 @@ TEST_F(PreparerTest, StaleMetadataIsRewrittenInPlaceWithTheNextGeneration) {
     EXPECT_EQ(inodeOf(file), inode);  // the container's bind mount still sees it
 }
 
+TEST_F(PreparerTest, AChangeOfMetadataVersionsRewritesThePreparedClaimsFile) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    const std::string file = tree.path("metadata/default_claim-") + kUid + "/gpu/metadata.json";
+    const auto inode = inodeOf(file);
+    metadataVersions = {metadata::kV1beta1, metadata::kV1alpha1};
+    open();  // a restart with --metadata-versions v1beta1,v1alpha1
+    auto report = preparer->restore(node());
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_EQ(report->filesRecreated, 1U);
+    const std::string content = files::readFile(file).value();
+    EXPECT_NE(content.find("metadata.resource.k8s.io/v1beta1"), std::string::npos) << content;
+    EXPECT_NE(content.find("metadata.resource.k8s.io/v1alpha1"), std::string::npos) << content;
+    auto object = metadata::decodeStream(content, file);
+    ASSERT_TRUE(object) << object.error().message;
+    EXPECT_EQ(object->generation, 2);
+    EXPECT_EQ(inodeOf(file), inode);  // rewritten in place: a running container sees it
+    // Nothing changes a second time.
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    EXPECT_EQ(files::readFile(file).value(), content);
+}
+
 TEST_F(PreparerTest, RestartRollsBackAPrepareThatACrashInterrupted) {
     ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
     // Turn the record back into "started", as if the process died before completing.
@@ -391,6 +486,26 @@ TEST_F(PreparerTest, ACpuDeviceWithoutAShareGetsTheWholeNode) {
     auto spec = cdi::parse(files::readFile(claimSpecPath("uid-a")).value(), "a").value();
     EXPECT_EQ(envOf(spec, 0, "_CPUS"), "0-3,32-35");
     EXPECT_FALSE(prepare(claim("uid-b", {cpuShare("cpu", "cpu-numa-0", "share-b", 1)})));
+}
+
+// cpu-numa-0 allows multiple allocations: the CPU split alone would refuse these too, so the
+// message shows it is the guard that refuses a share next to a dedicated use and vice versa.
+TEST_F(PreparerTest, AShareableDevicePreparedWithoutAShareIsNotSharedWithAnotherClaim) {
+    ASSERT_TRUE(prepare(claim("uid-a", {device("cpu", "cpu-numa-0")})));
+    auto b = prepare(claim("uid-b", {cpuShare("cpu", "cpu-numa-0", "share-b", 1)}));
+    ASSERT_FALSE(b);
+    EXPECT_NE(b.error().message.find("already prepared for claim default/claim-uid-a"),
+              std::string::npos)
+        << b.error().message;
+}
+
+TEST_F(PreparerTest, AShareableDeviceWithASharePreparedIsNotPreparedWithoutAShare) {
+    ASSERT_TRUE(prepare(claim("uid-a", {cpuShare("cpu", "cpu-numa-0", "share-a", 1)})));
+    auto b = prepare(claim("uid-b", {device("cpu", "cpu-numa-0")}));
+    ASSERT_FALSE(b);
+    EXPECT_NE(b.error().message.find("already prepared for claim default/claim-uid-a"),
+              std::string::npos)
+        << b.error().message;
 }
 
 TEST_F(PreparerTest, AdminAccessSeesADeviceWithoutTakingIt) {

@@ -1,7 +1,7 @@
 // What the preparer really writes (the claim's CDI spec and the metadata CDI specs), for every
-// generated machine, in a folder that prepare/CMakeLists.txt's ctest checks against the official
-// CDI JSON schema with cdi/tests/validate_schema.py. With NUMADRA_CDI_SPEC_OUT set (the schema
-// ctest sets it) the files go there; as a plain unit test they go to a temporary folder.
+// generated machine, in a folder that the ctest prepare.specs_pass_the_cdi_library judges with the
+// official CDI library (tests/cdi-check). With NUMADRA_CDI_SPEC_OUT set (that ctest sets it) the
+// files go there; as a plain unit test they go to a temporary folder.
 
 #include <gtest/gtest.h>
 

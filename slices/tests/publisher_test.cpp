@@ -15,6 +15,8 @@ class MemoryApi : public SliceApi {
     std::vector<std::string> calls;
     int version = 1;
     bool dropListAttributes = false;
+    // A 422 with these causes for every create and update, as the kube client reports one.
+    std::vector<FieldCause> invalidCauses;
     int conflictsToInject = 0;
 
     Result<std::vector<api::Json>> list() override {
@@ -28,6 +30,8 @@ class MemoryApi : public SliceApi {
     Result<api::Json> create(const api::Json& slice) override {
         const std::string name = slice["metadata"]["name"];
         calls.push_back("create " + name);
+        if (!invalidCauses.empty())
+            return Error{"HTTP 422 Invalid", 422, invalidCauses};
         if (objects.count(name))
             return Error{"exists", 409};
         return store(slice);
@@ -206,6 +210,44 @@ TEST_F(PublisherTest, DroppedListAttributesAreAFatalConfigurationError) {
     EXPECT_NE(stats.error().message.find("resource.kubernetes.io/numaNode"), std::string::npos)
         << stats.error().message;
     EXPECT_NE(stats.error().message.find("DRAListTypeAttributes"), std::string::npos);
+}
+
+const FieldCause kNumaNodeValueRequired{
+    "spec.devices[0].attributes[resource.kubernetes.io/numaNode]",
+    "Required value: exactly one value must be specified"};
+
+TEST_F(PublisherTest, ARefusedListAttributeIsRecognised) {
+    api.invalidCauses = {kNumaNodeValueRequired};
+    auto s = slice("s0", {"gpu-0"});
+    s.devices[0].attributes["resource.kubernetes.io/numaNode"] =
+        std::vector<std::int64_t>{5, 4, 6, 7};
+    auto stats = publisher.reconcile({s});
+    ASSERT_FALSE(stats.ok());
+    EXPECT_EQ(stats.error().code, kListAttributesRefusedError);
+    for (const char* named : {"ResourceSlice s0", "resource.kubernetes.io/numaNode",
+                              "DRAListTypeAttributes", "--numa-list=auto", "HTTP 422"}) {
+        EXPECT_NE(stats.error().message.find(named), std::string::npos)
+            << named << " not in: " << stats.error().message;
+    }
+}
+
+TEST_F(PublisherTest, A422AboutAScalarAttributeIsAnOrdinaryError) {
+    api.invalidCauses = {kNumaNodeValueRequired};
+    auto s = slice("s0", {"gpu-0"});
+    s.devices[0].attributes["resource.kubernetes.io/numaNode"] = std::int64_t{5};
+    auto stats = publisher.reconcile({s});
+    ASSERT_FALSE(stats.ok());
+    EXPECT_EQ(stats.error().code, 422);
+}
+
+TEST_F(PublisherTest, A422NamingAnotherDeviceIsAnOrdinaryError) {
+    api.invalidCauses = {{"spec.devices[1].attributes[resource.kubernetes.io/numaNode]",
+                          "Required value: exactly one value must be specified"}};
+    auto s = slice("s0", {"gpu-0"});
+    s.devices[0].attributes["resource.kubernetes.io/numaNode"] = std::vector<std::int64_t>{5, 4};
+    auto stats = publisher.reconcile({s});
+    ASSERT_FALSE(stats.ok());
+    EXPECT_EQ(stats.error().code, 422);
 }
 
 TEST_F(PublisherTest, RemoveAllDeletesOnlyThisDriversSlices) {

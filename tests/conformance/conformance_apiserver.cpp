@@ -4,7 +4,7 @@
 // allocation, Nodes) and report the requests it served. The driver talks to it over loopback
 // HTTP exactly as to fake-apiserver (same server code); the suite drives it over stdin.
 //
-//   conformance-apiserver [--drop-list-attributes] [--bookmark-interval-ms N]
+//   conformance-apiserver [--refuse-list-attributes] [--bookmark-interval-ms N]
 //
 // The first line on stdout is the URL, printed once it listens. Then one command per stdin line,
 // a JSON object, each answered with one line on stdout ("ok", a number, or "error: ..."):
@@ -65,11 +65,11 @@ std::string execute(numadra::kube::FakeApiServer& server, const std::string& lin
 
 int main(int argc, char** argv) {
     numadra::kube::FakeApiServerOptions options;
-    bool dropListAttributes = false;
+    bool refuseListAttributes = false;
     const std::vector<std::string> args(argv + 1, argv + argc);
     for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--drop-list-attributes") {
-            dropListAttributes = true;
+        if (args[i] == "--refuse-list-attributes") {
+            refuseListAttributes = true;
         } else if (args[i] == "--bookmark-interval-ms" && i + 1 < args.size() &&
                    parseNumber(args[i + 1])) {
             options.bookmarkInterval = std::chrono::milliseconds(*parseNumber(args[++i]));
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
     }
     try {
         numadra::kube::FakeApiServer server(options);
-        server.setDropListAttributes(dropListAttributes);
+        server.setRefuseListAttributes(refuseListAttributes);
         std::cout << server.url() << std::endl;
         for (std::string line; std::getline(std::cin, line);) {
             if (line.empty())

@@ -8,7 +8,8 @@
 //   1. start the API server and the daemon on a copy of the machine's sysfs, with temp folders
 //   2. the kubelet's registration handshake; DRA v1 and v1beta1 on the endpoint it names
 //   3. the published ResourceSlices against numa-probe and against sysfs itself
-//   4. claims allocated by dra-allocate, Prepare: CDI ids, CDI specs (official schema), metadata
+//   4. claims allocated by dra-allocate, Prepare: CDI ids, CDI specs (the official CDI library),
+//      metadata, and a real container runtime (podman) given each claim's CDI ids
 //   5. health streams; a device broken on disk (PCIe link, AER, removal) and repaired
 //   6. SIGKILL, restart, the same Prepare answers from the checkpoint; a SIGKILL in the middle of
 //      a Prepare; Unprepare leaves every folder empty
@@ -31,6 +32,7 @@
 #include <set>
 #include <sstream>
 
+#include "container_runtime.hpp"
 #include "harness.hpp"
 #include "numadra/allocator/cli.hpp"
 #include "numadra/testing/dev_tree.hpp"
@@ -1077,13 +1079,19 @@ class Conformance : public ::testing::TestWithParam<Case> {
             ASSERT_EQ(prepared->request_names_size(), 1);
             EXPECT_EQ(prepared->request_names(0), request);
             EXPECT_EQ(prepared->has_share_id(), !share.empty());
-            // A CDI device per allocated device, named after the claim UID, plus the request's
-            // metadata device on its first device.
+            // A CDI device per allocated device, named after the claim UID, then the claim's
+            // NVIDIA control-node device for a GPU bound to nvidia, then the request's metadata
+            // device on its first device.
             const std::string claimId = std::string(kDriver) + "/claim=" + claim.uid + "-" +
                                         device + (share.empty() ? "" : "-" + share);
             const std::string metadataId =
                 std::string(kDriver) + "/metadata=" + claim.uid + "_" + request;
             std::vector<std::string> expected{claimId};
+            if (stringAttribute(published.at(device), "vendorID") == "0x10de" &&
+                stringAttribute(published.at(device), "kernelDriver") == "nvidia") {
+                expected.push_back(std::string(kDriver) + "/claim=" + claim.uid +
+                                   "-nvidia-control");
+            }
             if (requestsSeen.insert(request).second)
                 expected.push_back(metadataId);
             EXPECT_EQ(std::vector<std::string>(prepared->cdi_device_ids().begin(),
@@ -1220,16 +1228,121 @@ class Conformance : public ::testing::TestWithParam<Case> {
         }
     }
 
-    void validateCdiSchema() {
-        const std::string schema = std::string(NUMADRA_SOURCE_DIR) + "/../shared/spec/cdi-schema";
-        std::vector<std::string> command{
-            "/usr/bin/python3", std::string(NUMADRA_SOURCE_DIR) + "/cdi/tests/validate_schema.py",
-            schema};
+    // The official CDI library (tests/cdi-check) judges every spec the daemon wrote, as a
+    // runtime's cache reads them, and resolves every CDI id the daemon returned. Returns what the
+    // report says.
+    std::string judgeWithCdiLibrary(const drav1::NodePrepareResourcesResponse& response) {
+        const std::string cdiCheck = binary("cdi-check");
+        if (!fs::exists(cdiCheck)) {
+            const char* ci = std::getenv("CI");
+            if (ci != nullptr && std::string(ci) == "true")
+                ADD_FAILURE() << cdiCheck << " is missing, and CI must judge the CDI specs";
+            return "CDI library check SKIPPED (no " + cdiCheck + ": Go was not found)";
+        }
+        std::vector<std::string> validate{cdiCheck, "validate", "--expect-minimum-version"};
         for (const auto& [file, content] : filesBelow(cdiDir()))
-            command.push_back(cdiDir() + "/" + file);
-        ASSERT_GT(command.size(), 3u) << "no CDI spec written";
-        const auto run = runCommand(command, "", dirs.path("scratch"), 120s);
-        EXPECT_EQ(run.status, 0) << run.out << run.err;
+            validate.push_back(cdiDir() + "/" + file);
+        if (validate.size() == 3) {
+            ADD_FAILURE() << "no CDI spec written";
+            return "no CDI spec";
+        }
+        const auto validated = runCommand(validate, "", dirs.path("scratch"), 120s);
+        EXPECT_EQ(validated.status, 0) << validated.out << validated.err;
+        std::vector<std::string> resolve{cdiCheck,     "resolve",
+                                         "--spec-dir", cdiDir(),
+                                         "--output",   dirs.path("scratch") + "/oci-spec.json"};
+        size_t ids = 0;
+        for (const auto& [uid, answer] : response.claims()) {
+            for (const auto& device : answer.devices()) {
+                for (const auto& id : device.cdi_device_ids()) {
+                    resolve.push_back(id);
+                    ++ids;
+                }
+            }
+        }
+        const auto resolved = runCommand(resolve, "", dirs.path("scratch"), 120s);
+        EXPECT_EQ(resolved.status, 0) << resolved.out << resolved.err;
+        return std::to_string(validate.size() - 3) +
+               " CDI specs pass the CDI library at their minimum cdiVersion, " +
+               std::to_string(ids) + " CDI ids resolve";
+    }
+
+    // A real container runtime given each claim's CDI ids, as a pod's container would be: inside,
+    // the environment, device nodes and read-only metadata files of the claim's CDI devices.
+    // Returns what the report says.
+    std::string checkInContainers(const drav1::NodePrepareResourcesResponse& response,
+                                  const std::map<std::string, Json>& cdi) {
+        if (const char* wanted = std::getenv("NUMADRA_CONFORMANCE_CONTAINERS");
+            wanted != nullptr && std::string(wanted) == "0")
+            return "containers not run (NUMADRA_CONFORMANCE_CONTAINERS=0)";
+        if (const auto& reason = ContainerRuntime::unavailable()) {
+            const char* ci = std::getenv("CI");
+            if (ci != nullptr && std::string(ci) == "true")
+                ADD_FAILURE() << "containers cannot run here, and CI must run them: " << *reason;
+            return "containers SKIPPED: " + *reason;
+        }
+        for (const auto& claim : claims)
+            checkClaimInContainer(claim, response.claims().at(claim.uid), cdi);
+        return std::to_string(claims.size()) +
+               " podman containers see each claim's env, device nodes and read-only metadata";
+    }
+
+    void checkClaimInContainer(const TestClaim& claim,
+                               const drav1::NodePrepareResourceResponse& answer,
+                               const std::map<std::string, Json>& cdi) {
+        {
+            SCOPED_TRACE("container for claim " + claim.name);
+            std::vector<std::string> ids;
+            for (const auto& device : answer.devices()) {
+                for (const auto& id : device.cdi_device_ids()) {
+                    if (std::find(ids.begin(), ids.end(), id) == ids.end())
+                        ids.push_back(id);
+                }
+            }
+            std::map<std::string, std::string> env;
+            std::map<std::string, std::pair<unsigned, unsigned>> nodes;
+            std::map<std::string, std::string> files;  // container path -> host path
+            for (const auto& id : ids) {
+                ASSERT_EQ(cdi.count(id), 1u) << id;
+                const Json edits = cdi.at(id).value("containerEdits", Json::object());
+                for (const std::string variable : edits.value("env", Json::array()))
+                    env[variable.substr(0, variable.find('='))] =
+                        variable.substr(variable.find('=') + 1);
+                for (const auto& node : edits.value("deviceNodes", Json::array()))
+                    nodes[node["path"]] = {node["major"].get<unsigned>(),
+                                           node["minor"].get<unsigned>()};
+                for (const auto& mount : edits.value("mounts", Json::array()))
+                    files[mount["containerPath"]] = mount["hostPath"];
+            }
+            std::vector<std::string> nodePaths, filePaths;
+            for (const auto& [path, numbers] : nodes)
+                nodePaths.push_back(path);
+            for (const auto& [path, host] : files)
+                filePaths.push_back(path);
+            auto view = ContainerRuntime::inspect(cdiDir(), ids, nodePaths, filePaths,
+                                                  dirs.path("scratch"));
+            ASSERT_TRUE(view.ok()) << view.error().message;
+            for (const auto& [name, value] : env)
+                EXPECT_EQ(view->env[name], value) << "env " << name;
+            for (const auto& [path, numbers] : nodes) {
+                const auto seen = view->deviceNodes.find(path);
+                ASSERT_NE(seen, view->deviceNodes.end()) << path;
+                EXPECT_EQ(seen->second.type, "character special file") << path;
+                EXPECT_EQ(seen->second.major, numbers.first) << path;
+                EXPECT_EQ(seen->second.minor, numbers.second) << path;
+            }
+            for (const auto& [path, host] : files) {
+                const auto& seen = view->files[path];
+                EXPECT_NE(std::find(seen.options.begin(), seen.options.end(), "ro"),
+                          seen.options.end())
+                    << path << " is not mounted read-only";
+                EXPECT_FALSE(seen.writable) << path;
+                std::string expected = readFile(host);
+                while (!expected.empty() && expected.back() == '\n')
+                    expected.pop_back();
+                EXPECT_EQ(seen.content, expected) << path;
+            }
+        }
     }
 
     void prepareAndCheck() {
@@ -1253,7 +1366,8 @@ class Conformance : public ::testing::TestWithParam<Case> {
                 return id.find(claim.uid) != std::string::npos;
             })) << id;
         }
-        validateCdiSchema();
+        const std::string cdiLibrary = judgeWithCdiLibrary(response);
+        const std::string containers = checkInContainers(response, cdi);
 
         // The kubelet may use v1beta1 instead: the same devices (without share IDs).
         {
@@ -1297,12 +1411,10 @@ class Conformance : public ::testing::TestWithParam<Case> {
         for (const auto& claim : claims)
             filesOfClaim[claim.uid] = claimFiles(claim);
         note("4 prepare", std::to_string(claims.size()) + " claims, " + std::to_string(devices) +
-                              " devices: CDI ids resolve, " +
-                              std::to_string(filesBelow(cdiDir()).size()) +
-                              " CDI specs pass the official schema, metadata (" +
+                              " devices: " + cdiLibrary + ", metadata (" +
                               std::to_string(profile.metadataVersions.size()) +
-                              " versions) matches the slices; v1beta1 agrees; an unallocated "
-                              "claim is refused");
+                              " versions) matches the slices; " + containers +
+                              "; v1beta1 agrees; an unallocated claim is refused");
     }
 
     // The files a claim owns (CDI specs, metadata), with content.

@@ -44,8 +44,8 @@ std::string envPrefix(const std::string& deviceName);
 
 // Edits for a PCI function the driver publishes (kind gpu, accelerator or nic):
 //  - bound to vfio-pci: /dev/vfio/<iommu group> and /dev/vfio/vfio;
-//  - NVIDIA GPU: /dev/nvidia<minor>, plus /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidia-uvm-tools
-//    when present;
+//  - NVIDIA GPU: /dev/nvidia<minor> (the control nodes every GPU of the host shares are
+//    nvidiaControlEdits(), one CDI device per claim instead of a copy in every GPU's edits);
 //  - AMD GPU/accelerator: /dev/kfd and its /dev/dri/renderD*;
 //  - other GPUs: its /dev/dri/card* and /dev/dri/renderD*;
 //  - NIC with an RDMA device: /dev/infiniband/uverbsN and /dev/infiniband/rdma_cm (when present);
@@ -57,9 +57,15 @@ std::string envPrefix(const std::string& deviceName);
 Result<ContainerEdits> pciDeviceEdits(const discovery::PciFunction& function,
                                       const std::string& deviceName, const HostDeviceNodes& host);
 
+// True for an NVIDIA GPU bound to the nvidia driver: it needs the host's control nodes too.
+bool usesNvidiaControlNodes(const discovery::PciFunction& function);
+// The nodes every NVIDIA GPU of a host shares: /dev/nvidiactl, /dev/nvidia-uvm and
+// /dev/nvidia-uvm-tools, each when present (empty edits when the host has none of them).
+Result<ContainerEdits> nvidiaControlEdits(const HostDeviceNodes& host);
+
 // A share of a CPU device: env <prefix>CPUS (range list), <prefix>NUMA_NODE, and
-// <prefix>MEMORY (bytes) when memory was consumed. The prefix includes the share id when there
-// is one, so two shares of one device in one container never collide.
+// <prefix>MEMORY (bytes) when memory was consumed (more than 0 bytes). The prefix includes the
+// share id when there is one, so two shares of one device in one container never collide.
 struct CpuShare {
     std::string deviceName;
     std::optional<std::string> shareId;

@@ -6,12 +6,23 @@
 #include <string>
 #include <utility>
 #include <variant>
+#include <vector>
 
 namespace numadra {
 
+// One field an answer found wrong, as the Kubernetes API server names it in a Status's
+// details.causes: field "spec.devices[0].attributes[resource.kubernetes.io/numaNode]", message
+// "Required value: exactly one value must be specified".
+struct FieldCause {
+    std::string field;
+    std::string message;
+    bool operator==(const FieldCause&) const = default;
+};
+
 struct Error {
     std::string message;
-    int code = 0;  // errno, when the failure came from a system call
+    int code = 0;  // errno from a system call, or the HTTP status of an API answer
+    std::vector<FieldCause> causes = {};  // the fields an API answer named, when it named any
 };
 
 template <class T>

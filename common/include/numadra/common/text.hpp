@@ -12,9 +12,15 @@
 namespace numadra::text {
 
 std::string_view trim(std::string_view s);
+// A kernel attribute (sysfs/procfs file) as the text it holds: the bytes before the first NUL,
+// surrounding whitespace removed. Some kernels and firmware pad attributes with NULs ("32-63\n\0"
+// in an ARM server's nodeN/cpulist); C readers such as hwloc stop at the first NUL, so do we.
+std::string_view attributeText(std::string_view raw);
 std::vector<std::string_view> splitWhitespace(std::string_view s);
 std::vector<std::string_view> split(std::string_view s, char separator);
 bool startsWith(std::string_view s, std::string_view prefix);
+
+// The parsers below take a whole attribute: what attributeText() drops is ignored.
 
 // Whole-string decimal integer (surrounding whitespace allowed).
 std::optional<std::int64_t> parseInt(std::string_view s);

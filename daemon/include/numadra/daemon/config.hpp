@@ -16,6 +16,9 @@ namespace numadra::daemon {
 
 struct DaemonConfig {
     slices::SliceOptions slices;  // driver name, node name, numaNode form, counters, legacy names
+    // --numa-list=auto: the list form (slices.numaForm) until the API server refuses it, then
+    // the scalar form for the rest of the process's life.
+    bool numaListAuto = false;
     std::string sysfsRoot = "/sys";
     std::string kubeletRegistryDir = "/var/lib/kubelet/plugins_registry";
     std::string kubeletPluginsDir = "/var/lib/kubelet/plugins";

@@ -17,7 +17,7 @@ struct Diagnostic {
 
 struct NumaNode {
     int id = 0;
-    std::vector<int> cpus;                     // from nodeN/cpulist; empty for CPU-less nodes
+    std::vector<int> cpus;  // nodeN/cpulist, cpumap or cpuM links; empty for CPU-less nodes
     std::optional<std::uint64_t> memoryBytes;  // MemTotal from nodeN/meminfo
     // nodeN/distance as read: one entry per ONLINE node, in ascending node-id order.
     std::vector<int> distanceRow;
@@ -29,7 +29,7 @@ struct Cpu {
     std::optional<int> package;  // physical_package_id; the socket
     std::optional<int> die;
     std::optional<int> core;
-    std::vector<int> threadSiblings;  // core_cpus_list / thread_siblings_list
+    std::vector<int> threadSiblings;  // core_cpus / thread_siblings, as list or mask
     std::optional<int> numaNode;      // from the cpuN/nodeM link, else from node cpulists
 };
 
@@ -109,7 +109,9 @@ struct PciFunction {
 
 struct Machine {
     std::string sysfsRoot;
-    bool hasNumaInfo = false;  // devices/system/node present (kernel with CONFIG_NUMA)
+    // devices/system/node names at least one node (kernel with CONFIG_NUMA); when false the
+    // machine is one synthesized node 0 holding every online CPU.
+    bool hasNumaInfo = false;
     std::vector<int> onlineNodes;
     std::vector<NumaNode> nodes;   // sorted by id
     std::vector<Cpu> cpus;         // present CPUs, sorted by id

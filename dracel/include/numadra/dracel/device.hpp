@@ -6,11 +6,16 @@
 //   device.attributes[domain][id]     bool, int, string, kubernetes.Semver, or a list of those
 //   device.capacity[domain][id]       kubernetes.Quantity
 //   device.allowMultipleAllocations   bool
+//   device.name                       string, in derived-attribute expressions only
 //
 // Attribute and capacity names are split at the first '/' into domain and id; a name without
 // '/' belongs to the driver's domain. An unknown domain reads as an empty map (so
 // `device.attributes["nope"].x` is "no such key: x"), while `in`, size() and comprehensions see
 // only the domains the device has.
+//
+// device.name (the device's name in its slice) is ours: KEP-6080's naming-convention story
+// derives a hardware index from it (`device.name.replace('gpu', '')`). Selectors keep upstream's
+// environment, which has no name: there it is a compile error saying where name is available.
 
 #include <cstdint>
 #include <map>
@@ -39,8 +44,15 @@ struct DeviceView {
 // When a device has both `id` and `<driver>/id`, the qualified one is used.
 Result<cel::Value> deviceValue(const DeviceView& device);
 
-// {"device": {driver, attributes, capacity, allowMultipleAllocations}}
-cel::Declarations deviceDeclarations();
+// The `device` value of a derived-attribute expression: deviceValue()'s value (its maps are
+// shared, not copied) plus `name`.
+cel::Value derivedDeviceValue(const cel::Value& device, std::string_view name);
+
+enum class ExpressionKind { Selector, DerivedAttribute };
+
+// {"device": {driver, attributes, capacity, allowMultipleAllocations}}, plus name for a derived
+// attribute.
+cel::Declarations deviceDeclarations(ExpressionKind kind);
 
 // The longest expression accepted (resource.k8s.io CELSelectorExpressionMaxLength).
 inline constexpr std::size_t kMaxExpressionLength = std::size_t{10} * 1024;
@@ -48,9 +60,9 @@ inline constexpr std::size_t kMaxExpressionLength = std::size_t{10} * 1024;
 // A compiled expression over `device`; immutable, safe to evaluate from several threads.
 class Expression {
   public:
-    // A device selector: at most kMaxExpressionLength bytes, only `device` declared, and a result
-    // that is bool or unknown at compile time ("must evaluate to bool or the unknown type, not
-    // int" otherwise).
+    // A device selector: at most kMaxExpressionLength bytes, only `device` declared (without
+    // name), and a result that is bool or unknown at compile time ("must evaluate to bool or the
+    // unknown type, not int" otherwise).
     static Result<Expression> compileSelector(std::string_view text);
     // A derived attribute: the result must be bool, int, string, list or unknown at compile time.
     static Result<Expression> compileDerived(std::string_view text);
@@ -60,8 +72,8 @@ class Expression {
     // also suggests has() / optional chaining. A non-bool result is an error ("CEL result of type
     // list could not be converted to bool"). `cost`, when given, receives the evaluation's cost.
     Result<bool> matches(const cel::Value& device, std::int64_t* cost = nullptr) const;
-    // Evaluates a derived attribute: a string, int, bool or semver, or a non-empty list of one of
-    // them; anything else is an error naming the type.
+    // Evaluates a derived attribute against derivedDeviceValue()'s value: a string, int, bool or
+    // semver, or a non-empty list of one of them; anything else is an error naming the type.
     Result<api::AttributeValue> derive(const cel::Value& device,
                                        std::int64_t* cost = nullptr) const;
 
@@ -70,7 +82,7 @@ class Expression {
 
   private:
     explicit Expression(cel::Program program) : program_(std::move(program)) {}
-    static Result<Expression> compile(std::string_view text, bool selector);
+    static Result<Expression> compile(std::string_view text, ExpressionKind kind);
     cel::Value evaluate(const cel::Value& device, std::int64_t* cost) const;
 
     cel::Program program_;

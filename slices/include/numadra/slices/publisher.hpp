@@ -45,6 +45,9 @@ inline constexpr int kDroppedFieldsError = -100;
 // The only fields dropped were device taints (the cluster runs without DRADeviceTaints): not
 // fatal, the caller publishes without taints and keeps reporting health on the streams.
 inline constexpr int kDroppedTaintsError = -101;
+// The API server refused list-typed attributes (a 422 naming attributes sent as lists: the
+// cluster runs without DRAListTypeAttributes). The caller may publish the scalar form instead.
+inline constexpr int kListAttributesRefusedError = -102;
 
 class Publisher {
   public:

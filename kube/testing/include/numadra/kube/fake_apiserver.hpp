@@ -58,9 +58,12 @@ class FakeApiServer {
     // body, with Retry-After when given. Calls queue up: the second applies after the first.
     void failNext(int count, int httpStatus, std::optional<int> retryAfterSeconds = {},
                   std::string methodFilter = "");
-    // As an API server without the DRAListTypeAttributes feature gate: list-typed attribute
-    // values (ints, strings, bools, versions) are dropped from stored ResourceSlices.
-    void setDropListAttributes(bool drop);
+    // As kube-apiserver without the DRAListTypeAttributes feature gate (the 1.37 default): the
+    // list-typed attribute values (ints, strings, bools, versions) are stripped, and a slice in
+    // which that leaves an attribute without a value is refused, 422 Invalid, with a Status
+    // naming each such attribute as a cause ("spec.devices[0].attributes[<name>]",
+    // "Required value: exactly one value must be specified").
+    void setRefuseListAttributes(bool refuse);
     // Like a cluster without DRADeviceTaints: device taints are silently not stored.
     void setDropDeviceTaints(bool drop);
 

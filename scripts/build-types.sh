@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Every CMake build type builds. scripts/test.sh builds RelWithDebInfo (the main build) and Debug
+# (the sanitizer build) anyway; this builds the others, Release and MinSizeRel, as a packager
+# would: the libraries and the three programs, no tests, no benchmarks, with warnings as errors
+# (the optimisers of -O3 and -Os see code -O2 does not), into build-<type>/.
+#
+#   scripts/build-types.sh [BUILD_TYPE...]     default: Release MinSizeRel
+set -euo pipefail
+cd "$(dirname "$0")/.."
+types=("$@")
+[ "${#types[@]}" -gt 0 ] || types=(Release MinSizeRel)
+for type in "${types[@]}"; do
+  case "$type" in
+    Debug | Release | RelWithDebInfo | MinSizeRel) ;;
+    *) echo "build-types.sh: '$type' is not a CMake build type" >&2; exit 2 ;;
+  esac
+  folder="build-$(echo "$type" | tr '[:upper:]' '[:lower:]')"
+  start=$SECONDS
+  BUILD_DIR="$folder" BUILD_TYPE="$type" scripts/build.sh \
+    --target numa-probe --target dra-allocate --target numa-dra-plugin \
+    -DNUMADRA_BUILD_TESTS=OFF -DNUMADRA_BUILD_BENCH=OFF
+  "$folder/bin/numa-probe" --version
+  echo "build-types: $type built in $((SECONDS - start)) s ($folder)"
+done
