@@ -19,9 +19,15 @@ std::string functionFile(const PciFunction& function, std::string_view file) {
 // The root complex: the first "pciDDDD:BB" component of the resolved path. Looking past the
 // first component (rather than requiring "devices/pci...") keeps Hyper-V/VMBus layouts working.
 std::string pcieRootOf(std::string_view devicePath) {
-    for (auto component : text::split(devicePath, '/')) {
+    size_t start = 0;
+    while (start <= devicePath.size()) {
+        size_t end = devicePath.find('/', start);
+        if (end == std::string_view::npos)
+            end = devicePath.size();
+        const auto component = devicePath.substr(start, end - start);
         if (isPciRootName(component))
             return std::string(component);
+        start = end + 1;
     }
     return {};
 }
@@ -117,27 +123,38 @@ RdmaDevice readRdmaDevice(Reader& reader, const std::string& path, std::string n
 // Index of the function whose device path is the longest prefix of `classDevicePath`: class
 // devices can sit below the function (virtio-net: <bdf>/virtio2/net/eth0).
 std::optional<size_t> owningFunction(const std::map<std::string, size_t, std::less<>>& byPath,
-                                     std::string classDevicePath) {
+                                     std::string_view classDevicePath) {
     while (!classDevicePath.empty()) {
         if (auto it = byPath.find(classDevicePath); it != byPath.end())
             return it->second;
-        classDevicePath = dirName(classDevicePath);
+        // dirName() without a copy
+        while (classDevicePath.size() > 1 && classDevicePath.back() == '/')
+            classDevicePath.remove_suffix(1);
+        const auto slash = classDevicePath.rfind('/');
+        classDevicePath =
+            slash == std::string_view::npos ? std::string_view() : classDevicePath.substr(0, slash);
     }
     return std::nullopt;
 }
 
-// Walks class/<name>/* once and hands each class device to its PCI function.
 // Walks class/<name>/* once and hands each class device to its PCI function, in name order.
 template <class Visit>
 void forEachClassDevice(const Sysfs& sysfs, std::string_view className,
                         const std::map<std::string, size_t, std::less<>>& byPath,
                         std::vector<PciFunction>& functions, Visit visit) {
     const std::string folder = "class/" + std::string(className);
+    std::string link = folder + "/";
     for (const auto& name : sysfs.list(folder)) {
-        auto path = sysfs.resolveLink(folder + "/" + name);
+        link.resize(folder.size() + 1);
+        link += name;
+        auto path = sysfs.resolveLink(link);
         if (!path)
             continue;  // a plain folder (old layouts) or unreadable: not a class link
-        if (auto owner = owningFunction(byPath, dirName(path.value()))) {
+        const std::string_view devicePath = path.value();
+        const auto slash = devicePath.rfind('/');
+        if (auto owner = owningFunction(byPath, slash == std::string_view::npos
+                                                    ? std::string_view()
+                                                    : devicePath.substr(0, slash))) {
             visit(functions[*owner], path.value(), name);
         }
     }
@@ -257,11 +274,11 @@ struct PciIdentity {
 };
 
 std::optional<std::pair<std::uint16_t, std::uint16_t>> idPair(std::string_view text) {
-    auto parts = text::split(text, ':');
-    if (parts.size() != 2)
+    const auto colon = text.find(':');
+    if (colon == std::string_view::npos || text.find(':', colon + 1) != std::string_view::npos)
         return std::nullopt;
-    auto a = text::parseHex(parts[0]);
-    auto b = text::parseHex(parts[1]);
+    auto a = text::parseHex(text.substr(0, colon));
+    auto b = text::parseHex(text.substr(colon + 1));
     if (!a || !b || *a > 0xffff || *b > 0xffff)
         return std::nullopt;
     return std::pair{static_cast<std::uint16_t>(*a), static_cast<std::uint16_t>(*b)};
@@ -275,7 +292,13 @@ PciIdentity identityFromUevent(Reader& reader, const PciFunction& f) {
         return id;
     }
     id.driver = std::string();
-    for (auto line : text::split(text::attributeText(uevent.value()), '\n')) {
+    const std::string_view content = text::attributeText(uevent.value());
+    for (size_t start = 0; start <= content.size();) {
+        size_t end = content.find('\n', start);
+        if (end == std::string_view::npos)
+            end = content.size();
+        const std::string_view line = content.substr(start, end - start);
+        start = end + 1;
         auto eq = line.find('=');
         if (eq == std::string_view::npos)
             continue;

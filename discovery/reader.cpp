@@ -88,14 +88,19 @@ bool allHex(std::string_view s) {
 
 bool isPciAddress(std::string_view name) {
     // DDDD[D...]:BB:DD.F
-    auto parts = text::split(name, ':');
-    if (parts.size() != 3)
+    const auto first = name.find(':');
+    if (first == std::string_view::npos)
         return false;
-    if (parts[0].size() < 4 || parts[0].size() > 8 || !allHex(parts[0]))
+    const auto second = name.find(':', first + 1);
+    if (second == std::string_view::npos || name.find(':', second + 1) != std::string_view::npos)
         return false;
-    if (parts[1].size() != 2 || !allHex(parts[1]))
+    const auto domain = name.substr(0, first);
+    const auto bus = name.substr(first + 1, second - first - 1);
+    const auto deviceFunction = name.substr(second + 1);
+    if (domain.size() < 4 || domain.size() > 8 || !allHex(domain))
         return false;
-    auto deviceFunction = parts[2];
+    if (bus.size() != 2 || !allHex(bus))
+        return false;
     return deviceFunction.size() == 4 && allHex(deviceFunction.substr(0, 2)) &&
            deviceFunction[2] == '.' && deviceFunction[3] >= '0' && deviceFunction[3] <= '7';
 }
@@ -103,9 +108,13 @@ bool isPciAddress(std::string_view name) {
 bool isPciRootName(std::string_view name) {
     if (!text::startsWith(name, "pci"))
         return false;
-    auto parts = text::split(name.substr(3), ':');
-    return parts.size() == 2 && parts[0].size() >= 4 && allHex(parts[0]) && parts[1].size() == 2 &&
-           allHex(parts[1]);
+    name.remove_prefix(3);
+    const auto colon = name.find(':');
+    if (colon == std::string_view::npos || name.find(':', colon + 1) != std::string_view::npos)
+        return false;
+    const auto domain = name.substr(0, colon);
+    const auto bus = name.substr(colon + 1);
+    return domain.size() >= 4 && allHex(domain) && bus.size() == 2 && allHex(bus);
 }
 
 }  // namespace numadra::discovery::detail

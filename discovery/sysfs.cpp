@@ -8,10 +8,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
-
-#include "numadra/common/text.hpp"
 
 namespace numadra::discovery {
 
@@ -41,6 +42,66 @@ Error systemError(const std::string& path, int error) {
 
 constexpr size_t kMaxSysfsFile = 1 << 20;  // sysfs attributes are at most a page; be generous
 
+// A relative path as the *at() calls take it (no leading '/', "." for the root itself),
+// NUL-terminated on the stack for the usual lengths: no allocation per system call.
+class AtPath {
+  public:
+    explicit AtPath(std::string_view relative) {
+        while (!relative.empty() && relative.front() == '/')
+            relative.remove_prefix(1);
+        if (relative.empty())
+            relative = ".";
+        if (relative.size() < sizeof small_) {
+            std::memcpy(small_, relative.data(), relative.size());
+            small_[relative.size()] = '\0';
+            path_ = small_;
+        } else {
+            large_.assign(relative);
+            path_ = large_.c_str();
+        }
+    }
+    AtPath(const AtPath&) = delete;
+    AtPath& operator=(const AtPath&) = delete;
+    const char* c_str() const { return path_; }
+
+  private:
+    char small_[256];
+    std::string large_;
+    const char* path_;
+};
+
+// dirName() as a view of `path`.
+std::string_view dirNameView(std::string_view path) {
+    while (path.size() > 1 && path.back() == '/')
+        path.remove_suffix(1);
+    auto slash = path.rfind('/');
+    return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
+}
+
+// Appends the components of `path` to `out`, a clean path (components joined by '/', no '/' at
+// either end): empty and "." components are skipped, ".." drops the last component of `out`
+// (nothing above the start). cleanPath(a + "/" + b) is appendClean(appendClean("", a), b).
+void appendClean(std::string& out, std::string_view path) {
+    size_t start = 0;
+    while (start <= path.size()) {
+        size_t end = path.find('/', start);
+        if (end == std::string_view::npos)
+            end = path.size();
+        const std::string_view part = path.substr(start, end - start);
+        start = end + 1;
+        if (part.empty() || part == ".")
+            continue;
+        if (part == "..") {
+            const auto slash = out.rfind('/');
+            out.resize(slash == std::string::npos ? 0 : slash);
+            continue;
+        }
+        if (!out.empty())
+            out += '/';
+        out += part;
+    }
+}
+
 }  // namespace
 
 Sysfs::Sysfs(std::string root) : root_(std::move(root)) {
@@ -54,19 +115,13 @@ Sysfs::Sysfs(std::string root) : root_(std::move(root)) {
     });
 }
 
-std::string Sysfs::relativePath(std::string_view relative) {
-    while (!relative.empty() && relative.front() == '/')
-        relative.remove_prefix(1);
-    return relative.empty() ? std::string(".") : std::string(relative);
-}
-
 std::string Sysfs::path(std::string_view relative) const {
     return joinPath(root_, relative);
 }
 
 Result<std::string> Sysfs::read(std::string_view relative) const {
     FileDescriptor fd(
-        ::openat(this->fd(), relativePath(relative).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+        ::openat(this->fd(), AtPath(relative).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (fd.get() < 0)
         return systemError(path(relative), errno);
     std::string content;
@@ -89,7 +144,7 @@ Result<std::string> Sysfs::read(std::string_view relative) const {
 
 Result<SysfsFile> Sysfs::open(std::string_view relative) const {
     const int fd =
-        ::openat(this->fd(), relativePath(relative).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        ::openat(this->fd(), AtPath(relative).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return systemError(path(relative), errno);
     return SysfsFile(fd, path(relative));
@@ -134,28 +189,30 @@ Result<std::string> SysfsFile::readAt(std::uint64_t offset, std::size_t size) co
 
 Result<std::string> Sysfs::readLink(std::string_view relative) const {
     char buffer[4096];
-    ssize_t n = ::readlinkat(fd(), relativePath(relative).c_str(), buffer, sizeof buffer - 1);
+    ssize_t n = ::readlinkat(fd(), AtPath(relative).c_str(), buffer, sizeof buffer - 1);
     if (n < 0)
         return systemError(path(relative), errno);
     return std::string(buffer, static_cast<size_t>(n));
 }
 
 Result<std::string> Sysfs::resolveLink(std::string_view relative) const {
-    auto target = readLink(relative);
-    if (!target)
-        return target.error();
-    std::string t = target.value();
-    if (!t.empty() && t.front() == '/') {
-        // Absolute targets (never seen in sysfs) are taken as relative to the root.
-        return cleanPath(t);
-    }
-    return cleanPath(joinPath(dirName(relative), t));
+    char buffer[4096];
+    ssize_t n = ::readlinkat(fd(), AtPath(relative).c_str(), buffer, sizeof buffer - 1);
+    if (n < 0)
+        return systemError(path(relative), errno);
+    const std::string_view target(buffer, static_cast<size_t>(n));
+    std::string resolved;
+    resolved.reserve(relative.size() + target.size());
+    // Absolute targets (never seen in sysfs) are taken as relative to the root.
+    if (target.empty() || target.front() != '/')
+        appendClean(resolved, dirNameView(relative));
+    appendClean(resolved, target);
+    return resolved;
 }
 
 std::vector<std::string> Sysfs::list(std::string_view relative) const {
     std::vector<std::string> names;
-    const int dirFd =
-        ::openat(fd(), relativePath(relative).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const int dirFd = ::openat(fd(), AtPath(relative).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dirFd < 0)
         return names;
     // fdopendir owns dirFd from here on; closedir releases both.
@@ -175,32 +232,18 @@ std::vector<std::string> Sysfs::list(std::string_view relative) const {
 
 bool Sysfs::exists(std::string_view relative) const {
     struct stat st {};
-    return ::fstatat(fd(), relativePath(relative).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+    return ::fstatat(fd(), AtPath(relative).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 bool Sysfs::isDirectory(std::string_view relative) const {
     struct stat st {};
-    return ::fstatat(fd(), relativePath(relative).c_str(), &st, 0) == 0 && S_ISDIR(st.st_mode);
+    return ::fstatat(fd(), AtPath(relative).c_str(), &st, 0) == 0 && S_ISDIR(st.st_mode);
 }
 
 std::string cleanPath(std::string_view path) {
-    std::vector<std::string_view> parts;
-    for (std::string_view part : text::split(path, '/')) {
-        if (part.empty() || part == ".")
-            continue;
-        if (part == "..") {
-            if (!parts.empty())
-                parts.pop_back();
-            continue;
-        }
-        parts.push_back(part);
-    }
     std::string out;
-    for (auto part : parts) {
-        if (!out.empty())
-            out += '/';
-        out += part;
-    }
+    out.reserve(path.size());
+    appendClean(out, path);
     return out;
 }
 
@@ -226,10 +269,7 @@ std::string baseName(std::string_view path) {
 }
 
 std::string dirName(std::string_view path) {
-    while (path.size() > 1 && path.back() == '/')
-        path.remove_suffix(1);
-    auto slash = path.rfind('/');
-    return slash == std::string_view::npos ? std::string() : std::string(path.substr(0, slash));
+    return std::string(dirNameView(path));
 }
 
 }  // namespace numadra::discovery

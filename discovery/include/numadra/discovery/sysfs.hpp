@@ -66,8 +66,6 @@ class Sysfs {
     std::string root_;
     std::shared_ptr<const int> rootFd_;  // closes on last copy; -1 when the root cannot be opened
     int fd() const { return *rootFd_; }
-    // Path relative to the root descriptor ("." for the root itself).
-    static std::string relativePath(std::string_view relative);
 };
 
 // "a/b/../c/./d/" -> "a/c/d"; ".." above the start is kept out (clamped), as Go's path.Clean does
