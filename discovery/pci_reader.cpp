@@ -370,8 +370,11 @@ void readLocality(Reader& reader, PciFunction& f) {
     f.maxLink = readLink(reader, f, "max");
 }
 
+// VF address -> its PF's, from the virtfnK links of the PFs read so far.
+using KnownVfs = std::map<std::string, std::string, std::less<>>;
+
 std::optional<PciFunction> readFunction(Reader& reader, const PciNameDatabase* names,
-                                        const std::string& address) {
+                                        const std::string& address, const KnownVfs& knownVfs) {
     const Sysfs& sysfs = reader.sysfs();
     const std::string busEntry = std::string(kPciDevices) + "/" + address;
     auto resolved = sysfs.resolveLink(busEntry);
@@ -406,8 +409,13 @@ std::optional<PciFunction> readFunction(Reader& reader, const PciNameDatabase* n
     }
     if (auto group = sysfs.readLink(functionFile(f, "iommu_group")))
         f.iommuGroup = numberAfterLastSlash(group.value());
-    if (auto physfn = sysfs.readLink(functionFile(f, "physfn"))) {
-        // A VF: its link and CPU locality are its PF's (copied once all functions are read).
+    // A VF: its link and CPU locality are its PF's (copied once all functions are read). The
+    // kernel makes a VF's physfn link before its PF's virtfnK link and removes it after, so a VF
+    // that a PF read before names by virtfnK has that PF as physfn: no need to read it again
+    // (VFs come after their PF in address order; one that comes first reads its physfn).
+    if (auto known = knownVfs.find(address); known != knownVfs.end()) {
+        f.sriovVf = SriovVirtualFunction{known->second, -1};
+    } else if (auto physfn = sysfs.readLink(functionFile(f, "physfn"))) {
         f.sriovVf = SriovVirtualFunction{baseName(physfn.value()), -1};
     } else {
         readLocality(reader, f);
@@ -436,9 +444,17 @@ void readPciFunctions(Reader& reader, const PciNameDatabase* names, Machine& mac
             reader.warn(std::string(kPciDevices) + "/" + address, "not a PCI address; skipped");
         }
     }
+    machine.pci.reserve(addresses.size());
+    KnownVfs knownVfs;
     for (const auto& address : addresses) {
-        if (auto function = readFunction(reader, names, address))
-            machine.pci.push_back(std::move(*function));
+        auto function = readFunction(reader, names, address, knownVfs);
+        if (!function)
+            continue;
+        if (function->sriovPf) {
+            for (const auto& vf : function->sriovPf->vfAddresses)
+                knownVfs.emplace(vf, function->address);
+        }
+        machine.pci.push_back(std::move(*function));
     }
     readChildren(reader, machine.pci);
     resolveVfIndexes(machine);
