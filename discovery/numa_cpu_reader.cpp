@@ -162,7 +162,8 @@ std::vector<int> threadSiblings(Reader& reader, int cpu) {
     return {};
 }
 
-void readCpuTopology(Reader& reader, Cpu& cpu) {
+// The package, die and core ids of a CPU; false when it has no topology folder (offline).
+bool readCpuIds(Reader& reader, Cpu& cpu) {
     auto optionalId = [&](std::string_view file) -> std::optional<int> {
         auto value =
             reader.integer(cpuPath(cpu.id, std::string("topology/") + std::string(file)), false);
@@ -176,7 +177,7 @@ void readCpuTopology(Reader& reader, Cpu& cpu) {
     if (!package) {
         if (package.error().code == ENOENT &&
             !reader.sysfs().isDirectory(cpuPath(cpu.id, "topology")))
-            return;
+            return false;
         if (package.error().code != ENOENT)
             reader.warn(packageFile, package.error().message);
     } else if (auto id = text::parseInt(package.value()); !id) {
@@ -187,7 +188,38 @@ void readCpuTopology(Reader& reader, Cpu& cpu) {
     }
     cpu.die = optionalId("die_id");
     cpu.core = optionalId("core_id");
-    cpu.threadSiblings = threadSiblings(reader, cpu.id);
+    return true;
+}
+
+void readCpuTopology(Reader& reader, Cpu& cpu) {
+    if (readCpuIds(reader, cpu))
+        cpu.threadSiblings = threadSiblings(reader, cpu.id);
+}
+
+// A CPU that the first CPU of a core names as a sibling (`first` was read without a diagnostic
+// and its siblings list starts with itself). When this CPU's own siblings list, read without a
+// diagnostic, is the same, the CPU is a thread of that core: the kernel builds the siblings
+// masks from equal package, die and core ids, so those are `first`'s, and hwloc too reads
+// core_id only for the first CPU of each core_cpus set. Three files fewer per thread beyond the
+// first (SMT2: half the CPUs). Otherwise the CPU's files are read as for any CPU, and reported
+// in the usual order.
+void readSiblingTopology(Reader& reader, Cpu& cpu, const Cpu& first) {
+    const size_t mark = reader.diagnosticCount();
+    auto siblings = threadSiblings(reader, cpu.id);
+    const size_t siblingsEnd = reader.diagnosticCount();
+    if (siblingsEnd == mark && siblings == first.threadSiblings) {
+        cpu.package = first.package;
+        cpu.die = first.die;
+        cpu.core = first.core;
+        cpu.threadSiblings = std::move(siblings);
+        return;
+    }
+    if (readCpuIds(reader, cpu)) {
+        cpu.threadSiblings = std::move(siblings);
+        reader.moveDiagnosticsToEnd(mark, siblingsEnd);  // the ids' diagnostics come first
+    } else {
+        reader.dropDiagnostics(mark);  // no topology folder: its files are not read at all
+    }
 }
 
 std::optional<int> nodeFromCpuLink(const Sysfs& sysfs, int cpu) {
@@ -209,7 +241,13 @@ void readCpus(Reader& reader, Machine& machine) {
         for (int c : node.cpus)
             nodeOfCpu.emplace(c, node.id);
     }
-    for (int id : presentCpus(reader)) {
+    const std::vector<int> present = presentCpus(reader);
+    machine.cpus.reserve(present.size());
+    // CPU id -> index in machine.cpus of the first CPU of its core, for the CPUs that CPU names
+    // as its siblings (readSiblingTopology).
+    std::map<int, size_t> firstOfCore;
+    for (int id : present) {
+        const size_t index = machine.cpus.size();
         Cpu& cpu = machine.cpus.emplace_back();
         cpu.id = id;
         if (onlineList) {
@@ -217,7 +255,17 @@ void readCpus(Reader& reader, Machine& machine) {
         } else if (auto flag = reader.integer(cpuPath(cpu.id, "online"), false)) {
             cpu.online = *flag != 0;  // a missing file means not hot-pluggable: online
         }
-        readCpuTopology(reader, cpu);
+        if (auto first = firstOfCore.find(cpu.id); first != firstOfCore.end()) {
+            readSiblingTopology(reader, cpu, machine.cpus[first->second]);
+        } else {
+            const size_t mark = reader.diagnosticCount();
+            readCpuTopology(reader, cpu);
+            const auto& siblings = cpu.threadSiblings;
+            if (reader.diagnosticCount() == mark && !siblings.empty() && siblings.front() == id) {
+                for (size_t k = 1; k < siblings.size(); ++k)
+                    firstOfCore.emplace(siblings[k], index);
+            }
+        }
         // The node cpulists already say where a CPU lives; the cpuN/nodeM link (what upstream's
         // GetNUMANodeForCPU globs) is the fallback for CPUs no cpulist names.
         if (auto it = nodeOfCpu.find(cpu.id); it != nodeOfCpu.end()) {

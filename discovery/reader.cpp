@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <cerrno>
+#include <cstddef>
 
 #include "numadra/common/text.hpp"
 #include "readers.hpp"
@@ -71,6 +73,16 @@ std::optional<std::vector<int>> Reader::cpuSet(std::string_view listFile,
     if (auto cpus = rangeList(listFile, false))
         return cpus;
     return cpuMask(maskFile, false);
+}
+
+void Reader::moveDiagnosticsToEnd(size_t from, size_t to) {
+    std::rotate(diagnostics_.begin() + static_cast<std::ptrdiff_t>(from),
+                diagnostics_.begin() + static_cast<std::ptrdiff_t>(to), diagnostics_.end());
+}
+
+void Reader::dropDiagnostics(size_t from) {
+    diagnostics_.erase(diagnostics_.begin() + static_cast<std::ptrdiff_t>(from),
+                       diagnostics_.end());
 }
 
 namespace {

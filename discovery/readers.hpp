@@ -36,6 +36,14 @@ class Reader {
     // Neither file is required.
     std::optional<std::vector<int>> cpuSet(std::string_view listFile, std::string_view maskFile);
 
+    // Diagnostics so far; with the two below, a reader that reads files out of their usual
+    // order can still report in that order.
+    size_t diagnosticCount() const { return diagnostics_.size(); }
+    // Moves the diagnostics [from, to) after the later ones.
+    void moveDiagnosticsToEnd(size_t from, size_t to);
+    // Drops the diagnostics from `from` on.
+    void dropDiagnostics(size_t from);
+
   private:
     const Sysfs& sysfs_;
     std::vector<Diagnostic>& diagnostics_;

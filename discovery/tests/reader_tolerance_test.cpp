@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -236,6 +237,86 @@ TEST(ReaderTolerance, LegacyKernelTreeGivesEveryCpuItsNodeAndSiblings) {
     const PciFunction* nic = machine.pciFunction("0000:01:00.0");
     ASSERT_NE(nic, nullptr);
     EXPECT_EQ(nic->localCpus, machine.nodes[0].cpus);  // from local_cpus: no local_cpulist
+}
+
+// The second thread of a core takes the first thread's package, die and core ids only when its
+// own siblings list, read cleanly, is the first thread's; any other tree is read file by file.
+void writeCpu(const TempTree& tree, int cpu, const std::string& package, const std::string& core,
+              const std::string& siblings) {
+    tree.file(cpuFile(cpu, "topology/physical_package_id"), package);
+    tree.file(cpuFile(cpu, "topology/die_id"), "0\n");
+    tree.file(cpuFile(cpu, "topology/core_id"), core);
+    tree.file(cpuFile(cpu, "topology/core_cpus_list"), siblings);
+}
+
+TEST(ReaderTolerance, SecondThreadOfACoreHasTheIdsOfTheFirst) {
+    TempTree tree;
+    tree.file(std::string(kCpuDir) + "/present", "0-3\n");
+    writeCpu(tree, 0, "1\n", "5\n", "0,2\n");
+    writeCpu(tree, 1, "1\n", "6\n", "1,3\n");
+    writeCpu(tree, 2, "1\n", "5\n", "0,2\n");
+    writeCpu(tree, 3, "1\n", "6\n", "1,3\n");
+    const Machine machine = discoverTree(tree);
+    for (int id : {0, 2}) {
+        EXPECT_EQ(machine.cpu(id)->package, 1);
+        EXPECT_EQ(machine.cpu(id)->die, 0);
+        EXPECT_EQ(machine.cpu(id)->core, 5);
+        EXPECT_EQ(machine.cpu(id)->threadSiblings, (std::vector<int>{0, 2}));
+    }
+    EXPECT_EQ(machine.cpu(3)->core, 6);
+    EXPECT_EQ(machine.cpu(3)->threadSiblings, (std::vector<int>{1, 3}));
+    EXPECT_TRUE(machine.diagnostics.empty()) << diagnosticsOf(machine);
+}
+
+TEST(ReaderTolerance, ThreadWhoseSiblingsDifferFromTheFirstThreadsIsReadOnItsOwn) {
+    TempTree tree;
+    tree.file(std::string(kCpuDir) + "/present", "0-1\n");
+    writeCpu(tree, 0, "0\n", "0\n", "0-1\n");
+    writeCpu(tree, 1, "1\n", "7\n", "1\n");
+    const Machine machine = discoverTree(tree);
+    EXPECT_EQ(machine.cpu(1)->package, 1);
+    EXPECT_EQ(machine.cpu(1)->core, 7);
+    EXPECT_EQ(machine.cpu(1)->threadSiblings, (std::vector<int>{1}));
+    EXPECT_TRUE(machine.diagnostics.empty()) << diagnosticsOf(machine);
+}
+
+TEST(ReaderTolerance, SiblingWithoutATopologyFolderHasNoIdsAndNothingIsReported) {
+    TempTree tree;
+    tree.file(std::string(kCpuDir) + "/present", "0-1\n");
+    writeCpu(tree, 0, "0\n", "0\n", "0-1\n");
+    tree.dir(cpuFile(1, ""));  // offline: the kernel removed its topology folder
+    const Machine machine = discoverTree(tree);
+    EXPECT_EQ(machine.cpu(1)->package, std::nullopt);
+    EXPECT_EQ(machine.cpu(1)->core, std::nullopt);
+    EXPECT_TRUE(machine.cpu(1)->threadSiblings.empty());
+    EXPECT_TRUE(machine.diagnostics.empty()) << diagnosticsOf(machine);
+}
+
+TEST(ReaderTolerance, FirstThreadWithAWarningLendsItsIdsToNoSibling) {
+    TempTree tree;
+    tree.file(std::string(kCpuDir) + "/present", "0-1\n");
+    writeCpu(tree, 0, "0\n", "core\n", "0-1\n");
+    writeCpu(tree, 1, "0\n", "3\n", "0-1\n");
+    const Machine machine = discoverTree(tree);
+    EXPECT_EQ(machine.cpu(0)->core, std::nullopt);
+    EXPECT_EQ(machine.cpu(1)->core, 3);
+    ASSERT_EQ(machine.diagnostics.size(), 1u) << diagnosticsOf(machine);
+    EXPECT_EQ(machine.diagnostics[0].path, tree.path(cpuFile(0, "topology/core_id")));
+}
+
+TEST(ReaderTolerance, SiblingReadOnItsOwnReportsItsFilesInTheUsualOrder) {
+    TempTree tree;
+    tree.file(std::string(kCpuDir) + "/present", "0-1\n");
+    writeCpu(tree, 0, "0\n", "0\n", "0-1\n");
+    writeCpu(tree, 1, "package\n", "0\n", "0-x\n");
+    tree.file(cpuFile(1, "topology/thread_siblings_list"), "0-1\n");
+    const Machine machine = discoverTree(tree);
+    EXPECT_EQ(machine.cpu(1)->package, std::nullopt);
+    EXPECT_EQ(machine.cpu(1)->core, 0);
+    EXPECT_EQ(machine.cpu(1)->threadSiblings, (std::vector<int>{0, 1}));
+    ASSERT_EQ(machine.diagnostics.size(), 2u) << diagnosticsOf(machine);
+    EXPECT_EQ(machine.diagnostics[0].path, tree.path(cpuFile(1, "topology/physical_package_id")));
+    EXPECT_EQ(machine.diagnostics[1].path, tree.path(cpuFile(1, "topology/core_cpus_list")));
 }
 
 }  // namespace
