@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
 #include <cstdlib>
 
 namespace numadra::text {
@@ -173,9 +172,15 @@ std::string formatRangeList(const std::vector<int>& values) {
 }
 
 std::string hex(std::uint64_t value, int width) {
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "%0*llx", width, static_cast<unsigned long long>(value));
-    return buffer;
+    // What printf's "%0*llx" gives, without printf (a PCI scan formats thousands of ids).
+    char digits[16];
+    const auto [end, ec] = std::to_chars(digits, digits + sizeof digits, value, 16);
+    const auto length = static_cast<size_t>(end - digits);
+    std::string out(
+        width > 0 && static_cast<size_t>(width) > length ? static_cast<size_t>(width) - length : 0,
+        '0');
+    out.append(digits, length);
+    return out;
 }
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator) {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdio>
+
 namespace numadra::text {
 namespace {
 
@@ -68,6 +71,18 @@ TEST(Numbers, ParseIntRejectsTrailingGarbage) {
     EXPECT_FALSE(parseInt("4x").has_value());
     EXPECT_FALSE(parseInt("").has_value());
     EXPECT_FALSE(parseInt("garbage").has_value());
+}
+
+TEST(Numbers, HexIsPrintfsZeroPaddedLowercaseHex) {
+    for (std::uint64_t value : {std::uint64_t{0}, std::uint64_t{0xa}, std::uint64_t{0x10de},
+                                std::uint64_t{0xabcdef}, std::uint64_t{0xffffffffffffffff}}) {
+        for (int width : {0, 1, 2, 4, 8, 20}) {
+            char expected[32];
+            std::snprintf(expected, sizeof expected, "%0*llx", width,
+                          static_cast<unsigned long long>(value));
+            EXPECT_EQ(hex(value, width), expected) << value << " width " << width;
+        }
+    }
 }
 
 TEST(Numbers, ParseHexAcceptsKernelIds) {

@@ -36,6 +36,7 @@ Result<std::vector<int>> parseCpuMask(std::string_view s);
 // The inverse, compressed: {0,1,2,3,8} -> "0-3,8".
 std::string formatRangeList(const std::vector<int>& sortedValues);
 
+// Lowercase hex of at least `width` digits, zero-padded (printf "%0*llx").
 std::string hex(std::uint64_t value, int width);
 std::string join(const std::vector<std::string>& parts, std::string_view separator);
 std::string joinInts(const std::vector<int>& values, std::string_view separator);
