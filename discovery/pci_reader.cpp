@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
+#include <unordered_map>
 
 #include "numadra/common/text.hpp"
 #include "readers.hpp"
@@ -122,7 +124,10 @@ RdmaDevice readRdmaDevice(Reader& reader, const std::string& path, std::string n
 
 // Index of the function whose device path is the longest prefix of `classDevicePath`: class
 // devices can sit below the function (virtio-net: <bdf>/virtio2/net/eth0).
-std::optional<size_t> owningFunction(const std::map<std::string, size_t, std::less<>>& byPath,
+// Functions by device path (views of the functions' own strings).
+using FunctionsByPath = std::unordered_map<std::string_view, size_t>;
+
+std::optional<size_t> owningFunction(const FunctionsByPath& byPath,
                                      std::string_view classDevicePath) {
     while (!classDevicePath.empty()) {
         if (auto it = byPath.find(classDevicePath); it != byPath.end())
@@ -140,8 +145,8 @@ std::optional<size_t> owningFunction(const std::map<std::string, size_t, std::le
 // Walks class/<name>/* once and hands each class device to its PCI function, in name order.
 template <class Visit>
 void forEachClassDevice(const Sysfs& sysfs, std::string_view className,
-                        const std::map<std::string, size_t, std::less<>>& byPath,
-                        std::vector<PciFunction>& functions, Visit visit) {
+                        const FunctionsByPath& byPath, std::vector<PciFunction>& functions,
+                        Visit visit) {
     const std::string folder = "class/" + std::string(className);
     std::string link = folder + "/";
     for (const auto& name : sysfs.list(folder)) {
@@ -162,7 +167,7 @@ void forEachClassDevice(const Sysfs& sysfs, std::string_view className,
 
 void readChildren(Reader& reader, std::vector<PciFunction>& functions) {
     const Sysfs& sysfs = reader.sysfs();
-    std::map<std::string, size_t, std::less<>> byPath;
+    FunctionsByPath byPath(functions.size());
     for (size_t i = 0; i < functions.size(); ++i)
         byPath.emplace(functions[i].devicePath, i);
 
@@ -245,7 +250,8 @@ void inheritFromPf(Machine& machine) {
 }
 
 void resolveVfIndexes(Machine& machine) {
-    std::map<std::string, std::pair<std::string, int>> vfToPf;
+    // Views of the PFs' strings, which this does not change.
+    std::unordered_map<std::string_view, std::pair<std::string_view, int>> vfToPf;
     for (const auto& f : machine.pci) {
         if (!f.sriovPf)
             continue;
@@ -258,7 +264,7 @@ void resolveVfIndexes(Machine& machine) {
         if (it == vfToPf.end())
             continue;
         if (!f.sriovVf)
-            f.sriovVf = SriovVirtualFunction{it->second.first, -1};
+            f.sriovVf = SriovVirtualFunction{std::string(it->second.first), -1};
         if (f.sriovVf->pfAddress == it->second.first)
             f.sriovVf->index = it->second.second;
     }
