@@ -119,9 +119,18 @@ std::optional<std::string> parseFlags(const std::vector<std::string>& args, Prob
     return std::nullopt;
 }
 
+// AfterOutput::KeepUntilExit: reachable from here until the process ends (so leak checkers
+// do not count it as lost).
+struct KeptUntilExit {
+    discovery::Machine machine;
+    std::vector<api::ResourceSlice> slices;
+};
+KeptUntilExit* keptUntilExit = nullptr;
+
 }  // namespace
 
-int runNumaProbe(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int runNumaProbe(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+                 AfterOutput afterOutput) {
     ProbeFlags flags;
     bool exitNow = false;
     if (auto problem = parseFlags(args, flags, out, exitNow)) {
@@ -154,6 +163,10 @@ int runNumaProbe(const std::vector<std::string>& args, std::ostream& out, std::o
         api::writeYamlStream(out, built.value());
     } else {
         out << renderTable(*machine, flags.slice, built.value());
+    }
+    if (afterOutput == AfterOutput::KeepUntilExit) {
+        delete keptUntilExit;  // a second run in one process frees the first one's
+        keptUntilExit = new KeptUntilExit{std::move(*machine), std::move(built).value()};
     }
     return 0;
 }

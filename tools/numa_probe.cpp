@@ -6,5 +6,6 @@
 
 int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
-    return numadra::probe::runNumaProbe(args, std::cout, std::cerr);
+    return numadra::probe::runNumaProbe(args, std::cout, std::cerr,
+                                        numadra::probe::AfterOutput::KeepUntilExit);
 }
