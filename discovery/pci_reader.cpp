@@ -54,7 +54,16 @@ std::optional<int> numberAfterLastSlash(const std::string& path) {
     return static_cast<int>(*value);
 }
 
-void readSriovPf(Reader& reader, PciFunction& function) {
+// A VF as its PF's virtfnK link shows it.
+struct LinkedVf {
+    std::string pfAddress;
+    std::string devicePath;  // the link resolved: the VF's folder
+};
+// VF address -> what the virtfnK links of the PFs read so far say of it.
+using KnownVfs = std::map<std::string, LinkedVf, std::less<>>;
+
+// The PF's SR-IOV files; the VFs its virtfnK links name go into `knownVfs`.
+void readSriovPf(Reader& reader, PciFunction& function, KnownVfs& knownVfs) {
     const Sysfs& sysfs = reader.sysfs();
     auto total = reader.integer(functionFile(function, "sriov_totalvfs"), false);
     if (!total)
@@ -65,22 +74,26 @@ void readSriovPf(Reader& reader, PciFunction& function) {
         static_cast<int>(reader.integer(functionFile(function, "sriov_numvfs"), true).value_or(0));
     if (pf.numVfs > 0) {
         // virtfnK links do not list in numeric order (virtfn10 < virtfn2): index by K.
-        std::map<int, std::string> byIndex;
+        // Index -> address and folder of the VF.
+        std::map<int, std::pair<std::string, std::string>> byIndex;
         for (const auto& entry : sysfs.list(function.devicePath)) {
             if (!text::startsWith(entry, "virtfn"))
                 continue;
             auto index = text::parseInt(std::string_view(entry).substr(6));
-            auto target = sysfs.readLink(functionFile(function, entry));
+            const std::string link = functionFile(function, entry);
+            auto target = sysfs.readLink(link);
             if (!index || !target)
                 continue;
-            byIndex[static_cast<int>(*index)] = baseName(target.value());
+            byIndex[static_cast<int>(*index)] = {baseName(target.value()),
+                                                 resolveLinkTarget(link, target.value())};
         }
-        for (auto& [index, address] : byIndex) {
+        for (auto& [index, vf] : byIndex) {
             if (static_cast<int>(pf.vfAddresses.size()) != index) {
                 reader.warn(functionFile(function, "virtfn" + std::to_string(index)),
                             "VF index gap before this link");
             }
-            pf.vfAddresses.push_back(address);
+            pf.vfAddresses.push_back(vf.first);
+            knownVfs.emplace(std::move(vf.first), LinkedVf{function.address, std::move(vf.second)});
         }
     }
     function.sriovPf = std::move(pf);
@@ -376,11 +389,9 @@ void readLocality(Reader& reader, PciFunction& f) {
     f.maxLink = readLink(reader, f, "max");
 }
 
-// VF address -> its PF's, from the virtfnK links of the PFs read so far.
-using KnownVfs = std::map<std::string, std::string, std::less<>>;
-
-std::optional<PciFunction> readFunction(Reader& reader, const PciNameDatabase* names,
-                                        const std::string& address, const KnownVfs& knownVfs) {
+// The function's folder from its bus/pci/devices link, and its identity; nullopt (reported) when
+// the link does not lead to the function's folder.
+std::optional<PciFunction> locateByBusLink(Reader& reader, const std::string& address) {
     const Sysfs& sysfs = reader.sysfs();
     const std::string busEntry = std::string(kPciDevices) + "/" + address;
     auto resolved = sysfs.resolveLink(busEntry);
@@ -404,6 +415,30 @@ std::optional<PciFunction> readFunction(Reader& reader, const PciNameDatabase* n
         reader.warn(busEntry, "link target '" + f.devicePath + "' does not exist");
         return std::nullopt;
     }
+    return f;
+}
+
+std::optional<PciFunction> readFunction(Reader& reader, const PciNameDatabase* names,
+                                        const std::string& address, KnownVfs& knownVfs) {
+    const Sysfs& sysfs = reader.sysfs();
+    // A VF that its PF's virtfnK link named: that link led to its folder as the bus link would
+    // (both are links to the one device), so the bus link is not read. Should the folder not
+    // be there, the bus link decides and reports as for any function.
+    const auto known = knownVfs.find(address);
+    std::optional<PciFunction> located;
+    if (known != knownVfs.end() && baseName(known->second.devicePath) == address) {
+        PciFunction f;
+        f.address = address;
+        f.devicePath = known->second.devicePath;
+        f.pcieRoot = pcieRootOf(f.devicePath);
+        if (readIdentity(reader, f))
+            located = std::move(f);
+    }
+    if (!located)
+        located = locateByBusLink(reader, address);
+    if (!located)
+        return std::nullopt;
+    PciFunction& f = *located;
 
     if (auto node = reader.integer(functionFile(f, "numa_node"), false)) {
         if (*node < -1 || *node >= 1024) {
@@ -419,13 +454,13 @@ std::optional<PciFunction> readFunction(Reader& reader, const PciNameDatabase* n
     // kernel makes a VF's physfn link before its PF's virtfnK link and removes it after, so a VF
     // that a PF read before names by virtfnK has that PF as physfn: no need to read it again
     // (VFs come after their PF in address order; one that comes first reads its physfn).
-    if (auto known = knownVfs.find(address); known != knownVfs.end()) {
-        f.sriovVf = SriovVirtualFunction{known->second, -1};
+    if (known != knownVfs.end()) {
+        f.sriovVf = SriovVirtualFunction{known->second.pfAddress, -1};
     } else if (auto physfn = sysfs.readLink(functionFile(f, "physfn"))) {
         f.sriovVf = SriovVirtualFunction{baseName(physfn.value()), -1};
     } else {
         readLocality(reader, f);
-        readSriovPf(reader, f);
+        readSriovPf(reader, f, knownVfs);
     }
 
     if (names != nullptr) {
@@ -436,7 +471,7 @@ std::optional<PciFunction> readFunction(Reader& reader, const PciNameDatabase* n
         f.vendorName = "0x" + text::hex(f.vendorId, 4);
     if (f.deviceName.empty())
         f.deviceName = "0x" + text::hex(f.deviceId, 4);
-    return f;
+    return located;
 }
 
 }  // namespace
@@ -453,14 +488,8 @@ void readPciFunctions(Reader& reader, const PciNameDatabase* names, Machine& mac
     machine.pci.reserve(addresses.size());
     KnownVfs knownVfs;
     for (const auto& address : addresses) {
-        auto function = readFunction(reader, names, address, knownVfs);
-        if (!function)
-            continue;
-        if (function->sriovPf) {
-            for (const auto& vf : function->sriovPf->vfAddresses)
-                knownVfs.emplace(vf, function->address);
-        }
-        machine.pci.push_back(std::move(*function));
+        if (auto function = readFunction(reader, names, address, knownVfs))
+            machine.pci.push_back(std::move(*function));
     }
     readChildren(reader, machine.pci);
     resolveVfIndexes(machine);

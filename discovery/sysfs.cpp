@@ -200,12 +200,15 @@ Result<std::string> Sysfs::resolveLink(std::string_view relative) const {
     ssize_t n = ::readlinkat(fd(), AtPath(relative).c_str(), buffer, sizeof buffer - 1);
     if (n < 0)
         return systemError(path(relative), errno);
-    const std::string_view target(buffer, static_cast<size_t>(n));
+    return resolveLinkTarget(relative, std::string_view(buffer, static_cast<size_t>(n)));
+}
+
+std::string resolveLinkTarget(std::string_view link, std::string_view target) {
     std::string resolved;
-    resolved.reserve(relative.size() + target.size());
+    resolved.reserve(link.size() + target.size());
     // Absolute targets (never seen in sysfs) are taken as relative to the root.
     if (target.empty() || target.front() != '/')
-        appendClean(resolved, dirNameView(relative));
+        appendClean(resolved, dirNameView(link));
     appendClean(resolved, target);
     return resolved;
 }

@@ -239,6 +239,62 @@ TEST(ReaderTolerance, LegacyKernelTreeGivesEveryCpuItsNodeAndSiblings) {
     EXPECT_EQ(nic->localCpus, machine.nodes[0].cpus);  // from local_cpus: no local_cpulist
 }
 
+// A PF with one VF below bridge 0000:00:01.0; `vfTarget` is the PF's virtfn0 link.
+void writePfAndVf(const TempTree& tree, const std::string& pf, const std::string& vf,
+                  const std::string& vfTarget) {
+    const std::string bridge = "devices/pci0000:00/0000:00:01.0/";
+    tree.file(bridge + pf + "/uevent", "DRIVER=mlx5_core\nPCI_CLASS=20000\nPCI_ID=15B3:101D\n");
+    tree.file(bridge + pf + "/numa_node", "0\n");
+    tree.file(bridge + pf + "/sriov_totalvfs", "4\n");
+    tree.file(bridge + pf + "/sriov_numvfs", "1\n");
+    tree.link(bridge + pf + "/virtfn0", vfTarget);
+    tree.file(bridge + vf + "/uevent", "DRIVER=mlx5_core\nPCI_CLASS=20000\nPCI_ID=15B3:101E\n");
+    tree.file(bridge + vf + "/numa_node", "0\n");
+    tree.link(bridge + vf + "/physfn", "../" + pf);
+    for (const auto& address : {pf, vf})
+        tree.link("bus/pci/devices/" + address, "../../../" + bridge + address);
+}
+
+TEST(ReaderTolerance, VfNamedByItsPfsVirtfnLinkIsItsVfAtTheBusLinksFolder) {
+    TempTree tree;
+    writePfAndVf(tree, "0000:01:00.0", "0000:01:00.1", "../0000:01:00.1");
+    const Machine machine = discoverTree(tree);
+    const PciFunction* vf = machine.pciFunction("0000:01:00.1");
+    ASSERT_NE(vf, nullptr);
+    EXPECT_EQ(vf->devicePath, "devices/pci0000:00/0000:00:01.0/0000:01:00.1");
+    EXPECT_EQ(vf->pcieRoot, "pci0000:00");
+    EXPECT_EQ(vf->deviceId, 0x101e);
+    ASSERT_TRUE(vf->sriovVf.has_value());
+    EXPECT_EQ(vf->sriovVf->pfAddress, "0000:01:00.0");
+    EXPECT_EQ(vf->sriovVf->index, 0);
+    EXPECT_TRUE(machine.diagnostics.empty()) << diagnosticsOf(machine);
+}
+
+TEST(ReaderTolerance, VfWhoseVirtfnLinkDanglesIsFoundThroughItsBusLink) {
+    TempTree tree;
+    writePfAndVf(tree, "0000:01:00.0", "0000:01:00.1", "../gone/0000:01:00.1");
+    const Machine machine = discoverTree(tree);
+    const PciFunction* vf = machine.pciFunction("0000:01:00.1");
+    ASSERT_NE(vf, nullptr);
+    EXPECT_EQ(vf->devicePath, "devices/pci0000:00/0000:00:01.0/0000:01:00.1");
+    ASSERT_TRUE(vf->sriovVf.has_value());
+    EXPECT_EQ(vf->sriovVf->pfAddress, "0000:01:00.0");
+    EXPECT_EQ(vf->sriovVf->index, 0);
+    EXPECT_TRUE(machine.diagnostics.empty()) << diagnosticsOf(machine);
+}
+
+TEST(ReaderTolerance, VfBeforeItsPfInAddressOrderIsKnownByItsPhysfnLink) {
+    TempTree tree;
+    writePfAndVf(tree, "0000:01:00.1", "0000:01:00.0", "../0000:01:00.0");
+    const Machine machine = discoverTree(tree);
+    const PciFunction* vf = machine.pciFunction("0000:01:00.0");
+    ASSERT_NE(vf, nullptr);
+    ASSERT_TRUE(vf->sriovVf.has_value());
+    EXPECT_EQ(vf->sriovVf->pfAddress, "0000:01:00.1");
+    EXPECT_EQ(vf->sriovVf->index, 0);
+    EXPECT_TRUE(machine.diagnostics.empty()) << diagnosticsOf(machine);
+}
+
 // The second thread of a core takes the first thread's package, die and core ids only when its
 // own siblings list, read cleanly, is the first thread's; any other tree is read file by file.
 void writeCpu(const TempTree& tree, int cpu, const std::string& package, const std::string& core,

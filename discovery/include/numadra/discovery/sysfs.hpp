@@ -68,6 +68,10 @@ class Sysfs {
     int fd() const { return *rootFd_; }
 };
 
+// Where a symlink at `link` (relative to the root) whose target reads `target` points, resolved
+// lexically as Sysfs::resolveLink does, for a target read by other means.
+std::string resolveLinkTarget(std::string_view link, std::string_view target);
+
 // "a/b/../c/./d/" -> "a/c/d"; ".." above the start is kept out (clamped), as Go's path.Clean does
 // for rooted paths.
 std::string cleanPath(std::string_view path);
