@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <initializer_list>
 #include <map>
 
 #include "numadra/common/text.hpp"
@@ -147,30 +148,40 @@ std::vector<int> presentCpus(Reader& reader) {
 
 // core_cpus_list (5.9 on), thread_siblings_list (older), then the masks the oldest kernels have
 // alone: the list files first, so a kernel before 5.9 costs no more reads than before.
-std::vector<int> threadSiblings(Reader& reader, int cpu) {
+// The first of a CPU's topology/ CPU sets that can be read: the list files, then the masks.
+std::vector<int> topologySet(Reader& reader, int cpu, std::initializer_list<const char*> lists,
+                             std::initializer_list<const char*> masks) {
     auto file = [cpu](std::string_view name) {
         return cpuPath(cpu, "topology/" + std::string(name));
     };
-    for (auto list : {"core_cpus_list", "thread_siblings_list"}) {
-        if (auto siblings = reader.rangeList(file(list), false))
-            return *siblings;
+    for (auto list : lists) {
+        if (auto set = reader.rangeList(file(list), false))
+            return *set;
     }
-    for (auto mask : {"core_cpus", "thread_siblings"}) {
-        if (auto siblings = reader.cpuMask(file(mask), false))
-            return *siblings;
+    for (auto mask : masks) {
+        if (auto set = reader.cpuMask(file(mask), false))
+            return *set;
     }
     return {};
 }
 
+std::vector<int> threadSiblings(Reader& reader, int cpu) {
+    return topologySet(reader, cpu, {"core_cpus_list", "thread_siblings_list"},
+                       {"core_cpus", "thread_siblings"});
+}
+
+// topology/<file> as an id; nullopt when missing, unreadable or -1 (the architecture does not
+// say).
+std::optional<int> topologyId(Reader& reader, int cpu, std::string_view file) {
+    auto value = reader.integer(cpuPath(cpu, "topology/" + std::string(file)), false);
+    if (!value || *value < 0)
+        return std::nullopt;
+    return static_cast<int>(*value);
+}
+
 // The package, die and core ids of a CPU; false when it has no topology folder (offline).
 bool readCpuIds(Reader& reader, Cpu& cpu) {
-    auto optionalId = [&](std::string_view file) -> std::optional<int> {
-        auto value =
-            reader.integer(cpuPath(cpu.id, std::string("topology/") + std::string(file)), false);
-        if (!value || *value < 0)
-            return std::nullopt;  // -1: the architecture does not say
-        return static_cast<int>(*value);
-    };
+    auto optionalId = [&](std::string_view file) { return topologyId(reader, cpu.id, file); };
     // An offline CPU has no topology folder at all: the first failed read tells.
     const std::string packageFile = cpuPath(cpu.id, "topology/physical_package_id");
     auto package = reader.sysfs().read(packageFile);
@@ -222,6 +233,60 @@ void readSiblingTopology(Reader& reader, Cpu& cpu, const Cpu& first) {
     }
 }
 
+// CPU id -> index in Machine::cpus of the first CPU of the set (core, die or package) it is in,
+// as that CPU's own set file lists them.
+using FirstOfSet = std::map<int, size_t>;
+
+// A CPU that the first CPU of a package names as a member of its package (package_cpus) takes
+// that CPU's package id, and its die id too when the first CPU of its die names it (die_cpus):
+// the kernel builds those sets from equal ids, and hwloc too reads physical_package_id only for
+// the first CPU of each package. Its own core_id and siblings are read. False, with nothing
+// reported, when the CPU is not such a member or any of its reads is not clean (no siblings
+// list: no topology folder): the caller reads it as any CPU.
+bool readWithinPackage(Reader& reader, Cpu& cpu, const std::vector<Cpu>& cpus,
+                       const FirstOfSet& firstOfPackage, const FirstOfSet& firstOfDie) {
+    const auto package = firstOfPackage.find(cpu.id);
+    if (package == firstOfPackage.end())
+        return false;
+    const size_t mark = reader.diagnosticCount();
+    const auto dieFirst = firstOfDie.find(cpu.id);
+    const std::optional<int> die = dieFirst != firstOfDie.end()
+                                       ? cpus[dieFirst->second].die
+                                       : topologyId(reader, cpu.id, "die_id");
+    const std::optional<int> core = topologyId(reader, cpu.id, "core_id");
+    std::vector<int> siblings = threadSiblings(reader, cpu.id);
+    if (reader.diagnosticCount() != mark || siblings.empty()) {
+        reader.dropDiagnostics(mark);
+        return false;
+    }
+    cpu.package = cpus[package->second].package;
+    cpu.die = die;
+    cpu.core = core;
+    cpu.threadSiblings = std::move(siblings);
+    return true;
+}
+
+// Makes a CPU read cleanly the first of its set for the other members its set file lists.
+// Reading the set file is extra work that only saves reads: what it reports is dropped, and a
+// tree where it cannot be read (`readable` goes false) is not asked again.
+void addFirstOfSet(Reader& reader, const Cpu& cpu, size_t index, FirstOfSet& firstOfSet,
+                   bool& readable, std::initializer_list<const char*> lists,
+                   std::initializer_list<const char*> masks) {
+    if (!readable || firstOfSet.count(cpu.id) != 0)
+        return;
+    const size_t mark = reader.diagnosticCount();
+    const std::vector<int> members = topologySet(reader, cpu.id, lists, masks);
+    if (reader.diagnosticCount() != mark || members.empty()) {
+        reader.dropDiagnostics(mark);
+        readable = false;
+        return;
+    }
+    if (members.front() != cpu.id)
+        return;
+    for (size_t k = 1; k < members.size(); ++k)
+        firstOfSet.emplace(members[k], index);
+}
+
 std::optional<int> nodeFromCpuLink(const Sysfs& sysfs, int cpu) {
     auto nodes =
         numberedEntries(sysfs, std::string(kCpuDir) + "/cpu" + std::to_string(cpu), "node");
@@ -243,9 +308,12 @@ void readCpus(Reader& reader, Machine& machine) {
     }
     const std::vector<int> present = presentCpus(reader);
     machine.cpus.reserve(present.size());
-    // CPU id -> index in machine.cpus of the first CPU of its core, for the CPUs that CPU names
-    // as its siblings (readSiblingTopology).
-    std::map<int, size_t> firstOfCore;
+    // For the CPUs that the first CPU of their core names as its siblings
+    // (readSiblingTopology), and those the first CPU of their package (die) names as members
+    // (readWithinPackage).
+    FirstOfSet firstOfCore, firstOfPackage, firstOfDie;
+    bool packageSetsReadable = true;
+    bool dieSetsReadable = true;
     for (int id : present) {
         const size_t index = machine.cpus.size();
         Cpu& cpu = machine.cpus.emplace_back();
@@ -259,11 +327,19 @@ void readCpus(Reader& reader, Machine& machine) {
             readSiblingTopology(reader, cpu, machine.cpus[first->second]);
         } else {
             const size_t mark = reader.diagnosticCount();
-            readCpuTopology(reader, cpu);
+            if (!readWithinPackage(reader, cpu, machine.cpus, firstOfPackage, firstOfDie))
+                readCpuTopology(reader, cpu);
             const auto& siblings = cpu.threadSiblings;
-            if (reader.diagnosticCount() == mark && !siblings.empty() && siblings.front() == id) {
-                for (size_t k = 1; k < siblings.size(); ++k)
-                    firstOfCore.emplace(siblings[k], index);
+            if (reader.diagnosticCount() == mark && !siblings.empty()) {
+                if (siblings.front() == id) {
+                    for (size_t k = 1; k < siblings.size(); ++k)
+                        firstOfCore.emplace(siblings[k], index);
+                }
+                addFirstOfSet(reader, cpu, index, firstOfPackage, packageSetsReadable,
+                              {"package_cpus_list", "core_siblings_list"},
+                              {"package_cpus", "core_siblings"});
+                addFirstOfSet(reader, cpu, index, firstOfDie, dieSetsReadable, {"die_cpus_list"},
+                              {"die_cpus"});
             }
         }
         // The node cpulists already say where a CPU lives; the cpuN/nodeM link (what upstream's

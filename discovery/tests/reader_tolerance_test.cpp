@@ -375,5 +375,65 @@ TEST(ReaderTolerance, SiblingReadOnItsOwnReportsItsFilesInTheUsualOrder) {
     EXPECT_EQ(machine.diagnostics[1].path, tree.path(cpuFile(1, "topology/core_cpus_list")));
 }
 
+// The first core of a package lends its package (and die) id to the package's other cores only
+// when its package_cpus (die_cpus) file names them; the others still read their core ids.
+void writePackageOfTwoCores(const TempTree& tree) {
+    tree.file(std::string(kCpuDir) + "/present", "0-3\n");
+    for (int cpu = 0; cpu < 4; ++cpu) {
+        writeCpu(tree, cpu, "1\n", std::to_string(10 + cpu % 2) + "\n",
+                 cpu % 2 == 0 ? "0,2\n" : "1,3\n");
+        tree.file(cpuFile(cpu, "topology/package_cpus_list"), "0-3\n");
+        tree.file(cpuFile(cpu, "topology/die_cpus_list"), "0-3\n");
+    }
+}
+
+TEST(ReaderTolerance, CoresOfAPackageHaveItsPackageAndTheirOwnCoreIds) {
+    TempTree tree;
+    writePackageOfTwoCores(tree);
+    const Machine machine = discoverTree(tree);
+    for (int id = 0; id < 4; ++id) {
+        EXPECT_EQ(machine.cpu(id)->package, 1) << id;
+        EXPECT_EQ(machine.cpu(id)->die, 0) << id;
+        EXPECT_EQ(machine.cpu(id)->core, 10 + id % 2) << id;
+    }
+    EXPECT_EQ(machine.cpu(1)->threadSiblings, (std::vector<int>{1, 3}));
+    EXPECT_TRUE(machine.diagnostics.empty()) << diagnosticsOf(machine);
+}
+
+TEST(ReaderTolerance, UnreadablePackageCpusIsNotReportedAndEveryCoreReadsItsPackage) {
+    TempTree tree;
+    writePackageOfTwoCores(tree);
+    tree.file(cpuFile(0, "topology/package_cpus_list"), "0-x\n");
+    tree.file(cpuFile(1, "topology/physical_package_id"), "2\n");  // read, not lent
+    const Machine machine = discoverTree(tree);
+    EXPECT_EQ(machine.cpu(0)->package, 1);
+    EXPECT_EQ(machine.cpu(1)->package, 2);
+    EXPECT_TRUE(machine.diagnostics.empty()) << diagnosticsOf(machine);
+}
+
+TEST(ReaderTolerance, CoreOfAPackageWithABadFileIsReadOnItsOwnAndReported) {
+    TempTree tree;
+    writePackageOfTwoCores(tree);
+    tree.file(cpuFile(1, "topology/core_id"), "core\n");
+    const Machine machine = discoverTree(tree);
+    EXPECT_EQ(machine.cpu(1)->package, 1);
+    EXPECT_EQ(machine.cpu(1)->core, std::nullopt);
+    ASSERT_EQ(machine.diagnostics.size(), 1u) << diagnosticsOf(machine);
+    EXPECT_EQ(machine.diagnostics[0].path, tree.path(cpuFile(1, "topology/core_id")));
+}
+
+TEST(ReaderTolerance, OfflineCoreOfAPackageHasNoIds) {
+    TempTree tree;
+    writePackageOfTwoCores(tree);
+    tree.remove(cpuFile(1, "topology"));
+    tree.remove(cpuFile(3, "topology"));
+    const Machine machine = discoverTree(tree);
+    EXPECT_EQ(machine.cpu(1)->package, std::nullopt);
+    EXPECT_EQ(machine.cpu(1)->core, std::nullopt);
+    EXPECT_TRUE(machine.cpu(1)->threadSiblings.empty());
+    EXPECT_EQ(machine.cpu(2)->package, 1);
+    EXPECT_TRUE(machine.diagnostics.empty()) << diagnosticsOf(machine);
+}
+
 }  // namespace
 }  // namespace numadra::discovery
