@@ -18,6 +18,49 @@ std::string functionFile(const PciFunction& function, std::string_view file) {
     return joinPath(function.devicePath, file);
 }
 
+// Where a function's own files are read from: `reader` is of the function's parent folder (or
+// of the root, when that folder cannot be opened), `self` the function's folder relative to it.
+// Diagnostics name whole paths either way.
+struct FunctionFiles {
+    Reader& reader;
+    std::string self;
+    const Sysfs& sysfs() const { return reader.sysfs(); }
+    std::string file(std::string_view name) const { return joinPath(self, name); }
+};
+
+// The parent folder of the functions being read, held open: functions in address order mostly
+// share it (a bridge's PF and its VFs), and a file opened as "<bdf>/<file>" from it spares the
+// kernel the walk of the whole path from the root (devices/pci0000:00/0000:00:03.1/...).
+class ParentFolders {
+  public:
+    explicit ParentFolders(Reader& root) : root_(root) {}
+
+    FunctionFiles filesOf(const std::string& devicePath) {
+        const auto slash = devicePath.rfind('/');
+        if (slash == std::string::npos || slash == 0)
+            return {root_, devicePath};
+        const std::string_view parent(devicePath.data(), slash);
+        if (!open_ || parent != parentPath_) {
+            reader_.reset();
+            folder_ = root_.sysfs().folder(parent);
+            if (folder_)
+                reader_.emplace(root_.forFolder(*folder_));
+            parentPath_ = parent;
+            open_ = true;
+        }
+        if (!reader_)
+            return {root_, devicePath};
+        return {*reader_, devicePath.substr(slash + 1)};
+    }
+
+  private:
+    Reader& root_;
+    bool open_ = false;
+    std::string parentPath_;
+    std::optional<Sysfs> folder_;
+    std::optional<Reader> reader_;  // of *folder_
+};
+
 // The root complex: the first "pciDDDD:BB" component of the resolved path. Looking past the
 // first component (rather than requiring "devices/pci...") keeps Hyper-V/VMBus layouts working.
 std::string pcieRootOf(std::string_view devicePath) {
@@ -34,14 +77,14 @@ std::string pcieRootOf(std::string_view devicePath) {
     return {};
 }
 
-PciLink readLink(Reader& reader, const PciFunction& function, std::string_view prefix) {
+PciLink readLink(const FunctionFiles& files, std::string_view prefix) {
     PciLink link;
-    const std::string speedFile = functionFile(function, std::string(prefix) + "_link_speed");
-    if (auto speed = reader.text(speedFile, false)) {
+    const std::string speedFile = files.file(std::string(prefix) + "_link_speed");
+    if (auto speed = files.reader.text(speedFile, false)) {
         link.speedGTs = text::parseLeadingDouble(*speed);  // "Unknown" stays unknown
     }
-    const std::string widthFile = functionFile(function, std::string(prefix) + "_link_width");
-    if (auto width = reader.integer(widthFile, false); width && *width > 0) {
+    const std::string widthFile = files.file(std::string(prefix) + "_link_width");
+    if (auto width = files.reader.integer(widthFile, false); width && *width > 0) {
         link.width = static_cast<int>(*width);
     }
     return link;
@@ -63,33 +106,33 @@ struct LinkedVf {
 using KnownVfs = std::map<std::string, LinkedVf, std::less<>>;
 
 // The PF's SR-IOV files; the VFs its virtfnK links name go into `knownVfs`.
-void readSriovPf(Reader& reader, PciFunction& function, KnownVfs& knownVfs) {
-    const Sysfs& sysfs = reader.sysfs();
-    auto total = reader.integer(functionFile(function, "sriov_totalvfs"), false);
+void readSriovPf(const FunctionFiles& files, PciFunction& function, KnownVfs& knownVfs) {
+    Reader& reader = files.reader;
+    const Sysfs& sysfs = files.sysfs();
+    auto total = reader.integer(files.file("sriov_totalvfs"), false);
     if (!total)
         return;
     SriovPhysicalFunction pf;
     pf.totalVfs = static_cast<int>(*total);
-    pf.numVfs =
-        static_cast<int>(reader.integer(functionFile(function, "sriov_numvfs"), true).value_or(0));
+    pf.numVfs = static_cast<int>(reader.integer(files.file("sriov_numvfs"), true).value_or(0));
     if (pf.numVfs > 0) {
         // virtfnK links do not list in numeric order (virtfn10 < virtfn2): index by K.
         // Index -> address and folder of the VF.
         std::map<int, std::pair<std::string, std::string>> byIndex;
-        for (const auto& entry : sysfs.list(function.devicePath)) {
+        for (const auto& entry : sysfs.list(files.self)) {
             if (!text::startsWith(entry, "virtfn"))
                 continue;
             auto index = text::parseInt(std::string_view(entry).substr(6));
-            const std::string link = functionFile(function, entry);
-            auto target = sysfs.readLink(link);
+            auto target = sysfs.readLink(files.file(entry));
             if (!index || !target)
                 continue;
-            byIndex[static_cast<int>(*index)] = {baseName(target.value()),
-                                                 resolveLinkTarget(link, target.value())};
+            byIndex[static_cast<int>(*index)] = {
+                baseName(target.value()),
+                resolveLinkTarget(functionFile(function, entry), target.value())};
         }
         for (auto& [index, vf] : byIndex) {
             if (static_cast<int>(pf.vfAddresses.size()) != index) {
-                reader.warn(functionFile(function, "virtfn" + std::to_string(index)),
+                reader.warn(files.file("virtfn" + std::to_string(index)),
                             "VF index gap before this link");
             }
             pf.vfAddresses.push_back(vf.first);
@@ -161,19 +204,25 @@ void forEachClassDevice(const Sysfs& sysfs, std::string_view className,
                         const FunctionsByPath& byPath, std::vector<PciFunction>& functions,
                         Visit visit) {
     const std::string folder = "class/" + std::string(className);
+    const std::vector<std::string> names = sysfs.list(folder);
+    if (names.empty())
+        return;
+    // The links are read from the class folder held open (each a one-component path).
+    const std::optional<Sysfs> classFolder = sysfs.folder(folder);
     std::string link = folder + "/";
-    for (const auto& name : sysfs.list(folder)) {
+    for (const auto& name : names) {
         link.resize(folder.size() + 1);
         link += name;
-        auto path = sysfs.resolveLink(link);
-        if (!path)
+        auto target = classFolder ? classFolder->readLink(name) : sysfs.readLink(link);
+        if (!target)
             continue;  // a plain folder (old layouts) or unreadable: not a class link
-        const std::string_view devicePath = path.value();
+        const std::string path = resolveLinkTarget(link, target.value());
+        const std::string_view devicePath = path;
         const auto slash = devicePath.rfind('/');
         if (auto owner = owningFunction(byPath, slash == std::string_view::npos
                                                     ? std::string_view()
                                                     : devicePath.substr(0, slash))) {
-            visit(functions[*owner], path.value(), name);
+            visit(functions[*owner], path, name);
         }
     }
 }
@@ -303,11 +352,12 @@ std::optional<std::pair<std::uint16_t, std::uint16_t>> idPair(std::string_view t
     return std::pair{static_cast<std::uint16_t>(*a), static_cast<std::uint16_t>(*b)};
 }
 
-PciIdentity identityFromUevent(Reader& reader, const PciFunction& f) {
+PciIdentity identityFromUevent(const FunctionFiles& files) {
+    Reader& reader = files.reader;
     PciIdentity id;
-    auto uevent = reader.sysfs().read(functionFile(f, "uevent"));
+    auto uevent = files.sysfs().read(files.file("uevent"));
     if (!uevent) {
-        id.missingFolder = !reader.sysfs().isDirectory(f.devicePath);
+        id.missingFolder = !files.sysfs().isDirectory(files.self);
         return id;
     }
     id.driver = std::string();
@@ -324,7 +374,7 @@ PciIdentity identityFromUevent(Reader& reader, const PciFunction& f) {
         auto key = line.substr(0, eq);
         auto value = text::trim(line.substr(eq + 1));
         auto malformed = [&] {
-            reader.warn(functionFile(f, "uevent"),
+            reader.warn(files.file("uevent"),
                         "malformed " + std::string(key) + "='" + std::string(value) + "'");
         };
         if (key == "PCI_CLASS") {
@@ -351,25 +401,26 @@ PciIdentity identityFromUevent(Reader& reader, const PciFunction& f) {
 }
 
 // False when the function's folder does not exist.
-bool readIdentity(Reader& reader, PciFunction& f) {
-    PciIdentity id = identityFromUevent(reader, f);
+bool readIdentity(const FunctionFiles& files, PciFunction& f) {
+    Reader& reader = files.reader;
+    PciIdentity id = identityFromUevent(files);
     if (id.missingFolder)
         return false;
     if (!id.classCode) {
         id.classCode = static_cast<std::uint32_t>(
-            reader.hexNumber(functionFile(f, "class"), true).value_or(0) & 0xffffff);
+            reader.hexNumber(files.file("class"), true).value_or(0) & 0xffffff);
     }
     auto id16 = [&](std::optional<std::uint16_t>& target, std::string_view file, bool required) {
         if (!target)
             target = static_cast<std::uint16_t>(
-                reader.hexNumber(functionFile(f, file), required).value_or(0) & 0xffff);
+                reader.hexNumber(files.file(file), required).value_or(0) & 0xffff);
     };
     id16(id.vendorId, "vendor", true);
     id16(id.deviceId, "device", true);
     id16(id.subsystemVendorId, "subsystem_vendor", false);
     id16(id.subsystemDeviceId, "subsystem_device", false);
     if (!id.driver) {
-        auto driver = reader.sysfs().readLink(functionFile(f, "driver"));
+        auto driver = files.sysfs().readLink(files.file("driver"));
         id.driver = driver ? baseName(driver.value()) : std::string();
     }
     f.classCode = *id.classCode;
@@ -381,17 +432,18 @@ bool readIdentity(Reader& reader, PciFunction& f) {
     return true;
 }
 
-void readLocality(Reader& reader, PciFunction& f) {
+void readLocality(const FunctionFiles& files, PciFunction& f) {
     // Older kernels and hand-reduced trees have only the hex mask.
-    if (auto cpus = reader.cpuSet(functionFile(f, "local_cpulist"), functionFile(f, "local_cpus")))
+    if (auto cpus = files.reader.cpuSet(files.file("local_cpulist"), files.file("local_cpus")))
         f.localCpus = *cpus;
-    f.currentLink = readLink(reader, f, "current");
-    f.maxLink = readLink(reader, f, "max");
+    f.currentLink = readLink(files, "current");
+    f.maxLink = readLink(files, "max");
 }
 
 // The function's folder from its bus/pci/devices link, and its identity; nullopt (reported) when
 // the link does not lead to the function's folder.
-std::optional<PciFunction> locateByBusLink(Reader& reader, const std::string& address) {
+std::optional<PciFunction> locateByBusLink(Reader& reader, ParentFolders& folders,
+                                           const std::string& address) {
     const Sysfs& sysfs = reader.sysfs();
     const std::string busEntry = std::string(kPciDevices) + "/" + address;
     auto resolved = sysfs.resolveLink(busEntry);
@@ -411,16 +463,16 @@ std::optional<PciFunction> locateByBusLink(Reader& reader, const std::string& ad
     f.address = address;
     f.devicePath = resolved.value();
     f.pcieRoot = pcieRootOf(f.devicePath);
-    if (!readIdentity(reader, f)) {
+    if (!readIdentity(folders.filesOf(f.devicePath), f)) {
         reader.warn(busEntry, "link target '" + f.devicePath + "' does not exist");
         return std::nullopt;
     }
     return f;
 }
 
-std::optional<PciFunction> readFunction(Reader& reader, const PciNameDatabase* names,
-                                        const std::string& address, KnownVfs& knownVfs) {
-    const Sysfs& sysfs = reader.sysfs();
+std::optional<PciFunction> readFunction(Reader& reader, ParentFolders& folders,
+                                        const PciNameDatabase* names, const std::string& address,
+                                        KnownVfs& knownVfs) {
     // A VF that its PF's virtfnK link named: that link led to its folder as the bus link would
     // (both are links to the one device), so the bus link is not read. Should the folder not
     // be there, the bus link decides and reports as for any function.
@@ -431,24 +483,26 @@ std::optional<PciFunction> readFunction(Reader& reader, const PciNameDatabase* n
         f.address = address;
         f.devicePath = known->second.devicePath;
         f.pcieRoot = pcieRootOf(f.devicePath);
-        if (readIdentity(reader, f))
+        if (readIdentity(folders.filesOf(f.devicePath), f))
             located = std::move(f);
     }
     if (!located)
-        located = locateByBusLink(reader, address);
+        located = locateByBusLink(reader, folders, address);
     if (!located)
         return std::nullopt;
     PciFunction& f = *located;
+    const FunctionFiles files = folders.filesOf(f.devicePath);
+    const Sysfs& sysfs = files.sysfs();
 
-    if (auto node = reader.integer(functionFile(f, "numa_node"), false)) {
+    if (auto node = files.reader.integer(files.file("numa_node"), false)) {
         if (*node < -1 || *node >= 1024) {
-            reader.warn(functionFile(f, "numa_node"),
-                        "NUMA node " + std::to_string(*node) + " out of range");
+            files.reader.warn(files.file("numa_node"),
+                              "NUMA node " + std::to_string(*node) + " out of range");
         } else {
             f.numaNode = static_cast<int>(*node);
         }
     }
-    if (auto group = sysfs.readLink(functionFile(f, "iommu_group")))
+    if (auto group = sysfs.readLink(files.file("iommu_group")))
         f.iommuGroup = numberAfterLastSlash(group.value());
     // A VF: its link and CPU locality are its PF's (copied once all functions are read). The
     // kernel makes a VF's physfn link before its PF's virtfnK link and removes it after, so a VF
@@ -456,11 +510,11 @@ std::optional<PciFunction> readFunction(Reader& reader, const PciNameDatabase* n
     // (VFs come after their PF in address order; one that comes first reads its physfn).
     if (known != knownVfs.end()) {
         f.sriovVf = SriovVirtualFunction{known->second.pfAddress, -1};
-    } else if (auto physfn = sysfs.readLink(functionFile(f, "physfn"))) {
+    } else if (auto physfn = sysfs.readLink(files.file("physfn"))) {
         f.sriovVf = SriovVirtualFunction{baseName(physfn.value()), -1};
     } else {
-        readLocality(reader, f);
-        readSriovPf(reader, f, knownVfs);
+        readLocality(files, f);
+        readSriovPf(files, f, knownVfs);
     }
 
     if (names != nullptr) {
@@ -487,8 +541,9 @@ void readPciFunctions(Reader& reader, const PciNameDatabase* names, Machine& mac
     }
     machine.pci.reserve(addresses.size());
     KnownVfs knownVfs;
+    ParentFolders folders(reader);
     for (const auto& address : addresses) {
-        if (auto function = readFunction(reader, names, address, knownVfs))
+        if (auto function = readFunction(reader, folders, names, address, knownVfs))
             machine.pci.push_back(std::move(*function));
     }
     readChildren(reader, machine.pci);

@@ -19,6 +19,8 @@ class Reader {
         : sysfs_(sysfs), diagnostics_(diagnostics) {}
 
     const Sysfs& sysfs() const { return sysfs_; }
+    // A reader of a folder of this tree (Sysfs::folder) that reports into the same list.
+    Reader forFolder(const Sysfs& folder) const { return Reader(folder, diagnostics_); }
     void warn(std::string_view relative, std::string message);
 
     // The file's text::attributeText (no surrounding whitespace, nothing from a NUL byte on);

@@ -115,6 +115,21 @@ Sysfs::Sysfs(std::string root) : root_(std::move(root)) {
     });
 }
 
+Sysfs::Sysfs(std::string root, int fd) : root_(std::move(root)) {
+    rootFd_ = std::shared_ptr<const int>(new int(fd), [](const int* p) {
+        if (*p >= 0)
+            ::close(*p);
+        delete p;
+    });
+}
+
+std::optional<Sysfs> Sysfs::folder(std::string_view relative) const {
+    const int fd = ::openat(this->fd(), AtPath(relative).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return std::nullopt;
+    return Sysfs(path(relative), fd);
+}
+
 std::string Sysfs::path(std::string_view relative) const {
     return joinPath(root_, relative);
 }

@@ -46,5 +46,38 @@ TEST(Sysfs, ListIsSortedAndEmptyForMissingFolder) {
     EXPECT_TRUE(sysfs.list("missing").empty());
 }
 
+TEST(Sysfs, FolderReadsBelowItAndNamesWholePaths) {
+    testing::TempTree tree;
+    tree.file("devices/pci0000:00/0000:00:01.0/numa_node", "1\n");
+    tree.link("devices/pci0000:00/0000:00:01.0/iommu_group", "../../../kernel/iommu_groups/7");
+    Sysfs sysfs(tree.root());
+    auto folder = sysfs.folder("devices/pci0000:00");
+    ASSERT_TRUE(folder.has_value());
+    EXPECT_EQ(folder->path("0000:00:01.0/numa_node"),
+              sysfs.path("devices/pci0000:00/0000:00:01.0/numa_node"));
+    auto node = folder->read("0000:00:01.0/numa_node");
+    ASSERT_TRUE(node.ok()) << node.error().message;
+    EXPECT_EQ(node.value(), "1\n");
+    auto group = folder->readLink("0000:00:01.0/iommu_group");
+    ASSERT_TRUE(group.ok()) << group.error().message;
+    EXPECT_EQ(group.value(), "../../../kernel/iommu_groups/7");
+    EXPECT_TRUE(folder->isDirectory("0000:00:01.0"));
+    EXPECT_EQ(folder->list("0000:00:01.0"), (std::vector<std::string>{"iommu_group", "numa_node"}));
+    auto missing = folder->read("0000:00:01.0/uevent");
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message.find(tree.root() + "/devices/pci0000:00/0000:00:01.0/uevent"),
+              std::string::npos);
+    EXPECT_FALSE(sysfs.folder("devices/pci0000:01").has_value());
+}
+
+TEST(ResolveLinkTarget, IsWhatResolveLinkGivesForTheLinksTarget) {
+    EXPECT_EQ(resolveLinkTarget("devices/pci0000:00/0000:00:01.0/virtfn0", "../0000:00:01.2"),
+              "devices/pci0000:00/0000:00:01.2");
+    EXPECT_EQ(resolveLinkTarget("class/net/eth0", "../../devices/pci0000:00/0000:00:01.0/net/eth0"),
+              "devices/pci0000:00/0000:00:01.0/net/eth0");
+    EXPECT_EQ(resolveLinkTarget("class/net/eth0", "/devices/x/../y"), "devices/y");
+    EXPECT_EQ(resolveLinkTarget("a", "../../b"), "b");
+}
+
 }  // namespace
 }  // namespace numadra::discovery

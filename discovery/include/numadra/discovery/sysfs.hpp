@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,6 +45,12 @@ class Sysfs {
     // kernel a walk of the root's own path on each of the thousands of reads of a scan.
     explicit Sysfs(std::string root);
 
+    // The folder `relative` as a tree of its own: paths below it are resolved from its own
+    // descriptor (a scan reading the files of many sibling folders walks the shared part of
+    // their paths once), while path() and errors still name the whole path. nullopt when the
+    // folder cannot be opened. Resolved links are relative to the folder, not to this root.
+    std::optional<Sysfs> folder(std::string_view relative) const;
+
     const std::string& root() const { return root_; }
     // "<root>/<relative>"
     std::string path(std::string_view relative) const;
@@ -63,6 +70,7 @@ class Sysfs {
     bool isDirectory(std::string_view relative) const;
 
   private:
+    Sysfs(std::string root, int fd);
     std::string root_;
     std::shared_ptr<const int> rootFd_;  // closes on last copy; -1 when the root cannot be opened
     int fd() const { return *rootFd_; }
