@@ -74,10 +74,23 @@ std::optional<std::uint64_t> parseHex(std::string_view s) {
         s.remove_prefix(2);
     if (s.empty())
         return std::nullopt;
+    // What from_chars(..., 16) accepts (digits of either case, nothing else, no overflow), in a
+    // loop the compiler keeps inline: a PCI scan parses thousands of ids.
     std::uint64_t value = 0;
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value, 16);
-    if (ec != std::errc() || ptr != s.data() + s.size())
-        return std::nullopt;
+    for (char c : s) {
+        unsigned digit;
+        if (c >= '0' && c <= '9')
+            digit = static_cast<unsigned>(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            digit = static_cast<unsigned>(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            digit = static_cast<unsigned>(c - 'A' + 10);
+        else
+            return std::nullopt;
+        if (value >> 60 != 0)
+            return std::nullopt;  // one more digit does not fit in 64 bits
+        value = value << 4 | digit;
+    }
     return value;
 }
 

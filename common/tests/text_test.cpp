@@ -90,6 +90,13 @@ TEST(Numbers, ParseHexAcceptsKernelIds) {
     EXPECT_EQ(parseHex("030200"), 0x030200u);
     EXPECT_FALSE(parseHex("0x").has_value());
     EXPECT_FALSE(parseHex("0xzz").has_value());
+    EXPECT_EQ(parseHex("15B3:"), std::nullopt);
+    EXPECT_EQ(parseHex(" 0XaBcD \n"), 0xabcdu);
+    EXPECT_EQ(parseHex("ffffffffffffffff"), 0xffffffffffffffffu);
+    EXPECT_EQ(parseHex("00000000000000000001"), 1u);
+    EXPECT_FALSE(parseHex("10000000000000000").has_value());  // 65 bits
+    EXPECT_FALSE(parseHex("+1").has_value());
+    EXPECT_FALSE(parseHex("-1").has_value());
 }
 
 TEST(Numbers, LeadingDoubleReadsBothLinkSpeedFormats) {
