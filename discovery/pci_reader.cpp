@@ -103,7 +103,7 @@ struct LinkedVf {
     std::string devicePath;  // the link resolved: the VF's folder
 };
 // VF address -> what the virtfnK links of the PFs read so far say of it.
-using KnownVfs = std::map<std::string, LinkedVf, std::less<>>;
+using KnownVfs = std::unordered_map<std::string, LinkedVf>;
 
 // The PF's SR-IOV files; the VFs its virtfnK links name go into `knownVfs`.
 void readSriovPf(const FunctionFiles& files, PciFunction& function, KnownVfs& knownVfs) {
@@ -440,10 +440,10 @@ void readLocality(const FunctionFiles& files, PciFunction& f) {
     f.maxLink = readLink(files, "max");
 }
 
-// The function's folder from its bus/pci/devices link, and its identity; nullopt (reported) when
+// The function's folder from its bus/pci/devices link, and its identity; false (reported) when
 // the link does not lead to the function's folder.
-std::optional<PciFunction> locateByBusLink(Reader& reader, ParentFolders& folders,
-                                           const std::string& address) {
+bool locateByBusLink(Reader& reader, ParentFolders& folders, const std::string& address,
+                     PciFunction& f) {
     const Sysfs& sysfs = reader.sysfs();
     const std::string busEntry = std::string(kPciDevices) + "/" + address;
     auto resolved = sysfs.resolveLink(busEntry);
@@ -451,46 +451,41 @@ std::optional<PciFunction> locateByBusLink(Reader& reader, ParentFolders& folder
         // Some hand-made trees use plain folders instead of links.
         if (!sysfs.isDirectory(busEntry)) {
             reader.warn(busEntry, "not a link to a device folder: " + resolved.error().message);
-            return std::nullopt;
+            return false;
         }
         resolved = busEntry;
     }
     if (baseName(resolved.value()) != address) {
         reader.warn(busEntry, "link target '" + resolved.value() + "' is not this device's folder");
-        return std::nullopt;
+        return false;
     }
-    PciFunction f;
     f.address = address;
-    f.devicePath = resolved.value();
+    f.devicePath = std::move(resolved).value();
     f.pcieRoot = pcieRootOf(f.devicePath);
     if (!readIdentity(folders.filesOf(f.devicePath), f)) {
         reader.warn(busEntry, "link target '" + f.devicePath + "' does not exist");
-        return std::nullopt;
+        return false;
     }
-    return f;
+    return true;
 }
 
-std::optional<PciFunction> readFunction(Reader& reader, ParentFolders& folders,
-                                        const PciNameDatabase* names, const std::string& address,
-                                        KnownVfs& knownVfs) {
+// Reads the function into `f` (a new, empty one); false when it cannot be located.
+bool readFunction(Reader& reader, ParentFolders& folders, const PciNameDatabase* names,
+                  const std::string& address, KnownVfs& knownVfs, PciFunction& f) {
     // A VF that its PF's virtfnK link named: that link led to its folder as the bus link would
     // (both are links to the one device), so the bus link is not read. Should the folder not
     // be there, the bus link decides and reports as for any function.
     const auto known = knownVfs.find(address);
-    std::optional<PciFunction> located;
+    bool located = false;
     if (known != knownVfs.end() && baseName(known->second.devicePath) == address) {
-        PciFunction f;
         f.address = address;
         f.devicePath = known->second.devicePath;
         f.pcieRoot = pcieRootOf(f.devicePath);
-        if (readIdentity(folders.filesOf(f.devicePath), f))
-            located = std::move(f);
+        // A failed readIdentity changes nothing; the bus link sets the rest anew.
+        located = readIdentity(folders.filesOf(f.devicePath), f);
     }
-    if (!located)
-        located = locateByBusLink(reader, folders, address);
-    if (!located)
-        return std::nullopt;
-    PciFunction& f = *located;
+    if (!located && !locateByBusLink(reader, folders, address, f))
+        return false;
     const FunctionFiles files = folders.filesOf(f.devicePath);
     const Sysfs& sysfs = files.sysfs();
 
@@ -525,7 +520,7 @@ std::optional<PciFunction> readFunction(Reader& reader, ParentFolders& folders,
         f.vendorName = "0x" + text::hex(f.vendorId, 4);
     if (f.deviceName.empty())
         f.deviceName = "0x" + text::hex(f.deviceId, 4);
-    return located;
+    return true;
 }
 
 }  // namespace
@@ -543,8 +538,9 @@ void readPciFunctions(Reader& reader, const PciNameDatabase* names, Machine& mac
     KnownVfs knownVfs;
     ParentFolders folders(reader);
     for (const auto& address : addresses) {
-        if (auto function = readFunction(reader, folders, names, address, knownVfs))
-            machine.pci.push_back(std::move(*function));
+        // Read in place: a PciFunction is ~30 members, not worth moving twice per function.
+        if (!readFunction(reader, folders, names, address, knownVfs, machine.pci.emplace_back()))
+            machine.pci.pop_back();
     }
     readChildren(reader, machine.pci);
     resolveVfIndexes(machine);
