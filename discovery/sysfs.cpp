@@ -244,8 +244,15 @@ std::vector<std::string> Sysfs::list(std::string_view relative) const {
         if (name != "." && name != "..")
             names.emplace_back(name);
     }
-    std::sort(names.begin(), names.end());
-    return names;
+    // Sorted through views (a swap of two std::strings is several times a swap of two views),
+    // then moved into place once: bus/pci/devices and class/net hold hundreds of names.
+    std::vector<std::string_view> order(names.begin(), names.end());
+    std::sort(order.begin(), order.end());
+    std::vector<std::string> sorted;
+    sorted.reserve(names.size());
+    for (std::string_view name : order)
+        sorted.emplace_back(name);
+    return sorted;
 }
 
 bool Sysfs::exists(std::string_view relative) const {
