@@ -41,22 +41,23 @@ constexpr std::array<signed char, 256> kHexDigit = [] {
     return table;
 }();
 
-// libpci's id_hex: `count` hex digits at `at`, or -1.
-int hexAt(std::string_view s, size_t at, size_t count) {
+// libpci's id_hex: `count` hex digits at `at`, or -1. Without a branch per digit: a scan checks
+// ~30,000 ids on its way to the machine's vendors.
+inline int hexAt(std::string_view s, size_t at, size_t count) {
     if (s.size() < at + count)
         return -1;
     int value = 0;
+    int invalid = 0;  // negative once any digit is not one
     for (size_t i = at; i < at + count; ++i) {
         const int digit = kHexDigit[static_cast<unsigned char>(s[i])];
-        if (digit < 0)
-            return -1;
+        invalid |= digit;
         value = value * 16 + digit;
     }
-    return value;
+    return invalid < 0 ? -1 : value;
 }
 
 // An id of `count` hex digits that a blank follows, as libpci requires; else -1.
-int idAt(std::string_view s, size_t at, size_t count) {
+inline int idAt(std::string_view s, size_t at, size_t count) {
     const int id = hexAt(s, at, count);
     return id >= 0 && s.size() > at + count && isBlank(s[at + count]) ? id : -1;
 }
