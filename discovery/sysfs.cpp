@@ -78,10 +78,12 @@ std::string_view dirNameView(std::string_view path) {
     return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
 }
 
-// Appends the components of `path` to `out`, a clean path (components joined by '/', no '/' at
-// either end): empty and "." components are skipped, ".." drops the last component of `out`
-// (nothing above the start). cleanPath(a + "/" + b) is appendClean(appendClean("", a), b).
-void appendClean(std::string& out, std::string_view path) {
+// Appends the components of `path` to the clean path in out[0, length) (components joined by
+// '/', no '/' at either end): empty and "." components are skipped, ".." drops the last
+// component (nothing above the start). cleanPath(a + "/" + b) is appending a, then b. `out` has
+// room for length + 1 + path.size() characters (no component comes out longer than it went in).
+// Written into the buffer directly: link resolution runs ~1,100 times a scan.
+size_t appendClean(char* out, size_t length, std::string_view path) {
     size_t start = 0;
     while (start <= path.size()) {
         size_t end = path.find('/', start);
@@ -92,14 +94,18 @@ void appendClean(std::string& out, std::string_view path) {
         if (part.empty() || part == ".")
             continue;
         if (part == "..") {
-            const auto slash = out.rfind('/');
-            out.resize(slash == std::string::npos ? 0 : slash);
+            while (length > 0 && out[length - 1] != '/')
+                --length;
+            if (length > 0)
+                --length;  // the '/' before the dropped component
             continue;
         }
-        if (!out.empty())
-            out += '/';
-        out += part;
+        if (length > 0)
+            out[length++] = '/';
+        std::memcpy(out + length, part.data(), part.size());
+        length += part.size();
     }
+    return length;
 }
 
 }  // namespace
@@ -219,12 +225,13 @@ Result<std::string> Sysfs::resolveLink(std::string_view relative) const {
 }
 
 std::string resolveLinkTarget(std::string_view link, std::string_view target) {
-    std::string resolved;
-    resolved.reserve(link.size() + target.size());
+    std::string resolved(link.size() + target.size() + 2, '\0');
+    size_t length = 0;
     // Absolute targets (never seen in sysfs) are taken as relative to the root.
     if (target.empty() || target.front() != '/')
-        appendClean(resolved, dirNameView(link));
-    appendClean(resolved, target);
+        length = appendClean(resolved.data(), length, dirNameView(link));
+    length = appendClean(resolved.data(), length, target);
+    resolved.resize(length);
     return resolved;
 }
 
@@ -266,9 +273,8 @@ bool Sysfs::isDirectory(std::string_view relative) const {
 }
 
 std::string cleanPath(std::string_view path) {
-    std::string out;
-    out.reserve(path.size());
-    appendClean(out, path);
+    std::string out(path.size() + 1, '\0');
+    out.resize(appendClean(out.data(), 0, path));
     return out;
 }
 
