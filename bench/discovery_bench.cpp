@@ -67,6 +67,19 @@ void BM_DiscoverOnly(benchmark::State& state) {
 }
 BENCHMARK(BM_DiscoverOnly)->Unit(benchmark::kMillisecond);
 
+// Discovery as numa-probe runs it: no name database (numa-probe names the functions afterwards,
+// BM_NamePciFunctions), so this is the scan alone: its system calls and its parsing.
+void BM_DiscoverWithoutNames(benchmark::State& state) {
+    size_t functions = 0;
+    for (auto _ : state) {
+        auto machine = numadra::discovery::discover({kBigMachine, nullptr, nullptr});
+        functions = machine.ok() ? machine->pci.size() : 0;
+        benchmark::DoNotOptimize(machine);
+    }
+    state.counters["pci_functions"] = static_cast<double>(functions);
+}
+BENCHMARK(BM_DiscoverWithoutNames)->Unit(benchmark::kMillisecond);
+
 void BM_BuildSlicesOnly(benchmark::State& state) {
     numadra::discovery::PciNameDatabase names;
     auto machine = numadra::discovery::discover({kBigMachine, &names, nullptr});
