@@ -74,9 +74,7 @@ void appendJsonString(TextOutput& out, std::string_view text) {
             return;
         }
     }
-    out.append('"');
-    out.append(text);
-    out.append('"');
+    out.appendQuoted(text);
 }
 
 void appendJsonInt(TextOutput& out, std::int64_t value) {

@@ -39,6 +39,20 @@ class TextOutput {
             flush();
         buffer_[used_++] = c;
     }
+    // '"' + text + '"', with one bounds check for the three.
+    void appendQuoted(std::string_view text) {
+        if (text.size() + 2 > kCapacity - used_) {
+            append('"');
+            append(text);
+            append('"');
+            return;
+        }
+        char* out = buffer_.get() + used_;
+        out[0] = '"';
+        std::memcpy(out + 1, text.data(), text.size());
+        out[text.size() + 1] = '"';
+        used_ += text.size() + 2;
+    }
     // A line break, then `indent` spaces.
     void lineBreak(size_t indent);
     void spaces(size_t count);

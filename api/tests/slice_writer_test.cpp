@@ -283,5 +283,26 @@ TEST(SliceWriter, InvalidUtf8InYamlKeysIsReplacedInsteadOfThrowing) {
     EXPECT_NE(text.find("\n    \"bad\xEF\xBF\xBD\": \"v\"\n"), std::string::npos) << text;
 }
 
+// Strings are checked eight bytes at a time: every byte value, at every position of a word and
+// of the tail, must still be written as nlohmann writes it (escaped, replaced or as it is).
+TEST(SliceWriter, EveryByteAtEveryPositionIsWrittenAsDumpWritesIt) {
+    for (int byte = 0; byte < 256; ++byte) {
+        for (size_t position = 0; position < 19; ++position) {
+            std::string value(19, 'a');
+            value[position] = static_cast<char>(byte);
+            ResourceSlice slice = emptySlice();
+            Device device;
+            device.name = "d";
+            device.attributes["s"] = value;
+            slice.devices.push_back(device);
+            std::string text;
+            appendJson(text, slice, JsonLayout::Compact);
+            ASSERT_EQ(text,
+                      legacyToJson(slice).dump(-1, ' ', false, Json::error_handler_t::replace))
+                << "byte " << byte << " at " << position;
+        }
+    }
+}
+
 }  // namespace
 }  // namespace numadra::api
