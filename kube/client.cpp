@@ -31,11 +31,22 @@ Error describeTransportFailure(std::string_view method, const std::string& pathA
     return Error{std::string(method) + " " + pathAndQuery + ": " + response.transportError, 0};
 }
 
+Error describeOversizedAnswer(std::string_view method, const std::string& pathAndQuery,
+                              const detail::HttpResponse& response, const ResponseLimit& limit) {
+    std::string message = std::string(method) + " " + pathAndQuery + ": the answer";
+    if (response.status != 0)
+        message += " (HTTP " + std::to_string(response.status) + ")";
+    return Error{message + " is over " + detail::describeBytes(limit.bytes) + ", more than " +
+                     limit.what + " can weigh; it was cut off unread",
+                 0};
+}
+
 Result<Json> parseSuccess(std::string_view method, const std::string& pathAndQuery,
                           const detail::HttpResponse& response) {
     if (response.body.empty())
         return Json::object();
-    Json parsed = Json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+    const std::string_view text = response.body.view();
+    Json parsed = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
     if (parsed.is_discarded())
         return Error{std::string(method) + " " + pathAndQuery + ": HTTP " +
                      std::to_string(response.status) + " with a body that is not JSON"};
@@ -57,11 +68,20 @@ std::string stringField(const Json& object, const std::string& key) {
     return found != object.end() && found->is_string() ? found->get<std::string>() : "";
 }
 
+std::string describeBytes(std::size_t bytes) {
+    constexpr std::size_t kKiB = 1024;
+    if (bytes >= kKiB * kKiB && bytes % (kKiB * kKiB) == 0)
+        return std::to_string(bytes / (kKiB * kKiB)) + " MiB";
+    if (bytes >= kKiB && bytes % kKiB == 0)
+        return std::to_string(bytes / kKiB) + " KiB";
+    return std::to_string(bytes) + " bytes";
+}
+
 Error describeHttpFailure(std::string_view method, const std::string& pathAndQuery, long status,
-                          const std::string& body) {
+                          std::string_view body) {
     std::string message =
         std::string(method) + " " + pathAndQuery + ": HTTP " + std::to_string(status);
-    const Json parsed = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+    const Json parsed = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
     std::vector<FieldCause> causes;
     if (stringField(parsed, "kind") == "Status") {
         const std::string reason = stringField(parsed, "reason");
@@ -72,7 +92,7 @@ Error describeHttpFailure(std::string_view method, const std::string& pathAndQue
     } else if (!body.empty()) {
         // Not the API server speaking (a proxy, a load balancer): its first words help.
         constexpr size_t kExcerpt = 200;
-        message += ": " + body.substr(0, kExcerpt);
+        message += ": " + std::string(body.substr(0, kExcerpt));
     }
     return Error{std::move(message), static_cast<int>(status), std::move(causes)};
 }
@@ -115,7 +135,8 @@ std::chrono::milliseconds KubeClient::Impl::backoff(int attempt) {
 }
 
 Result<Json> KubeClient::Impl::request(std::string_view method, const std::string& pathAndQuery,
-                                       const Json* body, Clock::time_point deadline) {
+                                       const Json* body, Clock::time_point deadline,
+                                       const ResponseLimit& limit) {
     const std::optional<std::string> bodyText =
         body != nullptr ? std::optional<std::string>(body->dump()) : std::nullopt;
     Error lastError{std::string(method) + " " + pathAndQuery + ": deadline passed before sending"};
@@ -125,18 +146,22 @@ Result<Json> KubeClient::Impl::request(std::string_view method, const std::strin
         if (remaining.count() <= 0)
             return lastError;
         auto transfer = transport.prepare(method, pathAndQuery, bodyText ? &*bodyText : nullptr,
-                                          std::min(options.requestTimeout, remaining));
+                                          std::min(options.requestTimeout, remaining), limit.bytes);
         if (!transfer)
             return Error{std::string(method) + " " + pathAndQuery + ": " +
                          transfer.error().message};
         const detail::HttpResponse response = (*transfer)->perform();
+        // Not retried: a server that sent too much once will again, and the next try would
+        // cost as much memory and time as this one.
+        if (response.bodyOverLimit)
+            return describeOversizedAnswer(method, pathAndQuery, response, limit);
         if (response.status >= 200 && response.status < 300)
             return parseSuccess(method, pathAndQuery, response);
 
-        lastError =
-            response.status == 0
-                ? describeTransportFailure(method, pathAndQuery, response)
-                : detail::describeHttpFailure(method, pathAndQuery, response.status, response.body);
+        lastError = response.status == 0
+                        ? describeTransportFailure(method, pathAndQuery, response)
+                        : detail::describeHttpFailure(method, pathAndQuery, response.status,
+                                                      response.body.view());
         if (attempt > 1)
             lastError.message += " (attempt " + std::to_string(attempt) + ")";
         if (!isRetryable(method, response) || attempt == options.maxAttempts)
@@ -165,7 +190,14 @@ const ClusterConfig& KubeClient::config() const {
 
 Result<Json> KubeClient::request(std::string_view method, const std::string& pathAndQuery,
                                  const Json* body, Clock::time_point deadline) {
-    return impl_->request(method, pathAndQuery, body, deadline);
+    return impl_->request(method, pathAndQuery, body, deadline,
+                          impl_->objectLimit("one API object"));
+}
+
+Result<Json> KubeClient::request(std::string_view method, const std::string& pathAndQuery,
+                                 const Json* body, Clock::time_point deadline,
+                                 const ResponseLimit& limit) {
+    return impl_->request(method, pathAndQuery, body, deadline, limit);
 }
 
 Result<Json> KubeClient::getResourceClaim(const std::string& ns, const std::string& name,
@@ -173,19 +205,21 @@ Result<Json> KubeClient::getResourceClaim(const std::string& ns, const std::stri
     return impl_->request("GET",
                           "/apis/resource.k8s.io/v1/namespaces/" + urlEncode(ns) +
                               "/resourceclaims/" + urlEncode(name),
-                          nullptr, deadline);
+                          nullptr, deadline, impl_->objectLimit("a ResourceClaim"));
 }
 
 Result<Json> KubeClient::getNode(const std::string& name) {
     return impl_->request("GET", "/api/v1/nodes/" + urlEncode(name), nullptr,
-                          impl_->defaultDeadline());
+                          impl_->defaultDeadline(), impl_->objectLimit("a Node"));
 }
 
 Result<KubeClient::SliceList> KubeClient::listResourceSlices(const std::string& fieldSelector) {
     std::string path = kResourceSlicesPath;
     if (!fieldSelector.empty())
         path += "?fieldSelector=" + urlEncode(fieldSelector);
-    auto list = impl_->request("GET", path, nullptr, impl_->defaultDeadline());
+    auto list =
+        impl_->request("GET", path, nullptr, impl_->defaultDeadline(),
+                       ResponseLimit{impl_->options.maxListBytes, "a list of ResourceSlices"});
     if (!list)
         return list.error();
     if (!list->is_object() || !list->contains("items") || !(*list)["items"].is_array())
@@ -199,7 +233,8 @@ Result<KubeClient::SliceList> KubeClient::listResourceSlices(const std::string& 
 }
 
 Result<Json> KubeClient::createResourceSlice(const Json& slice) {
-    return impl_->request("POST", kResourceSlicesPath, &slice, impl_->defaultDeadline());
+    return impl_->request("POST", kResourceSlicesPath, &slice, impl_->defaultDeadline(),
+                          impl_->objectLimit("a ResourceSlice"));
 }
 
 Result<Json> KubeClient::updateResourceSlice(const Json& slice) {
@@ -209,7 +244,8 @@ Result<Json> KubeClient::updateResourceSlice(const Json& slice) {
     if (name.empty() || resourceVersion.empty())
         return Error{"update of a ResourceSlice: metadata." +
                      std::string(name.empty() ? "name" : "resourceVersion") + " is not set"};
-    return impl_->request("PUT", resourceSlicePath(name), &slice, impl_->defaultDeadline());
+    return impl_->request("PUT", resourceSlicePath(name), &slice, impl_->defaultDeadline(),
+                          impl_->objectLimit("a ResourceSlice"));
 }
 
 Status KubeClient::deleteResourceSlice(const std::string& name,
@@ -220,7 +256,7 @@ Status KubeClient::deleteResourceSlice(const std::string& name,
                        {"apiVersion", "v1"},
                        {"preconditions", {{"resourceVersion", resourceVersion}}}};
     auto deleted = impl_->request("DELETE", resourceSlicePath(name), options ? &*options : nullptr,
-                                  impl_->defaultDeadline());
+                                  impl_->defaultDeadline(), impl_->objectLimit("a ResourceSlice"));
     if (!deleted && deleted.error().code != 404)
         return deleted.error();
     return Status::Ok();

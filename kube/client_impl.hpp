@@ -15,7 +15,11 @@ struct KubeClient::Impl {
     Impl(ClusterConfig config, ClientOptions clientOptions);
 
     Result<Json> request(std::string_view method, const std::string& pathAndQuery, const Json* body,
-                         std::chrono::steady_clock::time_point deadline);
+                         std::chrono::steady_clock::time_point deadline,
+                         const ResponseLimit& limit);
+    ResponseLimit objectLimit(std::string what) const {
+        return ResponseLimit{options.maxObjectBytes, std::move(what)};
+    }
     Status watch(const std::string& pathAndQuery,
                  const std::function<void(const WatchEvent&)>& onEvent, std::stop_token stop);
 
@@ -43,7 +47,10 @@ std::vector<FieldCause> statusCauses(const Json& status);
 // "GET /path: HTTP 404 NotFound: <Status.message>", from the API's Status body when it has one,
 // with its field causes.
 Error describeHttpFailure(std::string_view method, const std::string& pathAndQuery, long status,
-                          const std::string& body);
+                          std::string_view body);
+
+// "3 MiB", "512 KiB", "100 bytes": a limit as a person reads it.
+std::string describeBytes(std::size_t bytes);
 
 }  // namespace detail
 }  // namespace numadra::kube

@@ -70,8 +70,18 @@ size_t Transfer::onHeaderLine(char* data, size_t size, size_t count, void* self)
 }
 
 size_t Transfer::onBodyData(char* data, size_t size, size_t count, void* self) {
-    static_cast<Transfer*>(self)->responseBody_.append(data, size * count);
-    return size * count;
+    auto* transfer = static_cast<Transfer*>(self);
+    switch (transfer->responseBody_.append(std::string_view(data, size * count))) {
+        case ResponseBody::Append::Ok:
+            return size * count;
+        case ResponseBody::Append::OverLimit:
+            transfer->bodyOverLimit_ = true;
+            break;
+        case ResponseBody::Append::NoMemory:
+            transfer->bodyOutOfMemory_ = true;
+            break;
+    }
+    return 0;  // less than offered: libcurl ends the transfer (and drops the connection)
 }
 
 long Transfer::responseStatus() const {
@@ -91,7 +101,12 @@ HttpResponse Transfer::perform() {
     HttpResponse response;
     response.transportCode = curl_easy_perform(easy_.get());
     if (response.transportCode != CURLE_OK) {
-        response.transportError = describe(response.transportCode);
+        // CURLE_FILESIZE_EXCEEDED: the Content-Length alone was over the limit.
+        response.bodyOverLimit =
+            bodyOverLimit_ || response.transportCode == CURLE_FILESIZE_EXCEEDED;
+        response.transportError =
+            bodyOutOfMemory_ ? "no memory for the answer's body" : describe(response.transportCode);
+        response.status = response.bodyOverLimit ? responseStatus() : 0;
         return response;
     }
     response.status = responseStatus();
@@ -191,7 +206,8 @@ Status Transport::applyTls(CURL* easy) const {
 Result<std::unique_ptr<Transfer>> Transport::prepare(std::string_view method,
                                                      const std::string& pathAndQuery,
                                                      const std::string* body,
-                                                     std::chrono::milliseconds timeout) {
+                                                     std::chrono::milliseconds timeout,
+                                                     std::optional<std::size_t> maxBodyBytes) {
     if (!curlGloballyInitialised())
         return Error{"libcurl failed to initialise"};
     auto token = token_.current();
@@ -202,6 +218,7 @@ Result<std::unique_ptr<Transfer>> Transport::prepare(std::string_view method,
     if (!transfer->easy_)
         return Error{"libcurl: cannot create a handle"};
     transfer->pool_ = &pool_;
+    transfer->responseBody_ = ResponseBody(maxBodyBytes.value_or(0));
     CURL* easy = transfer->handle();
 
     const std::string url = baseUrl_ + pathAndQuery;
@@ -214,6 +231,9 @@ Result<std::unique_ptr<Transfer>> Transport::prepare(std::string_view method,
     curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, transfer->errorBuffer_.data());
     curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, &Transfer::onHeaderLine);
     curl_easy_setopt(easy, CURLOPT_HEADERDATA, transfer.get());
+    // An answer that announces more than the limit fails before its body is read.
+    if (maxBodyBytes)
+        curl_easy_setopt(easy, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(*maxBodyBytes));
     if (timeout.count() > 0) {
         curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
         curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(timeout.count()));

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -17,15 +18,18 @@
 #include "curl_handles.hpp"
 #include "numadra/common/result.hpp"
 #include "numadra/kube/config.hpp"
+#include "response_body.hpp"
 
 namespace numadra::kube::detail {
 
 struct HttpResponse {
     long status = 0;  // 0: no HTTP answer (see transportCode)
-    std::string body;
+    ResponseBody body{0};
     std::optional<std::chrono::seconds> retryAfter;
     CURLcode transportCode = CURLE_OK;
     std::string transportError;
+    // The answer was longer than the request's limit: the transfer stopped there, unread.
+    bool bodyOverLimit = false;
 };
 
 class HandlePool;
@@ -55,7 +59,9 @@ class Transfer {
     HandlePool* pool_ = nullptr;
     CurlEasy easy_;
     CurlHeaderList headers_;
-    std::string responseBody_;
+    ResponseBody responseBody_{0};
+    bool bodyOverLimit_ = false;
+    bool bodyOutOfMemory_ = false;
     std::optional<std::chrono::seconds> retryAfter_;
     std::array<char, CURL_ERROR_SIZE> errorBuffer_{};
 };
@@ -103,12 +109,15 @@ class Transport {
 
     const ClusterConfig& config() const { return config_; }
 
-    // A request ready to run; `timeout` bounds the whole exchange (zero: no bound). Fails when
-    // the token file cannot be read or libcurl lacks a feature the config needs.
+    // A request ready to run; `timeout` bounds the whole exchange (zero: no bound), and
+    // `maxBodyBytes` the answer's body (perform() collects at most that much); a stream's body
+    // has no limit as a whole (nullopt: its reader bounds each of its parts). Fails when the token
+    // file cannot be read or libcurl lacks a feature the config needs.
     Result<std::unique_ptr<Transfer>> prepare(std::string_view method,
                                               const std::string& pathAndQuery,
                                               const std::string* body,
-                                              std::chrono::milliseconds timeout);
+                                              std::chrono::milliseconds timeout,
+                                              std::optional<std::size_t> maxBodyBytes);
 
   private:
     Status applyTls(CURL* easy) const;

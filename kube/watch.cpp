@@ -21,13 +21,21 @@ constexpr long kKeepAliveIntervalSeconds = 10;
 constexpr int kPollMilliseconds = 1000;
 // On top of timeoutSeconds, for a server that rounds it or forgets it.
 constexpr std::chrono::seconds kWatchGrace{60};
+// An event is an object and a line of envelope ({"type":"MODIFIED","object":...}).
+constexpr size_t kEventEnvelopeBytes = 1024;
+// The line buffer keeps at most this much capacity between events: one big event must not
+// leave its size behind for the life of the stream.
+constexpr size_t kKeptLineCapacity = size_t{64} * 1024;
 
 // Splits the answer into lines, one JSON event each, and hands each on as it arrives.
 class WatchStream {
   public:
-    WatchStream(CURL* easy, std::string description,
+    WatchStream(CURL* easy, std::string description, size_t maxEventBytes,
                 const std::function<void(const WatchEvent&)>& onEvent)
-        : easy_(easy), description_(std::move(description)), onEvent_(onEvent) {}
+        : easy_(easy),
+          description_(std::move(description)),
+          maxEventBytes_(maxEventBytes),
+          onEvent_(onEvent) {}
 
     static size_t onData(char* data, size_t size, size_t count, void* self) {
         auto* stream = static_cast<WatchStream*>(self);
@@ -63,13 +71,28 @@ class WatchStream {
         size_t start = 0;
         for (size_t end = buffer_.find('\n'); end != std::string::npos;
              end = buffer_.find('\n', start)) {
+            if (end - start > maxEventBytes_)
+                return oversizedEvent();
             const bool keepGoing = handleLine(std::string_view(buffer_).substr(start, end - start));
             start = end + 1;
             if (!keepGoing)
                 return false;
         }
         buffer_.erase(0, start);
+        if (buffer_.size() > maxEventBytes_)
+            return oversizedEvent();  // no end in sight: not buffered any further
+        if (buffer_.capacity() > kKeptLineCapacity && buffer_.size() < kKeptLineCapacity)
+            buffer_.shrink_to_fit();
         return true;
+    }
+
+    bool oversizedEvent() {
+        failure_ = Error{description_ + ": a watch event is over " +
+                         detail::describeBytes(maxEventBytes_) +
+                         ", more than one object can weigh; the stream was cut off there"};
+        buffer_.clear();
+        buffer_.shrink_to_fit();
+        return false;
     }
 
     bool handleLine(std::string_view line) {
@@ -117,6 +140,7 @@ class WatchStream {
 
     CURL* easy_;
     std::string description_;
+    size_t maxEventBytes_;
     const std::function<void(const WatchEvent&)>& onEvent_;
     std::string buffer_;
     std::string errorBody_;
@@ -141,7 +165,7 @@ Status KubeClient::Impl::watch(const std::string& pathAndQuery,
     const std::string description = "GET " + pathAndQuery;
     const auto limit =
         std::chrono::duration_cast<std::chrono::milliseconds>(options.watchTimeout + kWatchGrace);
-    auto transfer = transport.prepare("GET", pathAndQuery, nullptr, limit);
+    auto transfer = transport.prepare("GET", pathAndQuery, nullptr, limit, std::nullopt);
     if (!transfer)
         return Error{description + ": " + transfer.error().message};
     CURL* easy = (*transfer)->handle();
@@ -150,7 +174,7 @@ Status KubeClient::Impl::watch(const std::string& pathAndQuery,
     curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(easy, CURLOPT_TCP_KEEPIDLE, kKeepAliveIdleSeconds);
     curl_easy_setopt(easy, CURLOPT_TCP_KEEPINTVL, kKeepAliveIntervalSeconds);
-    WatchStream stream(easy, description, onEvent);
+    WatchStream stream(easy, description, options.maxObjectBytes + kEventEnvelopeBytes, onEvent);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, &WatchStream::onData);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, &stream);
 

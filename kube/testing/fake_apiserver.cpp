@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <ctime>
 #include <deque>
@@ -23,8 +24,6 @@ constexpr const char* kClaimPattern =
     R"(/apis/resource\.k8s\.io/v1/namespaces/([^/]+)/resourceclaims/([^/]+))";
 constexpr const char* kNodePattern = R"(/api/v1/nodes/([^/]+))";
 constexpr const char* kSliceResource = "resourceslices.resource.k8s.io";
-// Each open watch holds a worker thread for as long as it streams.
-constexpr size_t kWorkerThreads = 32;
 // The API server's default when a watch gives no timeoutSeconds is 30 to 60 minutes.
 constexpr std::chrono::seconds kDefaultWatchTimeout{1800};
 // resourceVersion 0 means "any" in list and watch; starting above it keeps them apart.
@@ -260,6 +259,11 @@ struct Fault {
     std::string method;
 };
 
+struct PendingBadAnswer {
+    int remaining;
+    BadAnswer answer;
+};
+
 // One open watch, owned by httplib's content provider for the life of the stream.
 struct WatchState {
     std::vector<FieldRequirement> selector;
@@ -289,7 +293,9 @@ class FakeApiServer::Impl {
             throw std::runtime_error("fake API server: cannot load the TLS certificate " +
                                      options_.tlsCertFile);
         scheme_ = tls ? "https" : "http";
-        server_->new_task_queue = [] { return new httplib::ThreadPool(kWorkerThreads); };
+        server_->new_task_queue = [threads = std::max<size_t>(1, options_.workerThreads)] {
+            return new httplib::ThreadPool(threads);
+        };
         // Headers and body go out in two writes; Nagle would hold the body for the client's
         // delayed ACK (40 ms a request). Go's net/http, the real server, sets it too.
         server_->set_tcp_nodelay(true);
@@ -397,6 +403,15 @@ class FakeApiServer::Impl {
         faults_.push_back(Fault{count, status, retryAfterSeconds, std::move(method)});
     }
 
+    void misbehaveNext(int count, BadAnswer answer) {
+        if (count <= 0)
+            return;
+        std::lock_guard lock(mutex_);
+        badAnswers_.push_back(PendingBadAnswer{count, std::move(answer)});
+    }
+
+    std::uint64_t badAnswerBytesSent() const { return badAnswerBytes_.load(); }
+
     void setRefuseListAttributes(bool refuse) {
         std::lock_guard lock(mutex_);
         refuseListAttributes_ = refuse;
@@ -483,6 +498,8 @@ class FakeApiServer::Impl {
             RecordedRequest{request.method, request.path,
                             queryAt == std::string::npos ? "" : request.target.substr(queryAt + 1),
                             request.get_header_value("Authorization")});
+        if (takeBadAnswer(request, response))
+            return httplib::Server::HandlerResponse::Handled;
         if (faults_.empty())
             return httplib::Server::HandlerResponse::Unhandled;
         Fault& fault = faults_.front();
@@ -494,6 +511,72 @@ class FakeApiServer::Impl {
         if (--fault.remaining == 0)
             faults_.pop_front();
         return httplib::Server::HandlerResponse::Handled;
+    }
+
+    // Under mutex_.
+    bool takeBadAnswer(const Request& request, Response& response) {
+        if (badAnswers_.empty())
+            return false;
+        PendingBadAnswer& pending = badAnswers_.front();
+        const BadAnswer& answer = pending.answer;
+        if ((!answer.method.empty() && answer.method != request.method) ||
+            !request.path.starts_with(answer.pathPrefix))
+            return false;
+        serveBadAnswer(answer, response);
+        if (--pending.remaining == 0)
+            badAnswers_.pop_front();
+        return true;
+    }
+
+    void serveBadAnswer(const BadAnswer& answer, Response& response) {
+        response.status = 200;
+        // An array that never closes: valid JSON as far as it goes, so only its size can stop it.
+        auto chunk = std::make_shared<std::string>("[");
+        while (chunk->size() < 64 * 1024)
+            chunk->append("1,");
+        switch (answer.body) {
+            case BadAnswer::Body::Endless:
+                response.set_chunked_content_provider(
+                    "application/json", [this, chunk](size_t, httplib::DataSink& sink) {
+                        return sendBadBytes(sink, *chunk);
+                    });
+                break;
+            case BadAnswer::Body::Oversized:
+                response.set_content_provider(
+                    answer.bytes, "application/json",
+                    [this, chunk](size_t, size_t length, httplib::DataSink& sink) {
+                        return sendBadBytes(sink, std::string_view(*chunk).substr(
+                                                      0, std::min(length, chunk->size())));
+                    });
+                break;
+            case BadAnswer::Body::Trickle:
+                response.set_chunked_content_provider(
+                    "application/json",
+                    [this, interval = answer.interval](size_t offset, httplib::DataSink& sink) {
+                        if (offset > 0 && waitForStop(interval))
+                            return false;
+                        return sendBadBytes(sink, offset == 0 ? "[" : "1");
+                    });
+                break;
+        }
+    }
+
+    bool sendBadBytes(httplib::DataSink& sink, std::string_view bytes) {
+        if (stopRequested() || !sink.write(bytes.data(), bytes.size()))
+            return false;  // stopping, or the client hung up
+        badAnswerBytes_ += bytes.size();
+        return true;
+    }
+
+    bool stopRequested() const {
+        std::lock_guard lock(mutex_);
+        return stopping_;
+    }
+
+    // True when the server is stopping (sooner than `interval`).
+    bool waitForStop(std::chrono::milliseconds interval) {
+        std::unique_lock lock(mutex_);
+        return changed_.wait_for(lock, interval, [this] { return stopping_; });
     }
 
     // Gives an object made outside the API (a helper's) what the API server would.
@@ -870,6 +953,8 @@ class FakeApiServer::Impl {
     std::map<std::string, Json> nodes_;
     std::deque<WatchRecord> history_;
     std::deque<Fault> faults_;
+    std::deque<PendingBadAnswer> badAnswers_;
+    std::atomic<std::uint64_t> badAnswerBytes_{0};
     bool refuseListAttributes_ = false;
     bool dropDeviceTaints_ = false;
     std::vector<RecordedRequest> requests_;
@@ -919,6 +1004,12 @@ void FakeApiServer::compactHistory() {
 void FakeApiServer::failNext(int count, int httpStatus, std::optional<int> retryAfterSeconds,
                              std::string methodFilter) {
     impl_->failNext(count, httpStatus, retryAfterSeconds, std::move(methodFilter));
+}
+void FakeApiServer::misbehaveNext(int count, BadAnswer answer) {
+    impl_->misbehaveNext(count, std::move(answer));
+}
+std::uint64_t FakeApiServer::badAnswerBytesSent() const {
+    return impl_->badAnswerBytesSent();
 }
 void FakeApiServer::setRefuseListAttributes(bool refuse) {
     impl_->setRefuseListAttributes(refuse);

@@ -7,6 +7,7 @@
 // message has the method, the path, the status and the API's Status.message.
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -35,6 +36,20 @@ struct ClientOptions {
     // The timeoutSeconds a watch asks for: the server ends the stream then, and the caller
     // resumes from the last resourceVersion it saw.
     std::chrono::seconds watchTimeout{300};
+    // The most an answer may weigh. Whatever sends more (a broken proxy, a hostile server) is
+    // cut off there with an error naming the request and the limit, never buffered to the end.
+    // One object (a claim, a node, a slice, a Status, one watch event): kube-apiserver takes no
+    // request body over 3 MiB, so no object a client wrote is larger, and etcd stores none
+    // over 1.5 MiB.
+    std::size_t maxObjectBytes = std::size_t{3} << 20;
+    // The list of this node's ResourceSlices: a node publishes a handful of slices.
+    std::size_t maxListBytes = std::size_t{32} << 20;
+};
+
+// What an answer may weigh, and what it is (for the error when it weighs more).
+struct ResponseLimit {
+    std::size_t bytes = 0;
+    std::string what;  // "a ResourceClaim", "a list of ResourceSlices"...
 };
 
 class KubeClient {
@@ -51,9 +66,13 @@ class KubeClient {
     // One API call. Retries 429 (honouring Retry-After), 500/502/503/504 and transport errors
     // with backoff, never sleeping past `deadline`; other statuses (404, 409, 410, 422...) are
     // returned at once. A POST is retried after a transport error only when the connection was
-    // never made, since a lost answer may hide a created object. `body` may be null.
+    // never made, since a lost answer may hide a created object. `body` may be null. An answer
+    // over `limit` (default: maxObjectBytes) fails at once and is not retried.
     Result<Json> request(std::string_view method, const std::string& pathAndQuery, const Json* body,
                          std::chrono::steady_clock::time_point deadline);
+    Result<Json> request(std::string_view method, const std::string& pathAndQuery, const Json* body,
+                         std::chrono::steady_clock::time_point deadline,
+                         const ResponseLimit& limit);
 
     Result<Json> getResourceClaim(const std::string& ns, const std::string& name,
                                   std::chrono::steady_clock::time_point deadline);
@@ -78,10 +97,12 @@ class KubeClient {
         Json object;
     };
     // Streams the changes after `resourceVersion` (empty: the current objects as ADDED first),
-    // calling onEvent for each, on this thread. Returns Ok when the server ends the stream
-    // (resume from the last resourceVersion seen) or when `stop` is requested (promptly, even on
-    // an idle stream); an Error with code 410 when `resourceVersion` is too old (relist), be it
-    // an HTTP 410 or an ERROR event. Exceptions from onEvent propagate after the stream closes.
+    // calling onEvent for each, on this thread; each event may weigh maxObjectBytes (and a
+    // little for its envelope), the stream as a whole is unbounded. Returns Ok when the server ends
+    // the stream (resume from the last resourceVersion seen) or when `stop` is requested (promptly,
+    // even on an idle stream); an Error with code 410 when `resourceVersion` is too old (relist),
+    // be it an HTTP 410 or an ERROR event. Exceptions from onEvent propagate after the stream
+    // closes.
     Status watchResourceSlices(const std::string& fieldSelector, const std::string& resourceVersion,
                                const std::function<void(const WatchEvent&)>& onEvent,
                                std::stop_token stop);

@@ -24,6 +24,24 @@ struct FakeApiServerOptions {
     std::chrono::milliseconds bookmarkInterval{1000};
     // Watch events remembered; a watch from before the oldest gets 410 Gone.
     size_t historyLimit = 10'000;
+    // Requests served at once (each open watch and each misbehaving answer holds one).
+    size_t workerThreads = 32;
+};
+
+// An answer that misbehaves on the wire, as a broken proxy or a hostile server's would: HTTP
+// 200 with a body that never ends, is huge, or trickles.
+struct BadAnswer {
+    enum class Body {
+        Endless,    // chunked, 64 KiB after 64 KiB of an unfinished JSON array, until the client
+                    // hangs up
+        Oversized,  // `bytes` of it, with a Content-Length that says so
+        Trickle,    // chunked, one byte every `interval`, until the client hangs up
+    };
+    Body body = Body::Endless;
+    std::string method;                        // only requests of this method ("" = any)
+    std::string pathPrefix;                    // and with this path prefix ("" = any)
+    size_t bytes = 0;                          // Oversized
+    std::chrono::milliseconds interval{1000};  // Trickle
 };
 
 class FakeApiServer {
@@ -58,6 +76,11 @@ class FakeApiServer {
     // body, with Retry-After when given. Calls queue up: the second applies after the first.
     void failNext(int count, int httpStatus, std::optional<int> retryAfterSeconds = {},
                   std::string methodFilter = "");
+    // The next `count` requests that match `answer` get it instead of their real answer
+    // (before any failNext fault). Calls queue up like failNext's.
+    void misbehaveNext(int count, BadAnswer answer);
+    // The bytes of misbehaving answers the server managed to send so far.
+    std::uint64_t badAnswerBytesSent() const;
     // As kube-apiserver without the DRAListTypeAttributes feature gate (the 1.37 default): the
     // list-typed attribute values (ints, strings, bools, versions) are stripped, and a slice in
     // which that leaves an attribute without a value is refused, 422 Invalid, with a Status
