@@ -292,6 +292,14 @@ class FakeApiServer::Impl {
         if (!server_->is_valid())
             throw std::runtime_error("fake API server: cannot load the TLS certificate " +
                                      options_.tlsCertFile);
+        if (tls) {
+            // A server that verifies client certificates must name a session id context, or
+            // OpenSSL refuses every resumed session with an internal_error alert; clients
+            // (libcurl among them) resume when they can, as they do with the real API server.
+            static constexpr unsigned char kSessionContext[] = "numadra-fake-apiserver";
+            SSL_CTX_set_session_id_context(static_cast<httplib::SSLServer&>(*server_).ssl_context(),
+                                           kSessionContext, sizeof kSessionContext - 1);
+        }
         scheme_ = tls ? "https" : "http";
         server_->new_task_queue = [threads = std::max<size_t>(1, options_.workerThreads)] {
             return new httplib::ThreadPool(threads);

@@ -137,7 +137,12 @@ TEST_F(TlsTest, WatchesOverHttps) {
     test::BackgroundWatch watch(client, "", std::to_string(server.currentResourceVersion()));
     ASSERT_TRUE(client.createResourceSlice(test::sliceJson("s", "n1")).ok());
     // TLS under the sanitizers on a loaded 2-core machine can take seconds to set up.
-    ASSERT_TRUE(watch.waitForChanges(1, 20s));
+    ASSERT_TRUE(watch.waitForChanges(1, 20s)) << "the watch ended: " << [&] {
+        const auto ended = watch.waitForEnd(0s);
+        return !ended        ? std::string("no, still open")
+               : ended->ok() ? std::string("ok")
+                             : ended->error().message;
+    }();
     const auto start = std::chrono::steady_clock::now();
     EXPECT_TRUE(watch.stop().ok());
     EXPECT_LT(std::chrono::steady_clock::now() - start,
