@@ -170,11 +170,24 @@ Status makeDirectories(const std::string& path, mode_t mode, PendingDirectorySyn
     return makeDirectories(path, mode, deferred);
 }
 
+namespace {
+
+// Whether `name` (in the folder `parentFd`, or the current one) is absent. Asked after a failed
+// removal: on a read-only filesystem unlink() answers EROFS before it looks for the name, and a
+// file that was never there is no failure to report.
+bool isAbsent(int parentFd, const std::string& name) {
+    struct stat info {};
+    return ::fstatat(parentFd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT;
+}
+
+}  // namespace
+
 Status removeFile(const std::string& path) {
     if (::unlink(path.c_str()) != 0) {
-        if (errno == ENOENT)
+        const int error = errno;
+        if (error == ENOENT || isAbsent(AT_FDCWD, path))
             return {};
-        return systemError("removing", path, errno);
+        return systemError("removing", path, error);
     }
     return syncDirectory(parentOf(path));
 }
@@ -184,8 +197,10 @@ namespace {
 Status removeTreeAt(int parentFd, const std::string& name, const std::string& path) {
     if (::unlinkat(parentFd, name.c_str(), 0) == 0 || errno == ENOENT)
         return {};
-    if (errno != EISDIR && errno != EPERM)
-        return systemError("removing", path, errno);
+    if (errno != EISDIR && errno != EPERM) {
+        const int error = errno;
+        return isAbsent(parentFd, name) ? Status{} : Status(systemError("removing", path, error));
+    }
     // O_NOFOLLOW: a symlink planted where a folder was expected is removed, never followed.
     UniqueFd dirFd(
         ::openat(parentFd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -221,6 +236,8 @@ Status removeTree(const std::string& path) {
     UniqueFd parentFd(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!parentFd)
         return errno == ENOENT ? Status{} : Status(systemError("opening folder", parent, errno));
+    if (isAbsent(parentFd.get(), baseName(path)))
+        return {};  // nothing to remove, nothing to make durable
     if (auto removed = removeTreeAt(parentFd.get(), baseName(path), path); !removed)
         return removed;
     if (::fsync(parentFd.get()) != 0)

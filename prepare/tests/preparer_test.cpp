@@ -4,10 +4,19 @@
 #include "numadra/prepare/preparer.hpp"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "numadra/cdi/spec.hpp"
@@ -691,6 +700,46 @@ TEST_F(PreparerTest, ARollbackThatFailsIsQuarantinedNotFatal) {
     auto report = preparer->restore(node());
     ASSERT_TRUE(report) << report.error().message;
     EXPECT_EQ(report->quarantined, 1U);
+}
+
+// Runs `work` on a thread of its own mount namespace in which the test's folders are a
+// read-only bind mount: the rest of the process (and the machine) keeps them writable.
+// An empty string when that worked; else why the machine cannot do it.
+std::string onReadOnlyFolders(const std::string& root, const std::function<void()>& work) {
+    std::string problem;
+    std::thread([&] {
+        if (::unshare(CLONE_NEWNS) != 0)
+            problem = std::string("unshare(CLONE_NEWNS): ") + std::strerror(errno);
+        else if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+                 ::mount(root.c_str(), root.c_str(), nullptr, MS_BIND, nullptr) != 0 ||
+                 ::mount(nullptr, root.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY,
+                         nullptr) != 0)
+            problem = std::string("read-only bind mount: ") + std::strerror(errno);
+        else
+            work();
+    }).join();
+    return problem;
+}
+
+TEST_F(PreparerTest, ARollbackOnAReadOnlyFilesystemReportsNothingItNeverWrote) {
+    std::ostringstream logged;
+    auto previous = spdlog::default_logger();
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+        "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(logged)));
+    std::optional<Result<std::vector<plugin::PreparedDevice>>> prepared;
+    const std::string problem = onReadOnlyFolders(
+        tree.root(), [&] { prepared = prepare(claim(kUid, {device("gpu", kGpu)})); });
+    spdlog::set_default_logger(previous);
+    if (!problem.empty())
+        GTEST_SKIP() << "this machine cannot make a read-only mount: " << problem;
+    ASSERT_TRUE(prepared.has_value());
+    ASSERT_FALSE(*prepared);
+    EXPECT_NE(prepared->error().message.find("Read-only file system"), std::string::npos)
+        << prepared->error().message;
+    // Nothing was written, so the rollback had nothing to undo and nothing to complain about.
+    EXPECT_EQ(logged.str(), "");
+    EXPECT_TRUE(foldersEmpty());
+    EXPECT_TRUE(prepare(claim("uid-2", {device("gpu", kGpu)}))) << "the GPU was released";
 }
 
 TEST_F(PreparerTest, ANetdevMovedIntoThePodStaysInTheContainersView) {
