@@ -151,59 +151,150 @@ Result<prepare::ClaimAllocation> ClaimPreparer::allocationFor(const plugin::Clai
     return out;
 }
 
+std::optional<plugin::ClaimPrepareResult> ClaimPreparer::prepareFromRecords(
+    const plugin::ClaimRef& ref) {
+    const auto snapshot = inventory_.current();
+    const prepare::NodeView node{snapshot->machine, snapshot->devices};
+    auto known = devices_.preparedClaim(ref, node);
+    if (!known)
+        return std::nullopt;
+    if (!*known)
+        return plugin::ClaimPrepareResult{{}, known->error().message};
+    return plugin::ClaimPrepareResult{std::move(*known).value(), {}};
+}
+
+Result<api::Json> ClaimPreparer::fetch(const plugin::ClaimRef& ref, plugin::Deadline deadline) {
+    // Keyed by UID too: a claim deleted and re-created under the same name is another claim.
+    const std::string key = ref.ns + "/" + ref.name + "/" + ref.uid;
+    auto fetched = fetches_.run(key, deadline, [&]() -> Result<api::Json> {
+        auto claim = source_.getClaim(ref.ns, ref.name, deadline);
+        if (claim)
+            return claim;
+        if (claim.error().code == kNotFound)
+            return Error{"ResourceClaim " + claimName(ref) + " not found", kNotFound};
+        return Error{"fetching ResourceClaim " + claimName(ref) + ": " + claim.error().message,
+                     claim.error().code};
+    });
+    if (!fetched.value)
+        return Error{"deadline exceeded waiting for the API server's answer for ResourceClaim " +
+                     claimName(ref) + " (fetched for another call of the same claim)"};
+    return std::move(*fetched.value);
+}
+
+plugin::ClaimPrepareResult ClaimPreparer::prepareFetched(const plugin::ClaimRef& ref,
+                                                         const api::Json& claim) {
+    auto allocation = allocationFor(ref, claim);
+    if (!allocation)
+        return {{}, allocation.error().message};
+    const auto snapshot = inventory_.current();
+    const prepare::NodeView node{snapshot->machine, snapshot->devices};
+    auto prepared = devices_.prepare(*allocation, node);
+    if (!prepared)
+        return {{}, "ResourceClaim " + claimName(ref) + ": " + prepared.error().message};
+    return {std::move(prepared).value(), {}};
+}
+
 plugin::ClaimPrepareResult ClaimPreparer::prepare(const plugin::ClaimRef& ref,
                                                   plugin::Deadline deadline) {
     const auto started = std::chrono::steady_clock::now();
+    plugin::ClaimOutcome outcome;
+    outcome.claim = ref;
     plugin::ClaimPrepareResult result;
-    const auto snapshot = inventory_.current();
-    const prepare::NodeView node{snapshot->machine, snapshot->devices};
-    // A claim prepared before is answered from the checkpoint, without the API server.
-    auto known = devices_.preparedClaim(ref, node);
-    if (known && *known) {
-        result.devices = std::move(*known).value();
-    } else if (known) {
-        result.error = known->error().message;
-    } else if (auto claim = source_.getClaim(ref.ns, ref.name, deadline); !claim) {
-        result.error =
-            claim.error().code == kNotFound
-                ? "ResourceClaim " + claimName(ref) + " not found"
-                : "fetching ResourceClaim " + claimName(ref) + ": " + claim.error().message;
-    } else if (auto allocation = allocationFor(ref, claim.value()); !allocation) {
-        result.error = allocation.error().message;
-    } else if (auto prepared = devices_.prepare(*allocation, node); !prepared) {
-        result.error = "ResourceClaim " + claimName(ref) + ": " + prepared.error().message;
+    if (auto known = prepareFromRecords(ref)) {
+        outcome.source = plugin::ClaimOutcome::Source::Records;
+        result = std::move(*known);
     } else {
-        result.devices = std::move(prepared).value();
+        outcome.source = plugin::ClaimOutcome::Source::Api;
+        auto claim = fetch(ref, deadline);
+        result = claim ? prepareFetched(ref, *claim)
+                       : plugin::ClaimPrepareResult{{}, claim.error().message};
     }
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    metrics_.histogramObserve("numadra_prepare_duration_seconds", {}, seconds);
-    metrics_.counterAdd("numadra_prepare_claims_total", {result.error.empty() ? "ok" : "error"});
-    if (result.error.empty()) {
-        spdlog::info("claim prepared claim={} uid={} devices={} seconds={:.4f}", claimName(ref),
-                     ref.uid, result.devices.size(), seconds);
-    } else {
-        spdlog::warn("claim not prepared claim={} uid={} error=\"{}\"", claimName(ref), ref.uid,
-                     result.error);
-    }
+    outcome.took = std::chrono::steady_clock::now() - started;
+    outcome.deadlineMissed = std::chrono::steady_clock::now() >= deadline;
+    report(outcome, result);
     return result;
 }
 
 std::string ClaimPreparer::unprepare(const plugin::ClaimRef& ref, plugin::Deadline) {
-    const auto started = std::chrono::steady_clock::now();
     auto undone = devices_.unprepare(ref);
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    metrics_.counterAdd("numadra_unprepare_claims_total", {undone ? "ok" : "error"});
-    metrics_.histogramObserve("numadra_unprepare_duration_seconds", {}, seconds);
-    if (!undone) {
-        spdlog::warn("claim not unprepared claim={} uid={} error=\"{}\"", claimName(ref), ref.uid,
-                     undone.error().message);
+    if (!undone)
         return "ResourceClaim " + claimName(ref) + ": " + undone.error().message;
-    }
-    spdlog::info("claim unprepared claim={} uid={} seconds={:.4f}", claimName(ref), ref.uid,
-                 seconds);
     return {};
+}
+
+namespace {
+
+const char* sourceName(plugin::ClaimOutcome::Source source) {
+    switch (source) {
+        case plugin::ClaimOutcome::Source::Records:
+            return "checkpoint";
+        case plugin::ClaimOutcome::Source::Api:
+            return "api";
+        case plugin::ClaimOutcome::Source::None:
+            break;
+    }
+    return "none";
+}
+
+}  // namespace
+
+void ClaimPreparer::report(const plugin::ClaimOutcome& outcome,
+                           const plugin::ClaimPrepareResult& result) {
+    const bool prepare = outcome.operation == plugin::ClaimOutcome::Operation::Prepare;
+    const char* operation = prepare ? "prepare" : "unprepare";
+    const bool ok = result.error.empty();
+    const double took = outcome.took.count();
+    const double waited = outcome.waited.count();
+    metrics_.counterAdd(prepare ? "numadra_prepare_claims_total" : "numadra_unprepare_claims_total",
+                        {ok ? "ok" : "error"});
+    metrics_.histogramObserve(
+        prepare ? "numadra_prepare_duration_seconds" : "numadra_unprepare_duration_seconds", {},
+        took);
+    metrics_.histogramObserve("numadra_claim_wait_seconds", {operation}, waited);
+    if (outcome.deadlineMissed)
+        metrics_.counterAdd("numadra_claim_deadline_missed_total", {operation});
+
+    const std::string name = claimName(outcome.claim);
+    const bool slow = outcome.deadlineMissed || outcome.waited >= kLongClaimWait;
+    const auto level = !ok || slow ? spdlog::level::warn : spdlog::level::info;
+    // One line per claim and operation, whatever happened to it.
+    if (ok && prepare)
+        spdlog::log(level,
+                    "claim prepared claim={} uid={} devices={} source={} seconds={:.4f} "
+                    "waited_seconds={:.4f} deadline_missed={}",
+                    name, outcome.claim.uid, result.devices.size(), sourceName(outcome.source),
+                    took, waited, outcome.deadlineMissed);
+    else if (ok)
+        spdlog::log(level,
+                    "claim unprepared claim={} uid={} seconds={:.4f} waited_seconds={:.4f} "
+                    "deadline_missed={}",
+                    name, outcome.claim.uid, took, waited, outcome.deadlineMissed);
+    else
+        spdlog::log(level,
+                    "claim not {}d claim={} uid={} source={} seconds={:.4f} waited_seconds={:.4f} "
+                    "deadline_missed={} error=\"{}\"",
+                    operation, name, outcome.claim.uid, sourceName(outcome.source), took, waited,
+                    outcome.deadlineMissed, result.error);
+}
+
+void declareClaimMetrics(metrics::Registry& registry) {
+    registry.declareCounter("numadra_prepare_claims_total", "Claims prepared, by result.",
+                            {"result"});
+    registry.declareCounter("numadra_unprepare_claims_total", "Claims unprepared, by result.",
+                            {"result"});
+    registry.declareHistogram("numadra_prepare_duration_seconds",
+                              "Time to prepare one claim, from the kubelet's call to the answer.",
+                              {}, metrics::latencyBuckets());
+    registry.declareHistogram("numadra_unprepare_duration_seconds",
+                              "Time to unprepare one claim, from the kubelet's call to the answer.",
+                              {}, metrics::latencyBuckets());
+    registry.declareHistogram("numadra_claim_wait_seconds",
+                              "Time a claim waited for a worker thread, by operation.",
+                              {"operation"}, metrics::latencyBuckets());
+    registry.declareCounter("numadra_claim_deadline_missed_total",
+                            "Claims answered after the kubelet's call had ended (deadline passed "
+                            "or the kubelet gave up), by operation.",
+                            {"operation"});
 }
 
 }  // namespace numadra::daemon

@@ -53,14 +53,7 @@ std::string fieldSelector(const DaemonConfig& config) {
 void declareMetrics(metrics::Registry& registry) {
     registry.declareGauge("numadra_build_info", "Build information.", {"version"});
     registry.gaugeSet("numadra_build_info", {NUMADRA_VERSION}, 1);
-    registry.declareCounter("numadra_prepare_claims_total", "Claims prepared, by result.",
-                            {"result"});
-    registry.declareCounter("numadra_unprepare_claims_total", "Claims unprepared, by result.",
-                            {"result"});
-    registry.declareHistogram("numadra_prepare_duration_seconds", "Time to prepare one claim.", {},
-                              metrics::latencyBuckets());
-    registry.declareHistogram("numadra_unprepare_duration_seconds", "Time to unprepare one claim.",
-                              {}, metrics::latencyBuckets());
+    declareClaimMetrics(registry);
     registry.declareCounter("numadra_publish_total",
                             "ResourceSlice reconciliations that wrote something.");
     registry.declareCounter("numadra_publish_errors_total",

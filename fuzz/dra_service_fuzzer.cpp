@@ -1,6 +1,6 @@
 // The kubelet-facing gRPC handlers with random requests and random claims. In process, as the
-// daemon wires them: the DRA v1 and v1beta1 services (plugin/dra_service.cpp, on the shared
-// worker pool) over an in-process gRPC channel, the daemon's ClaimPreparer (the claim checks of
+// daemon wires them: the DRA v1 and v1beta1 services (plugin/dra_service.cpp, on its two lanes
+// of workers) over an in-process gRPC channel, the daemon's ClaimPreparer (the claim checks of
 // daemon/claims.cpp) and the real device preparer (CDI specs, metadata, checkpoint) on a
 // mocked node (epyc-2s-nps4: GPUs, NICs, CPU devices) with a mocked /dev, in scratch folders.
 //
@@ -110,7 +110,8 @@ struct Daemon {
     std::unique_ptr<daemon::ClaimSource> fileSource;
     std::unique_ptr<SwitchingSource> source;
     std::unique_ptr<daemon::ClaimPreparer> preparer;
-    std::unique_ptr<plugin::WorkerPool> pool;
+    std::unique_ptr<plugin::WorkerPool> localLane;
+    std::unique_ptr<plugin::WorkerPool> apiLane;
     std::unique_ptr<plugin::ClaimRunner> runner;
     std::unique_ptr<grpc::Service> v1, v1beta1;
     std::unique_ptr<grpc::Server> server;
@@ -133,13 +134,7 @@ struct Daemon {
         auto dev = numadra::testing::makeDevTree(machine, tree, "dev");
         tree.dir("claims");
 
-        // What the daemon declares (daemon.cpp) for the ClaimPreparer's metrics.
-        metrics.declareCounter("numadra_prepare_claims_total", "", {"result"});
-        metrics.declareCounter("numadra_unprepare_claims_total", "", {"result"});
-        metrics.declareHistogram("numadra_prepare_duration_seconds", "", {},
-                                 metrics::latencyBuckets());
-        metrics.declareHistogram("numadra_unprepare_duration_seconds", "", {},
-                                 metrics::latencyBuckets());
+        daemon::declareClaimMetrics(metrics);
 
         prepare::Options prepareOptions;
         prepareOptions.driverName = kDriver;
@@ -161,9 +156,10 @@ struct Daemon {
         source = std::make_unique<SwitchingSource>(apiSource, *fileSource);
         preparer = std::make_unique<daemon::ClaimPreparer>(*source, inventory, *devices, kDriver,
                                                            kPool, metrics);
-        pool = std::make_unique<plugin::WorkerPool>(4);
-        runner =
-            std::make_unique<plugin::ClaimRunner>(*preparer, *pool, plugin::ClaimRunnerSettings{});
+        localLane = std::make_unique<plugin::WorkerPool>(2);
+        apiLane = std::make_unique<plugin::WorkerPool>(4);
+        runner = std::make_unique<plugin::ClaimRunner>(*preparer, *localLane, *apiLane,
+                                                       plugin::ClaimRunnerSettings{});
         v1 = plugin::makeDraV1Service(*runner);
         v1beta1 = plugin::makeDraV1beta1Service(*runner);
         grpc::ServerBuilder builder;

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <exception>
 #include <functional>
+#include <mutex>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -94,10 +96,17 @@ std::string describe(const std::exception_ptr& failure) {
     }
 }
 
+using Clock = std::chrono::steady_clock;
+using Seconds = std::chrono::duration<double>;
+
 // One NodePrepareResources / NodeUnprepareResources call in flight. Shared by its reactor and
-// the pool tasks working on it; whoever ends the call first (the last claim done, or gRPC's
+// the lane tasks working on it; whoever ends the call first (the last claim answered, or gRPC's
 // cancellation) finishes it exactly once, and the other side then only drops its results.
-class ClaimBatch {
+//
+// Each lane runs at most maxParallelClaimsPerCall tasks of one call; a task takes the call's
+// next claim for its lane until none is left, so a call with many claims takes turns with the
+// others instead of filling a lane.
+class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
   public:
     using FillResponse =
         std::function<void(const BatchPlan& plan, const std::vector<ClaimPrepareResult>& results)>;
@@ -110,7 +119,9 @@ class ClaimBatch {
           deadline_(deadline),
           fill_(std::move(fill)),
           reactor_(reactor),
+          arrived_(Clock::now()),
           results_(plan_.claims.size()),
+          waited_(plan_.claims.size()),
           remaining_(plan_.claims.size()) {}
 
     static void start(const std::shared_ptr<ClaimBatch>& batch) {
@@ -118,11 +129,9 @@ class ClaimBatch {
             batch->complete();
             return;
         }
-        auto lanes =
-            std::min(batch->plan_.claims.size(),
-                     std::max<std::size_t>(1, batch->runner_.settings().maxParallelClaimsPerCall));
-        for (std::size_t lane = 0; lane < lanes; ++lane)
-            batch->runner_.pool().submit([batch] { batch->drain(); });
+        const auto tasks = std::min(batch->plan_.claims.size(), batch->maxTasksPerLane());
+        for (std::size_t task = 0; task < tasks; ++task)
+            batch->runner_.localLane().submit([batch] { batch->drainLocalLane(); });
     }
 
     // gRPC cancelled the call: its response may be freed once we finish, so never touch it again.
@@ -133,14 +142,148 @@ class ClaimBatch {
     }
 
   private:
-    // A lane: takes the next unstarted claim until none is left.
-    void drain() {
-        for (auto index = next_.fetch_add(1); index < plan_.claims.size();
-             index = next_.fetch_add(1)) {
-            results_[index] = runClaim(plan_.claims[index]);
-            if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1)
-                complete();
+    std::size_t maxTasksPerLane() const {
+        return std::max<std::size_t>(1, runner_.settings().maxParallelClaimsPerCall);
+    }
+
+    void drainLocalLane() {
+        for (auto index = nextLocal_.fetch_add(1); index < plan_.claims.size();
+             index = nextLocal_.fetch_add(1)) {
+            waited_[index] += Clock::now() - arrived_;
+            runLocally(index);
         }
+    }
+
+    void runLocally(std::size_t index) {
+        const ClaimRef& claim = plan_.claims[index];
+        if (auto ended = endedBeforeStart(index))
+            return answer(index, std::move(*ended), ClaimOutcome::Source::None);
+        auto serialized = holdSerializeLock();
+        if (!serialized)
+            return answer(index, {{}, serialized.error().message}, ClaimOutcome::Source::None);
+        if (operation_ == Operation::Unprepare) {
+            auto error = guarded([&] {
+                return ClaimPrepareResult{{}, preparer().unprepare(claim, deadline_)};
+            });
+            return answer(index, std::move(error), ClaimOutcome::Source::None);
+        }
+        std::optional<ClaimPrepareResult> known;
+        auto lookedUp = guarded([&] {
+            known = preparer().prepareFromRecords(claim);
+            return ClaimPrepareResult{};
+        });
+        if (!lookedUp.error.empty())
+            return answer(index, std::move(lookedUp), ClaimOutcome::Source::None);
+        if (known)
+            return answer(index, std::move(*known), ClaimOutcome::Source::Records);
+        queueForApi(index);
+    }
+
+    void queueForApi(std::size_t index) {
+        {
+            std::lock_guard lock(apiMutex_);
+            apiQueue_.push_back({index, Clock::now()});
+            if (apiTasks_ == maxTasksPerLane())
+                return;  // a running task of this call will take it
+            ++apiTasks_;
+        }
+        runner_.apiLane().submit([batch = shared_from_this()] { batch->drainApiLane(); });
+    }
+
+    void drainApiLane() {
+        while (true) {
+            QueuedClaim next{};
+            {
+                std::lock_guard lock(apiMutex_);
+                if (apiQueue_.empty()) {
+                    --apiTasks_;
+                    return;
+                }
+                next = apiQueue_.front();
+                apiQueue_.pop_front();
+            }
+            waited_[next.index] += Clock::now() - next.queuedAt;
+            runWithApi(next.index);
+        }
+    }
+
+    void runWithApi(std::size_t index) {
+        const ClaimRef& claim = plan_.claims[index];
+        if (auto ended = endedBeforeStart(index))
+            return answer(index, std::move(*ended), ClaimOutcome::Source::None);
+        std::optional<ClaimObject> object;
+        auto fetched = guarded([&] {
+            auto result = preparer().fetch(claim, deadline_);
+            if (!result)
+                return ClaimPrepareResult{{}, result.error().message};
+            object = std::move(result).value();
+            return ClaimPrepareResult{};
+        });
+        if (!object)
+            return answer(index, std::move(fetched), ClaimOutcome::Source::Api);
+        // Only now, with the claim in hand: the lock is never held across a network wait.
+        auto serialized = holdSerializeLock();
+        if (!serialized)
+            return answer(index, {{}, serialized.error().message}, ClaimOutcome::Source::Api);
+        answer(index, guarded([&] { return preparer().prepareFetched(claim, *object); }),
+               ClaimOutcome::Source::Api);
+    }
+
+    // The answer for a claim whose call is over or whose deadline passed before it could
+    // start; nullopt when it may start.
+    std::optional<ClaimPrepareResult> endedBeforeStart(std::size_t index) const {
+        if (finished_.load())
+            return ClaimPrepareResult{{},
+                                      "the call ended before this claim was handled (it "
+                                      "waited " +
+                                          formatSeconds(waited_[index]) + " for a worker)"};
+        if (Clock::now() >= deadline_)
+            return ClaimPrepareResult{{},
+                                      "deadline exceeded before this claim was handled (it "
+                                      "waited " +
+                                          formatSeconds(waited_[index]) + " for a worker)"};
+        return std::nullopt;
+    }
+
+    Result<std::optional<FileLock>> holdSerializeLock() const {
+        const auto& lockPath = runner_.settings().serializeLockPath;
+        if (!lockPath)
+            return std::optional<FileLock>();
+        auto lock = FileLock::acquire(*lockPath, deadline_);
+        if (!lock)
+            return lock.error();
+        return std::optional<FileLock>(std::move(lock).value());
+    }
+
+    // A preparer step, with an exception turned into the claim's error.
+    template <class Step>
+    static ClaimPrepareResult guarded(Step&& step) {
+        try {
+            return step();
+        } catch (...) {
+            return {{}, describe(std::current_exception())};
+        }
+    }
+
+    void answer(std::size_t index, ClaimPrepareResult result, ClaimOutcome::Source source) {
+        ClaimOutcome outcome;
+        outcome.operation = operation_ == Operation::Prepare ? ClaimOutcome::Operation::Prepare
+                                                             : ClaimOutcome::Operation::Unprepare;
+        outcome.claim = plan_.claims[index];
+        outcome.source = source;
+        outcome.waited = waited_[index];
+        outcome.took = Clock::now() - arrived_;
+        outcome.deadlineMissed = finished_.load() || Clock::now() >= deadline_;
+        try {
+            preparer().report(outcome, result);
+        } catch (...) {
+            spdlog::error("reporting a claim failed claim={}/{} uid={} error=\"{}\"",
+                          outcome.claim.ns, outcome.claim.name, outcome.claim.uid,
+                          describe(std::current_exception()));
+        }
+        results_[index] = std::move(result);
+        if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+            complete();
     }
 
     void complete() {
@@ -150,44 +293,16 @@ class ClaimBatch {
         reactor_.Finish(grpc::Status::OK);
     }
 
-    ClaimPrepareResult runClaim(const ClaimRef& claim) {
-        if (finished_.load())
-            return {{}, "call ended before this claim was handled"};
-        if (std::chrono::steady_clock::now() >= deadline_)
-            return {{}, "deadline exceeded before this claim was handled"};
-        std::optional<FileLock> serialized;
-        if (const auto& lockPath = runner_.settings().serializeLockPath) {
-            auto lock = FileLock::acquire(*lockPath, deadline_);
-            if (!lock)
-                return {{}, lock.error().message};
-            serialized.emplace(std::move(lock).value());
-        }
-        ClaimPrepareResult result = invokePreparer(claim);
-        logOutcome(claim, result);
-        return result;
+    static std::string formatSeconds(Seconds seconds) {
+        return fmt::format("{:.3f} s", seconds.count());
     }
 
-    ClaimPrepareResult invokePreparer(const ClaimRef& claim) {
-        try {
-            if (operation_ == Operation::Prepare)
-                return runner_.preparer().prepare(claim, deadline_);
-            return {{}, runner_.preparer().unprepare(claim, deadline_)};
-        } catch (...) {
-            return {{}, describe(std::current_exception())};
-        }
-    }
+    ClaimPreparer& preparer() { return runner_.preparer(); }
 
-    void logOutcome(const ClaimRef& claim, const ClaimPrepareResult& result) const {
-        const char* verb = operation_ == Operation::Prepare ? "prepare" : "unprepare";
-        if (!result.error.empty())
-            spdlog::error("claim {} failed claim={}/{} uid={} error={}", verb, claim.ns, claim.name,
-                          claim.uid, result.error);
-        else if (operation_ == Operation::Prepare)
-            spdlog::info("claim prepared claim={}/{} uid={} devices={}", claim.ns, claim.name,
-                         claim.uid, result.devices.size());
-        else
-            spdlog::info("claim unprepared claim={}/{} uid={}", claim.ns, claim.name, claim.uid);
-    }
+    struct QueuedClaim {
+        std::size_t index;
+        Clock::time_point queuedAt;
+    };
 
     ClaimRunner& runner_;
     const Operation operation_;
@@ -195,10 +310,18 @@ class ClaimBatch {
     const Deadline deadline_;
     const FillResponse fill_;
     grpc::ServerUnaryReactor& reactor_;
-    std::vector<ClaimPrepareResult> results_;  // slot i written only by the lane that took claim i
-    std::atomic<std::size_t> next_{0};
+    const Clock::time_point arrived_;
+    // Slot i of these is touched only by the task holding claim i (one at a time: a claim moves
+    // from the local lane to the API lane through apiMutex_).
+    std::vector<ClaimPrepareResult> results_;
+    std::vector<Seconds> waited_;
+    std::atomic<std::size_t> nextLocal_{0};
     std::atomic<std::size_t> remaining_;
     std::atomic<bool> finished_{false};
+
+    std::mutex apiMutex_;  // the two below
+    std::deque<QueuedClaim> apiQueue_;
+    std::size_t apiTasks_ = 0;
 };
 
 class BatchReactor final : public grpc::ServerUnaryReactor {

@@ -15,26 +15,39 @@
 namespace numadra::plugin {
 
 struct ClaimRunnerSettings {
+    // Claims of one call handled in parallel, on each lane.
     std::size_t maxParallelClaimsPerCall = 8;
-    // Set in rolling-update mode: each prepare/unprepare holds a flock on this file.
+    // Set in rolling-update mode: each step that touches the node's state (never a fetch)
+    // holds a flock on this file.
     std::optional<std::string> serializeLockPath;
 };
 
-// Runs the claims of one call on the worker pool and finishes the call when the last one is
-// done, or when gRPC cancels it (deadline, client gone, server shutdown), whichever is first.
-// The runner and the pool must outlive the gRPC server.
+// Runs the claims of one call and finishes the call when the last one is answered, or when
+// gRPC cancels it (deadline, client gone, server shutdown), whichever is first.
+//
+// Two lanes, so that a slow API server never holds up what does not need it: every claim
+// starts on the local lane (Unprepare, and a Prepare answered from the node's records, end
+// there); a Prepare that needs the claim from the API server moves to the API lane. No work on
+// the local lane ever waits on the network, so a full API lane cannot delay it.
+// The runner and the pools must outlive the gRPC server.
 class ClaimRunner {
   public:
-    ClaimRunner(ClaimPreparer& preparer, WorkerPool& pool, ClaimRunnerSettings settings)
-        : preparer_(preparer), pool_(pool), settings_(std::move(settings)) {}
+    ClaimRunner(ClaimPreparer& preparer, WorkerPool& localLane, WorkerPool& apiLane,
+                ClaimRunnerSettings settings)
+        : preparer_(preparer),
+          localLane_(localLane),
+          apiLane_(apiLane),
+          settings_(std::move(settings)) {}
 
     ClaimPreparer& preparer() { return preparer_; }
-    WorkerPool& pool() { return pool_; }
+    WorkerPool& localLane() { return localLane_; }
+    WorkerPool& apiLane() { return apiLane_; }
     const ClaimRunnerSettings& settings() const { return settings_; }
 
   private:
     ClaimPreparer& preparer_;
-    WorkerPool& pool_;
+    WorkerPool& localLane_;
+    WorkerPool& apiLane_;
     ClaimRunnerSettings settings_;
 };
 

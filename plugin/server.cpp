@@ -154,11 +154,15 @@ class PluginServer::Impl {
     }
 
     void startDraServer() {
-        pool_ = std::make_unique<WorkerPool>(std::max<std::size_t>(1, options_.claimWorkerThreads));
+        localLane_ =
+            std::make_unique<WorkerPool>(std::max<std::size_t>(1, options_.localWorkerThreads));
+        apiLane_ =
+            std::make_unique<WorkerPool>(std::max<std::size_t>(1, options_.apiWorkerThreads));
         ClaimRunnerSettings settings{options_.maxParallelClaimsPerCall, std::nullopt};
         if (!options_.podUid.empty())
             settings.serializeLockPath = paths_->serializeLock;
-        runner_ = std::make_unique<ClaimRunner>(preparer_, *pool_, std::move(settings));
+        runner_ =
+            std::make_unique<ClaimRunner>(preparer_, *localLane_, *apiLane_, std::move(settings));
         services_.push_back(makeDraV1Service(*runner_));
         services_.push_back(makeDraV1beta1Service(*runner_));
         if (options_.serveHealth) {
@@ -200,8 +204,11 @@ class PluginServer::Impl {
             draServer_.reset();
         }
         // 3. Preparer calls still running belong to cancelled calls: wait for them to return.
-        if (pool_)
-            pool_->stop();
+        //    The local lane first: its tasks hand claims on to the API lane.
+        if (localLane_)
+            localLane_->stop();
+        if (apiLane_)
+            apiLane_->stop();
         // 4. Only now remove the DRA socket.
         if (draListener_) {
             draListener_->removeSocketFile();
@@ -220,7 +227,8 @@ class PluginServer::Impl {
     std::mutex lifecycle_;
     bool started_ = false;
     // Declared in dependency order: everything a gRPC server calls into outlives it.
-    std::unique_ptr<WorkerPool> pool_;
+    std::unique_ptr<WorkerPool> localLane_;
+    std::unique_ptr<WorkerPool> apiLane_;
     std::unique_ptr<ClaimRunner> runner_;
     HealthHub hub_;
     std::vector<std::unique_ptr<grpc::Service>> services_;

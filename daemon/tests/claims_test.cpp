@@ -1,8 +1,16 @@
 #include "numadra/daemon/claims.hpp"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
+#include <atomic>
+#include <functional>
+#include <future>
 #include <map>
+#include <sstream>
+#include <thread>
+#include <vector>
 
 #include "numadra/slices/builder.hpp"
 #include "numadra/testing/dev_tree.hpp"
@@ -15,7 +23,11 @@ namespace {
 class MapClaimSource : public ClaimSource {
   public:
     std::map<std::string, api::Json> claims;
+    std::function<void()> beforeAnswer = [] {};  // runs in every getClaim, unlocked
+    std::atomic<int> gets{0};
     Result<api::Json> getClaim(const std::string& ns, const std::string& name, Deadline) override {
+        ++gets;
+        beforeAnswer();
         auto it = claims.find(ns + "/" + name);
         if (it == claims.end())
             return Error{"not found", 404};
@@ -47,10 +59,7 @@ struct ClaimsTest : ::testing::Test {
     const plugin::Deadline deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
 
     void SetUp() override {
-        registry.declareHistogram("numadra_prepare_duration_seconds", "", {}, {1});
-        registry.declareCounter("numadra_prepare_claims_total", "", {"result"});
-        registry.declareCounter("numadra_unprepare_claims_total", "", {"result"});
-        registry.declareHistogram("numadra_unprepare_duration_seconds", "", {}, {1});
+        declareClaimMetrics(registry);
         auto machine = numadra::testing::loadMachine("epyc-2s-nps4");
         slices::SliceOptions sliceOptions;
         sliceOptions.nodeName = "node-a";
@@ -166,6 +175,122 @@ TEST_F(ClaimsTest, UnknownDeviceIsRefused) {
 
 TEST_F(ClaimsTest, UnprepareOfAnUnknownClaimSucceeds) {
     EXPECT_EQ(preparer->unprepare(ref, deadline), "");
+}
+
+TEST_F(ClaimsTest, ConcurrentFetchesOfOneClaimMakeOneApiCall) {
+    source.claims["ns/c"] =
+        allocatedClaim("uid-1", api::Json::array({result("gpu", "numa.dra.dev", "node-a", kGpu)}));
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    source.beforeAnswer = [released] { released.wait(); };
+    std::vector<std::future<Result<api::Json>>> fetches;
+    for (int i = 0; i < 4; ++i)
+        fetches.push_back(
+            std::async(std::launch::async, [&] { return preparer->fetch(ref, deadline); }));
+    for (int i = 0; i < 200 && source.gets.load() == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // all four are waiting
+    release.set_value();
+    for (auto& fetched : fetches) {
+        auto claim = fetched.get();
+        ASSERT_TRUE(claim.ok()) << claim.error().message;
+        EXPECT_EQ((*claim)["metadata"]["uid"], "uid-1");
+    }
+    EXPECT_EQ(source.gets.load(), 1);
+}
+
+TEST_F(ClaimsTest, ADifferentUidOfTheSameNameIsAnotherFetch) {
+    source.claims["ns/c"] =
+        allocatedClaim("uid-1", api::Json::array({result("gpu", "numa.dra.dev", "node-a", kGpu)}));
+    ASSERT_TRUE(preparer->fetch(ref, deadline).ok());
+    ASSERT_TRUE(preparer->fetch(plugin::ClaimRef{"ns", "c", "uid-2"}, deadline).ok());
+    EXPECT_EQ(source.gets.load(), 2);
+}
+
+// Everything the default logger writes while it lives.
+class CapturedLog {
+  public:
+    CapturedLog() : previous_(spdlog::default_logger()) {
+        auto logger = std::make_shared<spdlog::logger>(
+            "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(text_));
+        logger->set_pattern("%l %v");
+        logger->set_level(spdlog::level::trace);
+        spdlog::set_default_logger(std::move(logger));
+    }
+    ~CapturedLog() { spdlog::set_default_logger(previous_); }
+    CapturedLog(const CapturedLog&) = delete;
+    CapturedLog& operator=(const CapturedLog&) = delete;
+
+    std::vector<std::string> lines() const {
+        std::vector<std::string> all;
+        std::istringstream in(text_.str());
+        for (std::string line; std::getline(in, line);)
+            all.push_back(line);
+        return all;
+    }
+
+  private:
+    std::ostringstream text_;
+    std::shared_ptr<spdlog::logger> previous_;
+};
+
+TEST_F(ClaimsTest, APrepareAndAnUnprepareAreOneLineEachWithTheirWholeContext) {
+    source.claims["ns/c"] =
+        allocatedClaim("uid-1", api::Json::array({result("gpu", "numa.dra.dev", "node-a", kGpu)}));
+    CapturedLog log;
+    ASSERT_TRUE(preparer->prepare(ref, deadline).error.empty());
+    const std::string unprepared = preparer->unprepare(ref, deadline);
+    ASSERT_EQ(unprepared, "");
+    plugin::ClaimOutcome outcome;
+    outcome.operation = plugin::ClaimOutcome::Operation::Unprepare;
+    outcome.claim = ref;
+    preparer->report(outcome, {});
+    const auto lines = log.lines();
+    ASSERT_EQ(lines.size(), 2U) << ::testing::PrintToString(lines);
+    EXPECT_EQ(lines[0].rfind("info claim prepared claim=ns/c uid=uid-1 devices=1 source=api "
+                             "seconds=",
+                             0),
+              0U)
+        << lines[0];
+    EXPECT_NE(lines[0].find("waited_seconds=0.0000 deadline_missed=false"), std::string::npos)
+        << lines[0];
+    EXPECT_EQ(lines[1].rfind("info claim unprepared claim=ns/c uid=uid-1 seconds=", 0), 0U)
+        << lines[1];
+}
+
+TEST_F(ClaimsTest, AFailedPrepareIsOneWarningWithTheError) {
+    CapturedLog log;
+    ASSERT_FALSE(preparer->prepare(ref, deadline).error.empty());
+    const auto lines = log.lines();
+    ASSERT_EQ(lines.size(), 1U) << ::testing::PrintToString(lines);
+    EXPECT_EQ(lines[0].rfind("warning claim not prepared claim=ns/c uid=uid-1 source=api", 0), 0U)
+        << lines[0];
+    EXPECT_NE(lines[0].find("error=\"ResourceClaim ns/c not found\""), std::string::npos)
+        << lines[0];
+}
+
+TEST_F(ClaimsTest, ALongWaitAndAMissedDeadlineAreWarnedAndCounted) {
+    CapturedLog log;
+    plugin::ClaimOutcome outcome;
+    outcome.claim = ref;
+    outcome.source = plugin::ClaimOutcome::Source::Records;
+    outcome.waited = std::chrono::milliseconds(2500);
+    outcome.took = std::chrono::seconds(46);
+    outcome.deadlineMissed = true;
+    preparer->report(outcome, {});
+    const auto lines = log.lines();
+    ASSERT_EQ(lines.size(), 1U);
+    EXPECT_EQ(lines[0].rfind("warning claim prepared claim=ns/c uid=uid-1 devices=0 "
+                             "source=checkpoint seconds=46.0000 waited_seconds=2.5000 "
+                             "deadline_missed=true",
+                             0),
+              0U)
+        << lines[0];
+    EXPECT_EQ(registry.value("numadra_claim_deadline_missed_total", {"prepare"}), 1);
+    EXPECT_NE(registry.render().find("numadra_claim_wait_seconds_bucket{operation=\"prepare\","
+                                     "le=\"1\"} 0"),
+              std::string::npos)
+        << registry.render();
 }
 
 TEST(FileClaimSource, ReadsJsonAndYamlAndReportsMissing) {

@@ -1,8 +1,13 @@
 // NodePrepareResources / NodeUnprepareResources, v1 and v1beta1, through real sockets.
 
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <condition_variable>
+#include <map>
 #include <set>
+#include <sstream>
 
 #include "plugin_test_support.hpp"
 
@@ -414,14 +419,13 @@ TEST(DraRollingUpdate, TwoPodsNeverPrepareAtTheSameTime) {
     PluginDirs dirs;
     ConcurrencyGauge gauge;
     ScriptedPreparer first, second;
-    auto work = [&](const ClaimRef&, Deadline) {
+    auto work = [&](const ClaimRef&) {
         gauge.enter();
         std::this_thread::sleep_for(10ms);
         gauge.leave();
-        return ClaimPrepareResult{};
     };
-    first.onPrepare = work;
-    second.onPrepare = work;
+    first.whilePreparing = work;
+    second.whilePreparing = work;
     auto optionsA = dirs.options();
     optionsA.podUid = "pod-a";
     auto optionsB = dirs.options();
@@ -449,6 +453,219 @@ TEST(DraRollingUpdate, TwoPodsNeverPrepareAtTheSameTime) {
     EXPECT_EQ(gauge.peak(), 1);
     EXPECT_EQ(first.calls().size() + second.calls().size(), 12U);
     EXPECT_TRUE(exists(dirs.plugin + "/serialize.lock"));
+}
+
+// --- The two lanes: what needs the API server never holds up what does not ---
+
+// Prepares of new claims whose fetch hangs until released (an API server that trickles).
+class StuckFetches {
+  public:
+    explicit StuckFetches(ScriptedPreparer& preparer) {
+        preparer.onPrepare = [this](const ClaimRef& claim, Deadline deadline) {
+            std::unique_lock lock(mutex_);
+            ++stuck_;
+            changed_.notify_all();
+            changed_.wait_until(lock, deadline, [this] { return released_; });
+            return ClaimPrepareResult{{},
+                                      released_ ? "" : "deadline exceeded fetching " + claim.name};
+        };
+    }
+    bool waitStuck(int count) {
+        std::unique_lock lock(mutex_);
+        return changed_.wait_for(lock, 10s, [&] { return stuck_ >= count; });
+    }
+    void release() {
+        std::lock_guard lock(mutex_);
+        released_ = true;
+        changed_.notify_all();
+    }
+
+  private:
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    int stuck_ = 0;
+    bool released_ = false;
+};
+
+// `count` kubelet calls, one new claim each, running until answered.
+std::vector<std::jthread> prepareNewClaims(const std::string& socket, int count) {
+    std::vector<std::jthread> kubelets;
+    for (int i = 0; i < count; ++i) {
+        kubelets.emplace_back([socket, i] {
+            drav1::NodePrepareResourcesRequest request;
+            addClaim(request, "ns", "new-" + std::to_string(i), "uid-new-" + std::to_string(i));
+            drav1::NodePrepareResourcesResponse response;
+            grpc::ClientContext context;
+            context.set_deadline(in(30s));
+            drav1::DRAPlugin::NewStub(connect(socket))
+                ->NodePrepareResources(&context, request, &response);
+        });
+    }
+    return kubelets;
+}
+
+TEST_F(DraTest, CheckpointPreparesAndUnpreparesAnswerWhileSixtyFourFetchesHang) {
+    StuckFetches stuck(preparer);
+    preparer.onRecords = [](const ClaimRef& claim) -> std::optional<ClaimPrepareResult> {
+        if (claim.uid != "uid-known")
+            return std::nullopt;
+        return ClaimPrepareResult{{gpuDevice()}, ""};
+    };
+    auto kubelets = prepareNewClaims(server_->draSocketPath(), 64);
+    ASSERT_TRUE(stuck.waitStuck(16)) << "the API lane is full";
+
+    drav1::NodePrepareResourcesRequest known;
+    addClaim(known, "ns", "known", "uid-known");
+    drav1::NodePrepareResourcesResponse knownResponse;
+    auto begin = std::chrono::steady_clock::now();
+    ASSERT_TRUE(prepare(known, knownResponse, 10s).ok());
+    EXPECT_LT(std::chrono::steady_clock::now() - begin, 1s);
+    EXPECT_EQ(knownResponse.claims().at("uid-known").devices_size(), 1);
+
+    drav1::NodeUnprepareResourcesRequest unprepare;
+    addClaim(unprepare, "ns", "old", "uid-old");
+    drav1::NodeUnprepareResourcesResponse unprepared;
+    grpc::ClientContext context;
+    context.set_deadline(in(10s));
+    begin = std::chrono::steady_clock::now();
+    ASSERT_TRUE(v1()->NodeUnprepareResources(&context, unprepare, &unprepared).ok());
+    EXPECT_LT(std::chrono::steady_clock::now() - begin, 1s);
+    EXPECT_EQ(unprepared.claims().at("uid-old").error(), "");
+
+    stuck.release();
+    kubelets.clear();
+    EXPECT_EQ(preparer.reports().size(), 66U) << "every claim reported once";
+}
+
+TEST_F(DraTest, AQueuedClaimWhoseDeadlinePassedIsAnsweredWithoutAFetch) {
+    server_.reset();
+    auto options = dirs.options();
+    options.apiWorkerThreads = 1;
+    start(options);
+    StuckFetches stuck(preparer);
+    auto kubelets = prepareNewClaims(server_->draSocketPath(), 1);
+    ASSERT_TRUE(stuck.waitStuck(1));
+
+    drav1::NodePrepareResourcesRequest late;
+    addClaim(late, "ns", "late", "uid-late");
+    drav1::NodePrepareResourcesResponse response;
+    EXPECT_EQ(prepare(late, response, 300ms).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+    stuck.release();
+    kubelets.clear();
+
+    ASSERT_TRUE(eventually([&] { return preparer.reports().size() == 2; }));
+    for (const auto& [outcome, result] : preparer.reports()) {
+        if (outcome.claim.uid != "uid-late")
+            continue;
+        EXPECT_TRUE(outcome.deadlineMissed);
+        EXPECT_GE(outcome.waited, 250ms) << "it waited for the only API worker";
+        EXPECT_EQ(outcome.source, ClaimOutcome::Source::None);
+        EXPECT_NE(result.error.find("before this claim was handled (it waited"), std::string::npos)
+            << result.error;
+    }
+    for (const auto& called : preparer.calls())
+        EXPECT_NE(called.uid, "uid-late") << "fetched after its call was over";
+}
+
+TEST_F(DraTest, EachClaimIsReportedOnceWithItsSourceAndOperation) {
+    preparer.onRecords = [](const ClaimRef& claim) -> std::optional<ClaimPrepareResult> {
+        if (claim.uid == "uid-known")
+            return ClaimPrepareResult{{gpuDevice()}, ""};
+        return std::nullopt;
+    };
+    drav1::NodePrepareResourcesRequest request;
+    addClaim(request, "ns", "known", "uid-known");
+    addClaim(request, "ns", "new", "uid-new");
+    drav1::NodePrepareResourcesResponse response;
+    ASSERT_TRUE(prepare(request, response).ok());
+    drav1::NodeUnprepareResourcesRequest unprepare;
+    addClaim(unprepare, "ns", "known", "uid-known");
+    drav1::NodeUnprepareResourcesResponse unprepared;
+    grpc::ClientContext context;
+    ASSERT_TRUE(v1()->NodeUnprepareResources(&context, unprepare, &unprepared).ok());
+
+    std::map<std::string, ClaimOutcome::Source> prepared;
+    int unprepares = 0;
+    for (const auto& [outcome, result] : preparer.reports()) {
+        EXPECT_EQ(result.error, "");
+        EXPECT_FALSE(outcome.deadlineMissed);
+        EXPECT_GE(outcome.took, outcome.waited);
+        if (outcome.operation == ClaimOutcome::Operation::Prepare)
+            prepared[outcome.claim.uid] = outcome.source;
+        else
+            ++unprepares;
+    }
+    EXPECT_EQ(preparer.reports().size(), 3U);
+    EXPECT_EQ(prepared.at("uid-known"), ClaimOutcome::Source::Records);
+    EXPECT_EQ(prepared.at("uid-new"), ClaimOutcome::Source::Api);
+    EXPECT_EQ(unprepares, 1);
+}
+
+TEST_F(DraTest, AClaimAnsweredAfterTheCallEndedIsReportedAsMissed) {
+    auto blocking = std::make_shared<BlockingPreparer>();
+    preparer.onPrepare = [blocking](const ClaimRef& claim, Deadline deadline) {
+        return (*blocking)(claim, deadline + 2s);
+    };
+    drav1::NodePrepareResourcesRequest request;
+    addClaim(request, "ns", "slow", "uid-1");
+    drav1::NodePrepareResourcesResponse response;
+    EXPECT_EQ(prepare(request, response, 200ms).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+    blocking->release();
+    ASSERT_TRUE(eventually([&] { return preparer.reports().size() == 1; }));
+    EXPECT_TRUE(preparer.reports()[0].first.deadlineMissed);
+}
+
+TEST_F(DraTest, ThePluginServerLogsNothingPerClaim) {
+    // The preparer's report is the one line per claim (the daemon's); a second line from the
+    // server would double every Prepare and Unprepare in the logs.
+    std::ostringstream logged;
+    auto previous = spdlog::default_logger();
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+        "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(logged)));
+    spdlog::set_level(spdlog::level::trace);
+    preparer.onPrepare = [](const ClaimRef&, Deadline) { return ClaimPrepareResult{{}, "broken"}; };
+    drav1::NodePrepareResourcesRequest request;
+    addClaim(request, "ns", "a", "uid-1");
+    drav1::NodePrepareResourcesResponse response;
+    ASSERT_TRUE(prepare(request, response).ok());
+    drav1::NodeUnprepareResourcesRequest unprepare;
+    addClaim(unprepare, "ns", "a", "uid-1");
+    drav1::NodeUnprepareResourcesResponse unprepared;
+    grpc::ClientContext context;
+    ASSERT_TRUE(v1()->NodeUnprepareResources(&context, unprepare, &unprepared).ok());
+    spdlog::set_default_logger(previous);
+    EXPECT_EQ(logged.str().find("uid-1"), std::string::npos) << logged.str();
+    EXPECT_EQ(preparer.reports().size(), 2U);
+}
+
+TEST(DraRollingUpdate, TheLockIsNotHeldWhileAClaimIsFetched) {
+    PluginDirs dirs;
+    ScriptedPreparer preparer;
+    StuckFetches stuck(preparer);
+    preparer.onRecords = [](const ClaimRef& claim) -> std::optional<ClaimPrepareResult> {
+        if (claim.uid == "uid-known")
+            return ClaimPrepareResult{{gpuDevice()}, ""};
+        return std::nullopt;
+    };
+    auto options = dirs.options();
+    options.podUid = "pod-a";
+    PluginServer server(options, preparer, nullptr);
+    ASSERT_TRUE(server.start().ok());
+    auto kubelets = prepareNewClaims(server.draSocketPath(), 1);
+    ASSERT_TRUE(stuck.waitStuck(1));
+
+    drav1::NodePrepareResourcesRequest known;
+    addClaim(known, "ns", "known", "uid-known");
+    drav1::NodePrepareResourcesResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(in(5s));
+    const auto begin = std::chrono::steady_clock::now();
+    ASSERT_TRUE(drav1::DRAPlugin::NewStub(connect(server.draSocketPath()))
+                    ->NodePrepareResources(&context, known, &response)
+                    .ok());
+    EXPECT_LT(std::chrono::steady_clock::now() - begin, 1s);
+    EXPECT_EQ(response.claims().at("uid-known").error(), "");
+    stuck.release();
 }
 
 }  // namespace

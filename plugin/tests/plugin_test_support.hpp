@@ -9,9 +9,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,20 +32,45 @@ namespace drav1beta1 = k8s::io::kubelet::pkg::apis::dra::v1beta1;
 using namespace std::chrono_literals;
 
 // A preparer whose behaviour each test scripts; records every call.
+//   onRecords   the local lane's answer from records (default: none, so the claim is fetched)
+//   onPrepare   what fetching and preparing a claim gives; runs as the fetch, on the API lane,
+//               with the call's deadline
+//   whilePreparing  runs in prepareFetched (after the fetch, under the rolling-update lock)
+//   onUnprepare the local lane's Unprepare
 class ScriptedPreparer : public ClaimPreparer {
   public:
+    std::function<void(const ClaimRef&)> whilePreparing = [](const ClaimRef&) {};
+    std::function<std::optional<ClaimPrepareResult>(const ClaimRef&)> onRecords =
+        [](const ClaimRef&) { return std::optional<ClaimPrepareResult>(); };
     std::function<ClaimPrepareResult(const ClaimRef&, Deadline)> onPrepare =
         [](const ClaimRef&, Deadline) { return ClaimPrepareResult{}; };
     std::function<std::string(const ClaimRef&, Deadline)> onUnprepare =
         [](const ClaimRef&, Deadline) { return std::string(); };
 
-    ClaimPrepareResult prepare(const ClaimRef& claim, Deadline deadline) override {
+    std::optional<ClaimPrepareResult> prepareFromRecords(const ClaimRef& claim) override {
+        return onRecords(claim);
+    }
+    Result<ClaimObject> fetch(const ClaimRef& claim, Deadline deadline) override {
         record(claim, deadline);
-        return onPrepare(claim, deadline);
+        ClaimPrepareResult result = onPrepare(claim, deadline);
+        std::lock_guard lock(mutex_);
+        const std::uint64_t token = nextToken_++;
+        scripted_.emplace(token, std::move(result));
+        return ClaimObject{{"token", token}};
+    }
+    ClaimPrepareResult prepareFetched(const ClaimRef& claim, const ClaimObject& object) override {
+        whilePreparing(claim);
+        std::lock_guard lock(mutex_);
+        auto scripted = scripted_.extract(object.at("token").get<std::uint64_t>());
+        return std::move(scripted.mapped());
     }
     std::string unprepare(const ClaimRef& claim, Deadline deadline) override {
         record(claim, deadline);
         return onUnprepare(claim, deadline);
+    }
+    void report(const ClaimOutcome& outcome, const ClaimPrepareResult& result) override {
+        std::lock_guard lock(mutex_);
+        reports_.emplace_back(outcome, result);
     }
 
     std::vector<ClaimRef> calls() const {
@@ -52,6 +80,10 @@ class ScriptedPreparer : public ClaimPreparer {
     std::vector<Deadline> deadlines() const {
         std::lock_guard lock(mutex_);
         return deadlines_;
+    }
+    std::vector<std::pair<ClaimOutcome, ClaimPrepareResult>> reports() const {
+        std::lock_guard lock(mutex_);
+        return reports_;
     }
 
   private:
@@ -63,6 +95,9 @@ class ScriptedPreparer : public ClaimPreparer {
     mutable std::mutex mutex_;
     std::vector<ClaimRef> calls_;
     std::vector<Deadline> deadlines_;
+    std::vector<std::pair<ClaimOutcome, ClaimPrepareResult>> reports_;
+    std::map<std::uint64_t, ClaimPrepareResult> scripted_;
+    std::uint64_t nextToken_ = 0;
 };
 
 // Tracks how many calls run at the same time.

@@ -1,14 +1,17 @@
 #pragma once
 // Prepare/Unprepare as the kubelet sees them: a claim prepared before is answered from the
-// checkpoint (no API call); otherwise the claim is fetched (before any lock), checked (the
-// claim the kubelet means, allocated, results for this driver in this node's pool) and handed
-// to the device preparer, which writes the CDI specs, metadata and checkpoint.
+// checkpoint (no API call); otherwise the claim is fetched (before any lock; concurrent fetches
+// of one claim share one GET), checked (the claim the kubelet means, allocated, results for
+// this driver in this node's pool) and handed to the device preparer, which writes the CDI
+// specs, metadata and checkpoint. Every claim's outcome is one log line and its metrics.
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "numadra/common/result.hpp"
+#include "numadra/common/single_flight.hpp"
 #include "numadra/daemon/inventory.hpp"
 #include "numadra/metrics/registry.hpp"
 #include "numadra/plugin/claims.hpp"
@@ -34,9 +37,20 @@ class ClaimPreparer : public plugin::ClaimPreparer {
   public:
     ClaimPreparer(ClaimSource& source, const Inventory& inventory, prepare::Preparer& devices,
                   std::string driverName, std::string poolName, metrics::Registry& metrics);
-    plugin::ClaimPrepareResult prepare(const plugin::ClaimRef& ref,
-                                       plugin::Deadline deadline) override;
+
+    std::optional<plugin::ClaimPrepareResult> prepareFromRecords(
+        const plugin::ClaimRef& ref) override;
+    Result<api::Json> fetch(const plugin::ClaimRef& ref, plugin::Deadline deadline) override;
+    plugin::ClaimPrepareResult prepareFetched(const plugin::ClaimRef& ref,
+                                              const api::Json& claim) override;
     std::string unprepare(const plugin::ClaimRef& ref, plugin::Deadline deadline) override;
+    // One log line per claim (info, or warn for an error, a long wait or a missed deadline)
+    // and the metrics of it.
+    void report(const plugin::ClaimOutcome& outcome,
+                const plugin::ClaimPrepareResult& result) override;
+
+    // All steps in a row, on this thread, reported: what a Prepare does (for tests and tools).
+    plugin::ClaimPrepareResult prepare(const plugin::ClaimRef& ref, plugin::Deadline deadline);
 
     // The allocation of `claim` (already fetched) for this driver and pool, or an error naming
     // why the claim cannot be prepared here.
@@ -50,6 +64,13 @@ class ClaimPreparer : public plugin::ClaimPreparer {
     std::string driverName_;
     std::string poolName_;
     metrics::Registry& metrics_;
+    SingleFlight<Result<api::Json>> fetches_;
 };
+
+// A claim that waited at least this long for a worker is logged at warn level.
+inline constexpr std::chrono::seconds kLongClaimWait{1};
+
+// The metrics ClaimPreparer reports to (declared by the daemon, and by tests).
+void declareClaimMetrics(metrics::Registry& metrics);
 
 }  // namespace numadra::daemon

@@ -1,11 +1,14 @@
 #pragma once
 // The seam between the kubelet-facing gRPC server and the rest of the daemon: the server turns
-// NodePrepareResources / NodeUnprepareResources calls into one ClaimPreparer call per claim.
+// NodePrepareResources / NodeUnprepareResources calls into ClaimPreparer calls, claim by claim.
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "numadra/common/result.hpp"
 
 namespace numadra::plugin {
 
@@ -30,14 +33,52 @@ struct ClaimPrepareResult {
 // The end of the kubelet's call (its 45 s gRPC deadline), or time_point::max() when it sent none.
 using Deadline = std::chrono::steady_clock::time_point;
 
+// A ResourceClaim as the API server returned it.
+using ClaimObject = nlohmann::ordered_json;
+
+// How one claim of a call went: what the one log line and the metrics of it say.
+struct ClaimOutcome {
+    enum class Operation { Prepare, Unprepare };
+    // Where a Prepare's answer came from: the node's records, the API server's claim, or
+    // neither (the call ended first, or the claim failed before either was asked).
+    enum class Source { Records, Api, None };
+
+    Operation operation = Operation::Prepare;
+    ClaimRef claim;
+    Source source = Source::None;
+    // Time spent queued for a worker (the local lane, and the API lane when it went there).
+    std::chrono::duration<double> waited{};
+    // From the call's arrival to this claim's answer.
+    std::chrono::duration<double> took{};
+    // The call was over (deadline passed, or the kubelet gave up) when this claim was answered:
+    // the kubelet never saw this answer.
+    bool deadlineMissed = false;
+};
+
 // Implemented by the daemon. Must be thread-safe: calls for different claims (and for the same
 // claim, when the kubelet retries) arrive concurrently. Both operations must be idempotent, and
 // unprepare of a claim that is not prepared is a success.
+//
+// The server runs the steps on two lanes of worker threads so that a slow API server can only
+// delay the claims that need it: prepareFromRecords and unprepare on the local lane, fetch and
+// then prepareFetched on the API lane. Only fetch may wait on the network.
 class ClaimPreparer {
   public:
     virtual ~ClaimPreparer() = default;
-    virtual ClaimPrepareResult prepare(const ClaimRef& claim, Deadline deadline) = 0;
+    // A claim this node prepared before, answered from its own records; nullopt when the claim
+    // has to be fetched.
+    virtual std::optional<ClaimPrepareResult> prepareFromRecords(const ClaimRef& claim) = 0;
+    // The claim from the API server, given up at `deadline`. The error is the claim's answer.
+    virtual Result<ClaimObject> fetch(const ClaimRef& claim, Deadline deadline) = 0;
+    // Prepares a claim just fetched.
+    virtual ClaimPrepareResult prepareFetched(const ClaimRef& claim, const ClaimObject& object) = 0;
     virtual std::string unprepare(const ClaimRef& claim, Deadline deadline) = 0;  // "" = success
+    // Once for every claim of every call, when its answer is known, or when the call ended
+    // before it was (then result.error says so).
+    virtual void report(const ClaimOutcome& outcome, const ClaimPrepareResult& result) {
+        static_cast<void>(outcome);
+        static_cast<void>(result);
+    }
 };
 
 }  // namespace numadra::plugin

@@ -41,9 +41,12 @@ struct PluginServerOptions {
 
     // Health snapshots are resent at least this often (the kubelet's default trust is 30 s).
     std::chrono::milliseconds healthResendInterval{10'000};
-    // Threads running ClaimPreparer calls, shared by all calls (bounds total parallelism).
-    std::size_t claimWorkerThreads = 16;
-    // Claims of one call prepared in parallel.
+    // Threads running ClaimPreparer calls, shared by all calls, in two lanes (claims.hpp): the
+    // local lane (records, Unprepare: quick, local I/O) and the API lane (claims that need the
+    // API server, which may keep a thread until the kubelet's deadline).
+    std::size_t localWorkerThreads = 8;
+    std::size_t apiWorkerThreads = 16;
+    // Claims of one call handled in parallel, on each lane.
     std::size_t maxParallelClaimsPerCall = 8;
     // How long stop() lets in-flight calls finish before cancelling them.
     std::chrono::milliseconds shutdownGrace{5'000};
