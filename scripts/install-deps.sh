@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages the build and the tests need; skips what is present.
+# Installs the Debian 12 packages the build, the tests and the lint need; skips what is present.
 #   scripts/install-deps.sh [--fuzz] [--build-only]
 #     --fuzz: also clang and its libFuzzer runtime (fuzz/)
 #     --build-only: only what configuring and building needs (scripts/demo.sh, the Dockerfile),
-#       not the programs the tests run (a container runtime, lstopo, npm, Python modules)
+#       not the programs the tests and the lint run (a container runtime, lstopo, npm, Python
+#       modules, clang-tidy)
 set -euo pipefail
 
 fuzz=0
@@ -30,6 +31,8 @@ if [ "$build_only" -eq 0 ]; then
   # (tests/conformance: podman with runc, a static busybox as the container's root); hwloc's
   # lstopo is what numa-probe is measured against (bench/).
   PACKAGES+=(python3-yaml podman runc busybox-static hwloc)
+  # scripts/lint.sh
+  PACKAGES+=(clang-tidy clang-format)
   # The CEL conformance tests fetch their data with npm (issue 6); use the machine's Node.js
   # when it has one, else Debian's.
   if ! command -v npm >/dev/null 2>&1; then

@@ -540,7 +540,7 @@ class FakeApiServer::Impl {
         response.status = 200;
         // An array that never closes: valid JSON as far as it goes, so only its size can stop it.
         auto chunk = std::make_shared<std::string>("[");
-        while (chunk->size() < 64 * 1024)
+        while (chunk->size() < size_t{64} * 1024)
             chunk->append("1,");
         switch (answer.body) {
             case BadAnswer::Body::Endless:

@@ -107,7 +107,7 @@ class PreparerTest : public ::testing::Test {
         return d;
     }
     static ClaimAllocation claim(const std::string& uid, std::vector<AllocatedDevice> devices,
-                                 std::optional<std::string> name = std::nullopt) {
+                                 const std::optional<std::string>& name = std::nullopt) {
         return {{"default", name.value_or("claim-" + uid), uid}, std::nullopt, std::move(devices)};
     }
 

@@ -34,8 +34,10 @@ class SingleFlight {
     // way for `key`. An exception from `work` reaches every caller of that run.
     Outcome run(const std::string& key, Clock::time_point deadline,
                 const std::function<Value()>& work) {
-        auto [flight, started] = join(key, deadline);
-        if (started)
+        // Not a structured binding: clang before 16 cannot capture one in a lambda.
+        const auto joined = join(key, deadline);
+        const std::shared_ptr<Flight>& flight = joined.first;
+        if (joined.second)
             return Outcome{fly(key, flight, work), false};
         std::unique_lock lock(flight->mutex);
         if (!flight->landed.wait_until(lock, deadline, [&] { return flight->done; }))

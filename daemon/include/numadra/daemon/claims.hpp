@@ -71,6 +71,6 @@ class ClaimPreparer : public plugin::ClaimPreparer {
 inline constexpr std::chrono::seconds kLongClaimWait{1};
 
 // The metrics ClaimPreparer reports to (declared by the daemon, and by tests).
-void declareClaimMetrics(metrics::Registry& metrics);
+void declareClaimMetrics(metrics::Registry& registry);
 
 }  // namespace numadra::daemon
