@@ -61,12 +61,7 @@ class DaemonTest : public ::testing::Test {
         dev = numadra::testing::makeDevTree(numadra::testing::loadMachine("epyc-2s-nps4"), dirs,
                                             "dev");
         api.addNode("node-a", "node-uid-1");
-        std::ofstream(dirs.path("kubeconfig"))
-            << "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
-               "clusters:\n- name: fake\n  cluster:\n    server: "
-            << api.url()
-            << "\nusers:\n- name: u\n  user:\n    token: t0ken\n"
-               "contexts:\n- name: test\n  context:\n    cluster: fake\n    user: u\n";
+        test_support::writeKubeconfig(dirs.path("kubeconfig"), api.url());
     }
 
     void TearDown() override {
@@ -77,22 +72,8 @@ class DaemonTest : public ::testing::Test {
 
     // The mocked node, the test's folders and its API server: what every daemon here runs with.
     std::vector<std::string> nodeArgs() const {
-        return {"--kubeconfig",
-                dirs.path("kubeconfig"),
-                "--node-name",
-                "node-a",
-                "--sysfs-root",
-                numadra::testing::machineRoot("epyc-2s-nps4"),
-                "--kubelet-registry-dir",
-                dirs.path("registry"),
-                "--kubelet-plugins-dir",
-                dirs.path("plugins"),
-                "--cdi-dir",
-                dirs.path("cdi"),
-                "--dev-root",
-                dev.root,
-                "--proc-root",
-                procRoot("epyc-2s-nps4")};
+        return test_support::nodeFlags(dirs.root(), "epyc-2s-nps4",
+                                       numadra::testing::machineRoot("epyc-2s-nps4"), dev.root);
     }
 
     void configure(std::vector<std::string> extra = {}) {
@@ -136,17 +117,7 @@ class DaemonTest : public ::testing::Test {
 
     void putAllocatedClaim(const std::string& name, const std::string& uid,
                            const std::string& device) {
-        api.putResourceClaim(
-            Json{{"apiVersion", "resource.k8s.io/v1"},
-                 {"kind", "ResourceClaim"},
-                 {"metadata", {{"name", name}, {"namespace", "default"}, {"uid", uid}}},
-                 {"status",
-                  {{"allocation",
-                    {{"devices",
-                      {{"results", Json::array({{{"request", "gpu"},
-                                                 {"driver", "numa.dra.dev"},
-                                                 {"pool", "node-a"},
-                                                 {"device", device}}})}}}}}}}});
+        api.putResourceClaim(test_support::allocatedClaim(name, uid, device));
     }
 
     static std::shared_ptr<grpc::Channel> channel(const std::string& socket) {
@@ -217,8 +188,7 @@ TEST_F(DaemonTest, RegisterPublishPrepareUnprepareShutdown) {
     // The GPU's own CDI device, the claim's NVIDIA control nodes, the request's metadata.
     ASSERT_EQ(result.devices(0).cdi_device_ids_size(), 3);
     EXPECT_EQ(result.devices(0).cdi_device_ids(0), "numa.dra.dev/claim=claim-uid-1-" + gpu);
-    EXPECT_EQ(result.devices(0).cdi_device_ids(1),
-              "numa.dra.dev/claim=claim-uid-1-nvidia-control");
+    EXPECT_EQ(result.devices(0).cdi_device_ids(1), "numa.dra.dev/claim=claim-uid-1-nvidia-control");
     EXPECT_EQ(result.devices(0).cdi_device_ids(2), "numa.dra.dev/metadata=claim-uid-1_gpu");
     EXPECT_TRUE(std::filesystem::exists(dirs.path("cdi/numa.dra.dev-claim_claim-uid-1.json")));
     EXPECT_TRUE(std::filesystem::exists(

@@ -87,32 +87,11 @@ class HostileApiTest : public ::testing::Test {
     void SetUp() override {
         dev = numadra::testing::makeDevTree(numadra::testing::loadMachine(kMachine), dirs, "dev");
         api.addNode("node-a", "node-uid-1");
-        std::ofstream(dirs.path("kubeconfig"))
-            << "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
-               "clusters:\n- name: fake\n  cluster:\n    server: "
-            << api.url()
-            << "\nusers:\n- name: u\n  user:\n    token: t0ken\n"
-               "contexts:\n- name: test\n  context:\n    cluster: fake\n    user: u\n";
-        std::vector<std::string> args{"--kubeconfig",
-                                      dirs.path("kubeconfig"),
-                                      "--node-name",
-                                      "node-a",
-                                      "--sysfs-root",
-                                      numadra::testing::machineRoot(kMachine),
-                                      "--kubelet-registry-dir",
-                                      dirs.path("registry"),
-                                      "--kubelet-plugins-dir",
-                                      dirs.path("plugins"),
-                                      "--cdi-dir",
-                                      dirs.path("cdi"),
-                                      "--dev-root",
-                                      dev.root,
-                                      "--proc-root",
-                                      procRoot(kMachine),
-                                      "--metrics-addr",
-                                      "127.0.0.1:" + std::to_string(metricsPort),
-                                      "--log-level",
-                                      "error"};
+        test_support::writeKubeconfig(dirs.path("kubeconfig"), api.url());
+        std::vector<std::string> args = test_support::nodeFlags(
+            dirs.root(), kMachine, numadra::testing::machineRoot(kMachine), dev.root);
+        args.insert(args.end(), {"--metrics-addr", "127.0.0.1:" + std::to_string(metricsPort),
+                                 "--log-level", "error"});
         auto parsed = parseDaemonFlags(args, {}, "unused");
         ASSERT_TRUE(parsed.ok()) << parsed.error().message;
         daemon = std::thread(
@@ -142,17 +121,7 @@ class HostileApiTest : public ::testing::Test {
     }
 
     void putGpuClaim(const std::string& name, const std::string& uid, const std::string& gpu) {
-        api.putResourceClaim(
-            Json{{"apiVersion", "resource.k8s.io/v1"},
-                 {"kind", "ResourceClaim"},
-                 {"metadata", {{"name", name}, {"namespace", "default"}, {"uid", uid}}},
-                 {"status",
-                  {{"allocation",
-                    {{"devices",
-                      {{"results", Json::array({{{"request", "gpu"},
-                                                 {"driver", "numa.dra.dev"},
-                                                 {"pool", "node-a"},
-                                                 {"device", gpu}}})}}}}}}}});
+        api.putResourceClaim(test_support::allocatedClaim(name, uid, gpu));
     }
 
     struct Answer {

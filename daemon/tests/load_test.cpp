@@ -234,12 +234,7 @@ class LoadTest : public ::testing::Test {
         api.start();  // first: no thread may exist when it forks
         ASSERT_FALSE(HasFatalFailure());
         dev = numadra::testing::makeDevTree(numadra::testing::loadMachine(kMachine), dirs, "dev");
-        std::ofstream(dirs.path("kubeconfig"))
-            << "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
-               "clusters:\n- name: fake\n  cluster:\n    server: "
-            << api.url()
-            << "\nusers:\n- name: u\n  user:\n    token: t0ken\n"
-               "contexts:\n- name: test\n  context:\n    cluster: fake\n    user: u\n";
+        test_support::writeKubeconfig(dirs.path("kubeconfig"), api.url());
         auto parsed = parseDaemonFlags({"--kubeconfig",
                                         dirs.path("kubeconfig"),
                                         "--node-name",

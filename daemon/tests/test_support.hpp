@@ -7,8 +7,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace numadra::daemon::test_support {
 
@@ -42,6 +45,54 @@ inline int freePort() {
     ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
     ::close(fd);
     return ntohs(address.sin_port);
+}
+
+// A kubeconfig at `path` for the API server at `url`, with a bearer token.
+inline void writeKubeconfig(const std::string& path, const std::string& url) {
+    std::ofstream(path) << "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
+                           "clusters:\n- name: fake\n  cluster:\n    server: "
+                        << url
+                        << "\nusers:\n- name: u\n  user:\n    token: t0ken\n"
+                           "contexts:\n- name: test\n  context:\n    cluster: fake\n    user: u\n";
+}
+
+// The daemon's flags for node "node-a" on the mocked `machine`: its kubeconfig, and the
+// kubelet, CDI, /dev and /proc folders, all below the test's folder `root`.
+inline std::vector<std::string> nodeFlags(const std::string& root, const std::string& machine,
+                                          const std::string& sysfsRoot,
+                                          const std::string& devRoot) {
+    return {"--kubeconfig",
+            root + "/kubeconfig",
+            "--node-name",
+            "node-a",
+            "--sysfs-root",
+            sysfsRoot,
+            "--kubelet-registry-dir",
+            root + "/registry",
+            "--kubelet-plugins-dir",
+            root + "/plugins",
+            "--cdi-dir",
+            root + "/cdi",
+            "--dev-root",
+            devRoot,
+            "--proc-root",
+            procRoot(machine)};
+}
+
+// A ResourceClaim allocated one device of this driver in node-a's pool, for request "gpu".
+inline nlohmann::ordered_json allocatedClaim(const std::string& name, const std::string& uid,
+                                             const std::string& device) {
+    using Json = nlohmann::ordered_json;
+    return Json{{"apiVersion", "resource.k8s.io/v1"},
+                {"kind", "ResourceClaim"},
+                {"metadata", {{"name", name}, {"namespace", "default"}, {"uid", uid}}},
+                {"status",
+                 {{"allocation",
+                   {{"devices",
+                     {{"results", Json::array({{{"request", "gpu"},
+                                                {"driver", "numa.dra.dev"},
+                                                {"pool", "node-a"},
+                                                {"device", device}}})}}}}}}}};
 }
 
 }  // namespace numadra::daemon::test_support
