@@ -1,5 +1,6 @@
 # Go for the test programs written in Go (tests/cdi-check: CDI specs judged by the official CDI
-# library, the code containerd and CRI-O link).
+# library, the code containerd and CRI-O link; tests/upstream: upstream Kubernetes' own code as
+# the judge).
 #
 #   include(cmake/Go.cmake)
 #   numadra_go_binary(cdi-schema-check ${CMAKE_SOURCE_DIR}/tests/cdi-check/schema-check)
@@ -21,7 +22,8 @@
 
 if(NOT DEFINED NUMADRA_GO_TIERS)
   set(NUMADRA_GO_TIERS
-      "CDI specs judged by the official CDI library (tests/cdi-check: cdi-check validate and resolve)")
+      "CDI specs judged by the official CDI library (tests/cdi-check: cdi-check validate and resolve)"
+      "numaNode, pcieRoot and pciBusID judged by upstream's deviceattribute helpers (tests/upstream)")
 endif()
 
 find_program(NUMADRA_GO go HINTS /usr/local/go/bin DOC "The go command for the Go test programs")
@@ -55,8 +57,9 @@ else()
   unset(_numadra_ci)
 endif()
 
-# numadra_go_binary(NAME DIR): a target NAME, built by default, that builds the Go main package in
-# DIR (a folder with its own go.mod and go.sum) into ${CMAKE_BINARY_DIR}/bin/NAME with
+# numadra_go_binary(NAME DIR [PACKAGE ./sub]): a target NAME, built by default, that builds the Go
+# main package in DIR (a folder with its own go.mod and go.sum; PACKAGE: a main package below it)
+# into ${CMAKE_BINARY_DIR}/bin/NAME with
 # GOFLAGS="-mod=readonly -trimpath": the build never edits go.mod or go.sum and fails when they
 # do not pin every dependency; modules come from GOMODCACHE or through GOPROXY as usual.
 # GOCACHE and GOMODCACHE stay at Go's defaults (below $HOME), so they are shared with plain
@@ -67,6 +70,10 @@ endif()
 function(numadra_go_binary name dir)
   if(NOT NUMADRA_HAVE_GO)
     return()
+  endif()
+  cmake_parse_arguments(ARG "" "PACKAGE" "" ${ARGN})
+  if(NOT ARG_PACKAGE)
+    set(ARG_PACKAGE .)
   endif()
   get_filename_component(dir "${dir}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
   foreach(required go.mod go.sum)
@@ -102,7 +109,7 @@ function(numadra_go_binary name dir)
     OUTPUT "${output}"
     COMMAND ${CMAKE_COMMAND} -E make_directory "${CMAKE_BINARY_DIR}/bin"
     COMMAND ${CMAKE_COMMAND} -E env "GOFLAGS=-mod=readonly -trimpath"
-            "${NUMADRA_GO}" build -o "${output}" .
+            "${NUMADRA_GO}" build -o "${output}" "${ARG_PACKAGE}"
     WORKING_DIRECTORY "${dir}"
     DEPENDS ${sources} "${dir}/go.mod" "${dir}/go.sum" "${source_list_file}"
     COMMENT "Building Go program ${name} (${dir})"
