@@ -6,11 +6,12 @@
 #      programs too)
 #   3. every test of that build (ctest: unit, cli, data, deploy, go, the CEL conformance tests,
 #      the driver conformance suite with a real container runtime)
-#   4. the other build types: Release (the three programs) and MinSizeRel (numa-probe and
+#   4. the other build types: Release (numa-probe, numa-dra-plugin) and MinSizeRel (numa-probe,
 #      dra-allocate) (scripts/build-types.sh)
 #   5. AddressSanitizer + UndefinedBehaviorSanitizer: a Debug build, the unit tests and the
 #      driver conformance suite under them
-#   6. the libFuzzer targets, NUMADRA_FUZZ_SECONDS each (default 20; scripts/fuzz.sh)
+#   6. the libFuzzer targets, NUMADRA_FUZZ_SECONDS each (default 10: a smoke run from the
+#      committed corpus; long runs are scripts/fuzz.sh by hand)
 # --no-build-types, --no-sanitizers and --no-fuzz skip tiers 4, 5 and 6.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +26,7 @@ for arg in "$@"; do
     *) echo "usage: scripts/test.sh [--no-build-types] [--no-sanitizers] [--no-fuzz]" >&2; exit 2 ;;
   esac
 done
-fuzz_seconds="${NUMADRA_FUZZ_SECONDS:-20}"
+fuzz_seconds="${NUMADRA_FUZZ_SECONDS:-10}"
 case "$fuzz_seconds" in
   '' | *[!0-9]*) echo "test.sh: NUMADRA_FUZZ_SECONDS must be a number of seconds" >&2; exit 2 ;;
 esac
