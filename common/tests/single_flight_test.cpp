@@ -58,7 +58,7 @@ TEST(SingleFlight, ConcurrentCallersOfOneKeyShareOneRun) {
         callers.push_back(std::async(std::launch::async, [&] {
             return flights.run("ns/claim", deadline, [&] { return gate.run(); });
         }));
-    std::this_thread::sleep_for(50ms);  // the joiners are waiting, not running
+    ASSERT_TRUE(eventually([&] { return flights.callers("ns/claim") == 5; }));
     gate.open();
     int shared = 0;
     for (auto& caller : callers) {
@@ -112,7 +112,7 @@ TEST(SingleFlight, ACallerWithALaterDeadlineDoesNotJoinARunThatEndsSooner) {
     auto third = std::async(std::launch::async, [&] {
         return flights.run("k", Clock::now() + 20s, [&] { return gate.run(); });
     });
-    std::this_thread::sleep_for(50ms);
+    ASSERT_TRUE(eventually([&] { return flights.callers("k") == 2; }));
     gate.open();
     EXPECT_FALSE(early.get().shared);
     EXPECT_FALSE(late.get().shared);
@@ -133,7 +133,7 @@ TEST(SingleFlight, AnExceptionReachesEveryCallerOfTheRun) {
     ASSERT_TRUE(eventually([&] { return flights.inFlight() == 1; }));
     auto joiner = std::async(
         std::launch::async, [&] { return flights.run("k", Clock::now() + 10s, [] { return 0; }); });
-    std::this_thread::sleep_for(50ms);
+    ASSERT_TRUE(eventually([&] { return flights.callers("k") == 2; }));
     release = true;
     EXPECT_THROW(leader.get(), std::runtime_error);
     EXPECT_THROW(joiner.get(), std::runtime_error);

@@ -184,12 +184,16 @@ TEST_F(ClaimsTest, ConcurrentFetchesOfOneClaimMakeOneApiCall) {
     std::shared_future<void> released = release.get_future().share();
     source.beforeAnswer = [released] { released.wait(); };
     std::vector<std::future<Result<api::Json>>> fetches;
+    std::atomic<int> entered{0};
     for (int i = 0; i < 4; ++i)
-        fetches.push_back(
-            std::async(std::launch::async, [&] { return preparer->fetch(ref, deadline); }));
-    for (int i = 0; i < 200 && source.gets.load() == 0; ++i)
+        fetches.push_back(std::async(std::launch::async, [&] {
+            ++entered;
+            return preparer->fetch(ref, deadline);
+        }));
+    for (int i = 0; i < 1000 && (source.gets.load() == 0 || entered.load() < 4); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // all four are waiting
+    // The last ones in are a few instructions from joining the GET under way.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
     release.set_value();
     for (auto& fetched : fetches) {
         auto claim = fetched.get();

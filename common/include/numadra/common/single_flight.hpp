@@ -53,10 +53,18 @@ class SingleFlight {
         return flights_.size();
     }
 
+    // Callers of the run under way for `key` (its starter included); 0 when there is none.
+    std::size_t callers(const std::string& key) const {
+        std::lock_guard lock(mutex_);
+        const auto found = flights_.find(key);
+        return found == flights_.end() ? 0 : found->second->callers;
+    }
+
   private:
     struct Flight {
         explicit Flight(Clock::time_point until) : deadline(until) {}
         const Clock::time_point deadline;
+        std::size_t callers = 1;  // under SingleFlight::mutex_
         std::mutex mutex;
         std::condition_variable landed;
         bool done = false;
@@ -68,8 +76,10 @@ class SingleFlight {
                                                   Clock::time_point deadline) {
         std::lock_guard lock(mutex_);
         auto& current = flights_[key];
-        if (current && current->deadline >= deadline)
+        if (current && current->deadline >= deadline) {
+            ++current->callers;
             return {current, false};
+        }
         // None, or one that ends too early for this caller: this run becomes the one to join.
         current = std::make_shared<Flight>(deadline);
         return {current, true};
