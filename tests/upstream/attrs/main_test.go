@@ -93,6 +93,20 @@ func TestSparseNodeIdsExplainAListDifference(t *testing.T) {
 	}
 }
 
+func TestANonSLITRowExplainsAListDifference(t *testing.T) {
+	tr := smallTree(t)
+	// A BIOS that prints 10 for every pair: upstream takes node 0 as "at the minimum distance".
+	for _, node := range []string{"node0", "node1"} {
+		if err := os.WriteFile(filepath.Join(tr.root, "devices/system/node", node, "distance"), []byte("10 10\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := compare(tr, []device{gpu(list(1), "pci0000:00")}, true)
+	if len(r.unexplained) != 0 || len(r.explained) != 1 || r.explained[0].divergence != "non-slit-rows" {
+		t.Fatalf("unexplained %+v, explained %+v", r.unexplained, r.explained)
+	}
+}
+
 func TestExpectationsNameOnlyKnownDivergences(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "expected.txt")
 	if err := os.WriteFile(path, []byte("m list cpu-scalar-numa,made-up\n"), 0o644); err != nil {
