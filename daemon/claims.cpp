@@ -209,8 +209,9 @@ plugin::ClaimPrepareResult ClaimPreparer::prepare(const plugin::ClaimRef& ref,
         result = claim ? prepareFetched(ref, *claim)
                        : plugin::ClaimPrepareResult{{}, claim.error().message};
     }
-    outcome.took = std::chrono::steady_clock::now() - started;
-    outcome.deadlineMissed = std::chrono::steady_clock::now() >= deadline;
+    const auto answered = std::chrono::steady_clock::now();
+    outcome.took = answered - started;
+    outcome.deadlineMissed = answered >= deadline;
     report(outcome, result);
     return result;
 }

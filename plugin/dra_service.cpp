@@ -44,7 +44,7 @@ struct DraV1beta1 {
     static constexpr bool kHasShareId = false;
 };
 
-enum class Operation { Prepare, Unprepare };
+using Operation = ClaimOutcome::Operation;
 
 // The claims of one request: the distinct valid ones to run, and the entries answered without
 // running anything (a claim without a UID cannot be prepared, and still needs its entry).
@@ -232,17 +232,14 @@ class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
     // The answer for a claim whose call is over or whose deadline passed before it could
     // start; nullopt when it may start.
     std::optional<ClaimPrepareResult> endedBeforeStart(std::size_t index) const {
-        if (finished_.load())
-            return ClaimPrepareResult{{},
-                                      "the call ended before this claim was handled (it "
-                                      "waited " +
-                                          formatSeconds(waited_[index]) + " for a worker)"};
-        if (Clock::now() >= deadline_)
-            return ClaimPrepareResult{{},
-                                      "deadline exceeded before this claim was handled (it "
-                                      "waited " +
-                                          formatSeconds(waited_[index]) + " for a worker)"};
-        return std::nullopt;
+        const char* why = finished_.load()            ? "the call ended"
+                          : Clock::now() >= deadline_ ? "deadline exceeded"
+                                                      : nullptr;
+        if (why == nullptr)
+            return std::nullopt;
+        return ClaimPrepareResult{{},
+                                  std::string(why) + " before this claim was handled (it waited " +
+                                      formatSeconds(waited_[index]) + " for a worker)"};
     }
 
     Result<std::optional<FileLock>> holdSerializeLock() const {
@@ -267,8 +264,7 @@ class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
 
     void answer(std::size_t index, ClaimPrepareResult result, ClaimOutcome::Source source) {
         ClaimOutcome outcome;
-        outcome.operation = operation_ == Operation::Prepare ? ClaimOutcome::Operation::Prepare
-                                                             : ClaimOutcome::Operation::Unprepare;
+        outcome.operation = operation_;
         outcome.claim = plan_.claims[index];
         outcome.source = source;
         outcome.waited = waited_[index];

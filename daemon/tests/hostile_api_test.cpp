@@ -49,7 +49,6 @@ using Clock = std::chrono::steady_clock;
 namespace drav1 = k8s::io::kubelet::pkg::apis::dra::v1;
 using test_support::eventually;
 using test_support::freePort;
-using test_support::procRoot;
 
 constexpr bool kAsan = NUMADRA_HOSTILE_TEST_ASAN != 0;
 constexpr const char* kMachine = "epyc-2s-nps4";
@@ -132,35 +131,30 @@ class HostileApiTest : public ::testing::Test {
 
     Answer prepare(const std::string& name, const std::string& uid,
                    std::chrono::milliseconds timeout) const {
-        drav1::NodePrepareResourcesRequest request;
+        return call<drav1::NodePrepareResourcesRequest, drav1::NodePrepareResourcesResponse>(
+            name, uid, timeout, &drav1::DRAPlugin::Stub::NodePrepareResources);
+    }
+
+    Answer unprepare(const std::string& name, const std::string& uid) const {
+        return call<drav1::NodeUnprepareResourcesRequest, drav1::NodeUnprepareResourcesResponse>(
+            name, uid, 10s, &drav1::DRAPlugin::Stub::NodeUnprepareResources);
+    }
+
+    // One kubelet call for one claim of namespace "default", timed.
+    template <class Request, class Response, class Method>
+    Answer call(const std::string& name, const std::string& uid, std::chrono::milliseconds timeout,
+                Method method) const {
+        Request request;
         auto* claim = request.add_claims();
         claim->set_namespace_("default");
         claim->set_name(name);
         claim->set_uid(uid);
-        drav1::NodePrepareResourcesResponse response;
+        Response response;
         grpc::ClientContext context;
         context.set_deadline(std::chrono::system_clock::now() + timeout);
         const auto started = Clock::now();
         Answer answer;
-        answer.status = stub()->NodePrepareResources(&context, request, &response);
-        answer.took = Clock::now() - started;
-        if (answer.status.ok() && response.claims().contains(uid))
-            answer.error = response.claims().at(uid).error();
-        return answer;
-    }
-
-    Answer unprepare(const std::string& name, const std::string& uid) const {
-        drav1::NodeUnprepareResourcesRequest request;
-        auto* claim = request.add_claims();
-        claim->set_namespace_("default");
-        claim->set_name(name);
-        claim->set_uid(uid);
-        drav1::NodeUnprepareResourcesResponse response;
-        grpc::ClientContext context;
-        context.set_deadline(std::chrono::system_clock::now() + 10s);
-        const auto started = Clock::now();
-        Answer answer;
-        answer.status = stub()->NodeUnprepareResources(&context, request, &response);
+        answer.status = (*stub().*method)(&context, request, &response);
         answer.took = Clock::now() - started;
         if (answer.status.ok() && response.claims().contains(uid))
             answer.error = response.claims().at(uid).error();

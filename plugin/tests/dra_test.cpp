@@ -319,9 +319,9 @@ class BlockingPreparer {
                                 [this] { return released_; });
         return {};
     }
-    void waitEntered(int count) {
+    bool waitEntered(int count) {
         std::unique_lock lock(mutex_);
-        entered_cv_.wait_for(lock, 5s, [&] { return entered_ >= count; });
+        return entered_cv_.wait_for(lock, 10s, [&] { return entered_ >= count; });
     }
     void release() {
         std::lock_guard lock(mutex_);
@@ -457,35 +457,14 @@ TEST(DraRollingUpdate, TwoPodsNeverPrepareAtTheSameTime) {
 
 // --- The two lanes: what needs the API server never holds up what does not ---
 
-// Prepares of new claims whose fetch hangs until released (an API server that trickles).
-class StuckFetches {
-  public:
-    explicit StuckFetches(ScriptedPreparer& preparer) {
-        preparer.onPrepare = [this](const ClaimRef& claim, Deadline deadline) {
-            std::unique_lock lock(mutex_);
-            ++stuck_;
-            changed_.notify_all();
-            changed_.wait_until(lock, deadline, [this] { return released_; });
-            return ClaimPrepareResult{{},
-                                      released_ ? "" : "deadline exceeded fetching " + claim.name};
-        };
-    }
-    bool waitStuck(int count) {
-        std::unique_lock lock(mutex_);
-        return changed_.wait_for(lock, 10s, [&] { return stuck_ >= count; });
-    }
-    void release() {
-        std::lock_guard lock(mutex_);
-        released_ = true;
-        changed_.notify_all();
-    }
-
-  private:
-    std::mutex mutex_;
-    std::condition_variable changed_;
-    int stuck_ = 0;
-    bool released_ = false;
-};
+// Fetches that hang until released (an API server that trickles): every claim's onPrepare.
+std::shared_ptr<BlockingPreparer> stuckFetches(ScriptedPreparer& preparer) {
+    auto blocking = std::make_shared<BlockingPreparer>();
+    preparer.onPrepare = [blocking](const ClaimRef& claim, Deadline deadline) {
+        return (*blocking)(claim, deadline);
+    };
+    return blocking;
+}
 
 // `count` kubelet calls, one new claim each, running until answered.
 std::vector<std::jthread> prepareNewClaims(const std::string& socket, int count) {
@@ -505,14 +484,14 @@ std::vector<std::jthread> prepareNewClaims(const std::string& socket, int count)
 }
 
 TEST_F(DraTest, CheckpointPreparesAndUnpreparesAnswerWhileSixtyFourFetchesHang) {
-    StuckFetches stuck(preparer);
+    auto stuck = stuckFetches(preparer);
     preparer.onRecords = [](const ClaimRef& claim) -> std::optional<ClaimPrepareResult> {
         if (claim.uid != "uid-known")
             return std::nullopt;
         return ClaimPrepareResult{{gpuDevice()}, ""};
     };
     auto kubelets = prepareNewClaims(server_->draSocketPath(), 64);
-    ASSERT_TRUE(stuck.waitStuck(16)) << "the API lane is full";
+    ASSERT_TRUE(stuck->waitEntered(16)) << "the API lane is full";
 
     drav1::NodePrepareResourcesRequest known;
     addClaim(known, "ns", "known", "uid-known");
@@ -532,7 +511,7 @@ TEST_F(DraTest, CheckpointPreparesAndUnpreparesAnswerWhileSixtyFourFetchesHang) 
     EXPECT_LT(std::chrono::steady_clock::now() - begin, 1s);
     EXPECT_EQ(unprepared.claims().at("uid-old").error(), "");
 
-    stuck.release();
+    stuck->release();
     kubelets.clear();
     EXPECT_EQ(preparer.reports().size(), 66U) << "every claim reported once";
 }
@@ -542,15 +521,15 @@ TEST_F(DraTest, AQueuedClaimWhoseDeadlinePassedIsAnsweredWithoutAFetch) {
     auto options = dirs.options();
     options.apiWorkerThreads = 1;
     start(options);
-    StuckFetches stuck(preparer);
+    auto stuck = stuckFetches(preparer);
     auto kubelets = prepareNewClaims(server_->draSocketPath(), 1);
-    ASSERT_TRUE(stuck.waitStuck(1));
+    ASSERT_TRUE(stuck->waitEntered(1));
 
     drav1::NodePrepareResourcesRequest late;
     addClaim(late, "ns", "late", "uid-late");
     drav1::NodePrepareResourcesResponse response;
     EXPECT_EQ(prepare(late, response, 300ms).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-    stuck.release();
+    stuck->release();
     kubelets.clear();
 
     ASSERT_TRUE(eventually([&] { return preparer.reports().size() == 2; }));
@@ -641,7 +620,7 @@ TEST_F(DraTest, ThePluginServerLogsNothingPerClaim) {
 TEST(DraRollingUpdate, TheLockIsNotHeldWhileAClaimIsFetched) {
     PluginDirs dirs;
     ScriptedPreparer preparer;
-    StuckFetches stuck(preparer);
+    auto stuck = stuckFetches(preparer);
     preparer.onRecords = [](const ClaimRef& claim) -> std::optional<ClaimPrepareResult> {
         if (claim.uid == "uid-known")
             return ClaimPrepareResult{{gpuDevice()}, ""};
@@ -652,7 +631,7 @@ TEST(DraRollingUpdate, TheLockIsNotHeldWhileAClaimIsFetched) {
     PluginServer server(options, preparer, nullptr);
     ASSERT_TRUE(server.start().ok());
     auto kubelets = prepareNewClaims(server.draSocketPath(), 1);
-    ASSERT_TRUE(stuck.waitStuck(1));
+    ASSERT_TRUE(stuck->waitEntered(1));
 
     drav1::NodePrepareResourcesRequest known;
     addClaim(known, "ns", "known", "uid-known");
@@ -665,7 +644,7 @@ TEST(DraRollingUpdate, TheLockIsNotHeldWhileAClaimIsFetched) {
                     .ok());
     EXPECT_LT(std::chrono::steady_clock::now() - begin, 1s);
     EXPECT_EQ(response.claims().at("uid-known").error(), "");
-    stuck.release();
+    stuck->release();
 }
 
 }  // namespace

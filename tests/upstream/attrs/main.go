@@ -31,7 +31,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -144,26 +144,20 @@ func printReport(r report, expected []string, out io.Writer) int {
 	for _, line := range r.agreed {
 		fmt.Fprintf(out, "agree      %s\n", line)
 	}
-	seen := map[string]int{}
 	for _, d := range r.explained {
-		seen[d.divergence]++
 		fmt.Fprintf(out, "deliberate %s [%s]: %s\n", d.what, d.divergence, d.detail)
 	}
 	for _, d := range r.unexplained {
 		status = 1
 		fmt.Fprintf(out, "DIFFERENT  %s: %s\n", d.what, d.detail)
 	}
+	shown := shownDivergences(r)
 	for _, name := range expected {
-		if seen[name] == 0 {
+		if !slices.Contains(shown, name) {
 			status = 1
 			fmt.Fprintf(out, "MISSING    divergence %s was expected on this tree and did not show\n", name)
 		}
 	}
-	names := make([]string, 0, len(seen))
-	for name := range seen {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	fmt.Fprintf(out, "summary: %d agree, %d deliberate (%s), %d unexplained\n", len(r.agreed), len(r.explained), strings.Join(names, ", "), len(r.unexplained))
+	fmt.Fprintf(out, "summary: %d agree, %d deliberate (%s), %d unexplained\n", len(r.agreed), len(r.explained), strings.Join(shown, ", "), len(r.unexplained))
 	return status
 }

@@ -70,15 +70,23 @@ func (t *tree) cpuHasNodeLink(cpu int) bool {
 	return len(matches) > 0
 }
 
+// nodeFolders: the ids of the devices/system/node/nodeN folders, sorted.
+func (t *tree) nodeFolders() []int {
+	entries, _ := os.ReadDir(filepath.Join(t.root, "devices", "system", "node"))
+	var nodes []int
+	for _, e := range entries {
+		if id, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "node")); err == nil && strings.HasPrefix(e.Name(), "node") && e.IsDir() {
+			nodes = append(nodes, id)
+		}
+	}
+	sort.Ints(nodes)
+	return nodes
+}
+
 // noNUMATopology names the divergence when the tree has no NUMA node folders at all.
 func (t *tree) noNUMATopology() string {
-	entries, _ := os.ReadDir(filepath.Join(t.root, "devices", "system", "node"))
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "node") && e.IsDir() {
-			if _, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "node")); err == nil {
-				return ""
-			}
-		}
+	if len(t.nodeFolders()) > 0 {
+		return ""
 	}
 	return "no-numa-topology"
 }
@@ -89,15 +97,7 @@ func (t *tree) onlineNodes() []int {
 			return nodes
 		}
 	}
-	entries, _ := os.ReadDir(filepath.Join(t.root, "devices", "system", "node"))
-	var nodes []int
-	for _, e := range entries {
-		if id, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "node")); err == nil && strings.HasPrefix(e.Name(), "node") {
-			nodes = append(nodes, id)
-		}
-	}
-	sort.Ints(nodes)
-	return nodes
+	return t.nodeFolders()
 }
 
 // listDivergence names the divergence that explains a different numaNode list for `node`, or
@@ -176,5 +176,3 @@ func parseCPUList(text string) ([]int, error) {
 	}
 	return ids, nil
 }
-
-func sortStrings(s []string) { sort.Strings(s) }
