@@ -4,8 +4,8 @@
 Usage: check-self-contained.py SOURCE_DIR
 
 Every build and test input (C++, CMake, shell, Python, Go, test data listings) is searched for
-paths that only exist on the machines the project was developed on: the folder beside the
-checkout ("../shared"), and absolute paths of a developer's machine ("/work/", "/root/"). Data
+paths that only exist on the machines the project was developed on: the reference folder beside
+the checkout, and absolute paths into a developer's work or home folder (FORBIDDEN below). Data
 from outside the checkout may only come in through an environment variable naming its folder
 (NUMADRA_HWLOC_GATHERED_DIR), which .ci/run may set; that file is the one exception.
 
