@@ -589,6 +589,10 @@ TEST_F(DraTest, AClaimAnsweredAfterTheCallEndedIsReportedAsMissed) {
     addClaim(request, "ns", "slow", "uid-1");
     drav1::NodePrepareResourcesResponse response;
     EXPECT_EQ(prepare(request, response, 200ms).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+    // The server's deadline is the client's plus the call's transit: release only once it passed.
+    ASSERT_EQ(preparer.deadlines().size(), 1U);
+    const Deadline serverDeadline = preparer.deadlines()[0];
+    ASSERT_TRUE(eventually([&] { return std::chrono::steady_clock::now() >= serverDeadline; }));
     blocking->release();
     ASSERT_TRUE(eventually([&] { return preparer.reports().size() == 1; }));
     EXPECT_TRUE(preparer.reports()[0].first.deadlineMissed);
