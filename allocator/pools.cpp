@@ -222,13 +222,17 @@ const NodeView& Allocator::Impl::nodeView(const Node& node) {
             for (size_t d = 0; d < slice.devices.size(); ++d) {
                 int info = sliceDeviceStart[sliceIndex] + static_cast<int>(d);
                 pool.allDevices.push_back(info);
-                if (!relevant || !deviceVisibleOn(slice, slice.devices[d], node))
+                if (!relevant)
+                    continue;
+                // As upstream's: any device of a slice for this node, even one that selects
+                // another node, puts the pool among the binding-condition pools.
+                bindingConditions = bindingConditions || slice.devices[d].hasBindingConditions;
+                if (!deviceVisibleOn(slice, slice.devices[d], node))
                     continue;
                 if (!names.insert(slice.devices[d].name).second && !pool.invalid) {
                     pool.invalid = true;
                     pool.problem = "device " + slice.devices[d].name + " is listed twice";
                 }
-                bindingConditions = bindingConditions || slice.devices[d].hasBindingConditions;
                 pool.devices.push_back(info);
             }
         }

@@ -268,12 +268,11 @@ Result<Plan> Search::buildPlan(const Claim& claim, const std::string& parent,
             Verdict verdict = selectable(plan.selectors, device);
             if (verdict == Verdict::Failed)
                 return Error{where + selectorFailure(plan, device)};
+            // Static capacity only, as upstream: a matching device whose remaining capacity
+            // is taken by other claims stays in the set, so "all" fails instead of quietly
+            // meaning "all that are left".
             const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
-            auto shared = impl_.committed.sharedCapacity.find(info.id);
-            if (!fitCapacity(
-                     *info.device, info.slice->driver, spec.capacityRequests,
-                     shared == impl_.committed.sharedCapacity.end() ? nullptr : &shared->second)
-                     .fits)
+            if (!fitCapacity(*info.device, info.slice->driver, spec.capacityRequests, nullptr).fits)
                 continue;
             plan.allSet.push_back(device);
         }
@@ -330,14 +329,18 @@ Status Search::buildClaim(const Claim& claim, ClaimState& state) {
             anyAll = anyAll || plan.all;
             state.prune = state.prune && !plan.anyFailure;
         }
-        lowerBound += slot.alternatives.empty() ? 0 : minimum;
+        if (slot.alternatives.empty())
+            minimum = 0;
+        // Checked request by request, as upstream does: a later request is not even looked at.
+        if (minimum > kMaxResults - lowerBound)
+            return Error{"claim " + claimName(claim) + ", request " + request.name + ": adding " +
+                         std::to_string(minimum) + " devices exceeds the claim limit of " +
+                         std::to_string(kMaxResults) + ", with " + std::to_string(lowerBound) +
+                         " already accounted for"};
+        lowerBound += minimum;
         upperBound += maximum;
         state.requests.push_back(std::move(slot));
     }
-    if (lowerBound > kMaxResults)
-        return Error{"claim " + claimName(claim) + ": number of requested devices " +
-                     std::to_string(lowerBound) + " exceeds the claim limit of " +
-                     std::to_string(kMaxResults)};
     // The bounds below stay exact only while upstream's special outcomes (the 32-device signal,
     // an "All" request's constraint error) cannot occur inside a cut branch.
     if (upperBound > kMaxResults || (anyAll && !claim.constraints.empty()))
@@ -436,20 +439,6 @@ bool Search::allocateDevice(ClaimState& state, const Plan& plan, size_t position
         for (auto& [capacityKey, amount] : requestDriven)
             result.consumedCapacity[capacityKey] = amount;
     }
-    if (multi) {
-        std::map<std::string, Quantity> used;
-        if (auto committed = impl_.committed.sharedCapacity.find(info.id);
-            committed != impl_.committed.sharedCapacity.end())
-            used = committed->second;
-        if (auto flying = sharedInFlight_.find(info.id); flying != sharedInFlight_.end())
-            for (const auto& [name, amount] : flying->second.amounts)
-                used[name] = used[name].add(amount).value_or(used[name]);
-        CapacityFit fit = fitCapacity(dev, info.slice->driver, plan.spec->capacityRequests, &used);
-        if (!fit.fits)
-            return false;
-        placement.sharedCapacity = std::move(fit.consumed);
-    }
-
     for (size_t c = 0; c < state.constraints.size(); ++c) {
         ConstraintState& constraint = state.constraints[c];
         const ConstraintValue& value = plan.constraintValues[c][position];
@@ -475,12 +464,32 @@ bool Search::allocateDevice(ClaimState& state, const Plan& plan, size_t position
             for (int pushed : placement.constraintsPushed)
                 state.constraints[static_cast<size_t>(pushed)].recorded.pop_back();
             if (must)
-                failure_ = "claim " + claimName(*state.claim) + ": cannot add device " +
+                // Upstream names the subrequest alone ("sub", not "req/sub").
+                failure_ = "claim " + claimName(*state.claim) + ", request " +
+                           plan.name.substr(plan.name.find('/') + 1) + ": cannot add device " +
                            deviceName(device) +
                            " because a claim constraint would not be satisfied";
             return false;
         }
         placement.constraintsPushed.push_back(static_cast<int>(c));
+    }
+    // Capacity after the constraints, in upstream's order: for a device that must be
+    // allocated ("All"), a constraint it breaks is an error even when its capacity is taken.
+    if (multi) {
+        std::map<std::string, Quantity> used;
+        if (auto committed = impl_.committed.sharedCapacity.find(info.id);
+            committed != impl_.committed.sharedCapacity.end())
+            used = committed->second;
+        if (auto flying = sharedInFlight_.find(info.id); flying != sharedInFlight_.end())
+            for (const auto& [name, amount] : flying->second.amounts)
+                used[name] = used[name].add(amount).value_or(used[name]);
+        CapacityFit fit = fitCapacity(dev, info.slice->driver, plan.spec->capacityRequests, &used);
+        if (!fit.fits) {
+            for (int pushed : placement.constraintsPushed)
+                state.constraints[static_cast<size_t>(pushed)].recorded.pop_back();
+            return false;
+        }
+        placement.sharedCapacity = std::move(fit.consumed);
     }
 
     if (!multi) {

@@ -143,7 +143,8 @@ Result<Json> KubeClient::Impl::request(std::string_view method, const std::strin
     for (int attempt = 1; attempt <= options.maxAttempts; ++attempt) {
         // Rounded up: a deadline less than a millisecond away has not passed, and the
         // transfer that then times out says so ("timed out"), as every later one would.
-        const auto remaining = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+        const auto remaining =
+            std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
         if (remaining.count() <= 0)
             return lastError;
         auto transfer = transport.prepare(method, pathAndQuery, bodyText ? &*bodyText : nullptr,

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	resourceapi "k8s.io/api/resource/v1"
+)
+
+func encoded(t *testing.T, in *inputs) []byte {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "input.json")
+	if err := writeInputsFile(path, in); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestTheSameSeedGivesTheSameInput(t *testing.T) {
+	if !bytes.Equal(encoded(t, generate(42)), encoded(t, generate(42))) {
+		t.Fatal("seed 42 gave two different inputs")
+	}
+	if bytes.Equal(encoded(t, generate(42)), encoded(t, generate(43))) {
+		t.Fatal("seeds 42 and 43 gave the same input")
+	}
+}
+
+func TestAGeneratedInputReadsBackAsWritten(t *testing.T) {
+	in := generate(7)
+	path := filepath.Join(t.TempDir(), "input.json")
+	if err := writeInputsFile(path, in); err != nil {
+		t.Fatal(err)
+	}
+	back, err := loadInputs([]string{path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.slices) != len(in.slices) || len(back.claims) != len(in.claims) ||
+		len(back.classes) != len(in.classes) || len(back.nodes) != len(in.nodes) {
+		t.Fatalf("read back %d/%d/%d/%d objects, wrote %d/%d/%d/%d", len(back.slices), len(back.claims),
+			len(back.classes), len(back.nodes), len(in.slices), len(in.claims), len(in.classes), len(in.nodes))
+	}
+}
+
+// The generator is only as good as what it covers: every feature the issue lists must show
+// up in a few hundred seeds.
+func TestTheGeneratorCoversEveryFeature(t *testing.T) {
+	seen := map[string]bool{}
+	for seed := uint64(1); seed <= 300; seed++ {
+		in := generate(seed)
+		for _, slice := range in.slices {
+			if len(slice.Spec.SharedCounters) > 0 {
+				seen["shared counters"] = true
+			}
+			if slice.Spec.PerDeviceNodeSelection != nil {
+				seen["per-device node selection"] = true
+			}
+			for _, device := range slice.Spec.Devices {
+				noteDevice(seen, device)
+			}
+		}
+		for _, class := range in.classes {
+			if len(class.Spec.Config) > 0 {
+				seen["class config"] = true
+			}
+			if len(class.Spec.Selectors) > 1 {
+				seen["class selector"] = true
+			}
+		}
+		for _, claim := range in.claims {
+			noteClaim(seen, claim)
+		}
+	}
+	for _, feature := range []string{
+		"int attribute", "string attribute", "bool attribute", "version attribute", "int list attribute",
+		"string list attribute", "capacity request policy", "allowMultipleAllocations", "consumesCounters",
+		"shared counters", "taints", "binding conditions", "per-device node selection", "class config",
+		"class selector", "ExactCount", "All", "request selector", "firstAvailable", "capacity request",
+		"adminAccess", "tolerations", "matchAttribute", "distinctAttribute", "list matchAttribute",
+		"claim config", "allocated claim", "allocated shared claim",
+	} {
+		if !seen[feature] {
+			t.Errorf("300 seeds never generated %s", feature)
+		}
+	}
+}
+
+func noteDevice(seen map[string]bool, device resourceapi.Device) {
+	for _, attribute := range device.Attributes {
+		switch {
+		case attribute.IntValue != nil:
+			seen["int attribute"] = true
+		case attribute.StringValue != nil:
+			seen["string attribute"] = true
+		case attribute.BoolValue != nil:
+			seen["bool attribute"] = true
+		case attribute.VersionValue != nil:
+			seen["version attribute"] = true
+		case attribute.IntValues != nil:
+			seen["int list attribute"] = true
+		case attribute.StringValues != nil:
+			seen["string list attribute"] = true
+		}
+	}
+	for _, capacity := range device.Capacity {
+		if capacity.RequestPolicy != nil {
+			seen["capacity request policy"] = true
+		}
+	}
+	seen["allowMultipleAllocations"] = seen["allowMultipleAllocations"] || device.AllowMultipleAllocations != nil
+	seen["consumesCounters"] = seen["consumesCounters"] || len(device.ConsumesCounters) > 0
+	seen["taints"] = seen["taints"] || len(device.Taints) > 0
+	seen["binding conditions"] = seen["binding conditions"] || len(device.BindingConditions) > 0
+}
+
+func noteClaim(seen map[string]bool, claim *resourceapi.ResourceClaim) {
+	if claim.Status.Allocation != nil {
+		seen["allocated claim"] = true
+		for _, result := range claim.Status.Allocation.Devices.Results {
+			if result.ShareID != nil {
+				seen["allocated shared claim"] = true
+			}
+		}
+		return
+	}
+	if len(claim.Spec.Devices.Config) > 0 {
+		seen["claim config"] = true
+	}
+	for _, constraint := range claim.Spec.Devices.Constraints {
+		if constraint.MatchAttribute != nil {
+			seen["matchAttribute"] = true
+			if *constraint.MatchAttribute == sharedNumas {
+				seen["list matchAttribute"] = true
+			}
+		}
+		if constraint.DistinctAttribute != nil {
+			seen["distinctAttribute"] = true
+		}
+	}
+	for _, request := range claim.Spec.Devices.Requests {
+		if len(request.FirstAvailable) > 0 {
+			seen["firstAvailable"] = true
+			continue
+		}
+		exact := request.Exactly
+		seen[string(exact.AllocationMode)] = true
+		seen["request selector"] = seen["request selector"] || len(exact.Selectors) > 0
+		seen["capacity request"] = seen["capacity request"] || exact.Capacity != nil
+		seen["adminAccess"] = seen["adminAccess"] || exact.AdminAccess != nil
+		seen["tolerations"] = seen["tolerations"] || len(exact.Tolerations) > 0
+	}
+}
+
+func TestRefusalsAreReadFromDraAllocatesErrorLines(t *testing.T) {
+	refusals := refusedClaims("claim default/a: not allocated on node node-1\n" +
+		"claim default/b: not allocated: claim default/b, request r: cannot add device d\n")
+	if len(refusals) != 1 || refusals["default/b"] != "claim default/b, request r: cannot add device d" {
+		t.Fatalf("refusals: %v", refusals)
+	}
+}
+
+func TestClaimsGetTheApiServersDefaults(t *testing.T) {
+	claim := &resourceapi.ResourceClaim{}
+	claim.Spec.Devices.Requests = []resourceapi.DeviceRequest{
+		{Name: "a", Exactly: &resourceapi.ExactDeviceRequest{Tolerations: []resourceapi.DeviceToleration{{Key: "k"}}}},
+		{Name: "b", FirstAvailable: []resourceapi.DeviceSubRequest{{Name: "s", AllocationMode: resourceapi.DeviceAllocationModeAll}}},
+	}
+	applyClaimDefaults(claim)
+	exact := claim.Spec.Devices.Requests[0].Exactly
+	if exact.AllocationMode != resourceapi.DeviceAllocationModeExactCount || exact.Count != 1 ||
+		exact.Tolerations[0].Operator != resourceapi.DeviceTolerationOpEqual {
+		t.Errorf("exactly: %+v", exact)
+	}
+	if sub := claim.Spec.Devices.Requests[1].FirstAvailable[0]; sub.Count != 0 {
+		t.Errorf("an All subrequest got count %d", sub.Count)
+	}
+}
+
+func TestRemovingARequestRemovesWhatNamesIt(t *testing.T) {
+	claim := &resourceapi.ResourceClaim{}
+	name := resourceapi.FullyQualifiedName("example.com/numa")
+	claim.Spec.Devices.Requests = []resourceapi.DeviceRequest{{Name: "a"}, {Name: "b"}}
+	claim.Spec.Devices.Constraints = []resourceapi.DeviceConstraint{
+		{Requests: []string{"a"}, MatchAttribute: &name},
+		{Requests: []string{"a", "b"}, MatchAttribute: &name},
+		{MatchAttribute: &name},
+	}
+	claim.Spec.Devices.Config = []resourceapi.DeviceClaimConfiguration{{Requests: []string{"a"}}}
+	removeRequest(claim, 0)
+	if len(claim.Spec.Devices.Requests) != 1 || len(claim.Spec.Devices.Constraints) != 2 ||
+		len(claim.Spec.Devices.Config) != 0 || claim.Spec.Devices.Constraints[0].Requests[0] != "b" {
+		t.Fatalf("after removing request a: %+v", claim.Spec.Devices)
+	}
+}

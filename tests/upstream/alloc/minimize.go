@@ -1,0 +1,172 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+
+	resourceapi "k8s.io/api/resource/v1"
+)
+
+// minimize shrinks an input on which the two allocators differ, one removal at a time
+// (a claim, a class, a slice, a device, a request, a constraint, an attribute, a capacity,
+// a selector), keeping each removal after which they still differ. What is left is the
+// regression file: small enough to read, and still a difference.
+func minimize(draAllocate, scratch string, in *inputs) (*inputs, error) {
+	path := filepath.Join(scratch, "minimizing.json")
+	stillDiffers := func(candidate *inputs) bool {
+		if err := writeInputsFile(path, candidate); err != nil {
+			return false
+		}
+		diff, err := compare(draAllocate, []string{path}, nodeName, candidate, false)
+		return err == nil && diff != ""
+	}
+	current := clone(in)
+	for changed := true; changed; {
+		changed = false
+		for _, candidate := range shrinks(current) {
+			if stillDiffers(candidate) {
+				current, changed = candidate, true
+				break
+			}
+		}
+	}
+	os.Remove(path)
+	return current, nil
+}
+
+func clone(in *inputs) *inputs {
+	out := &inputs{}
+	for _, node := range in.nodes {
+		out.nodes = append(out.nodes, node.DeepCopy())
+	}
+	for _, class := range in.classes {
+		out.classes = append(out.classes, class.DeepCopy())
+	}
+	for _, slice := range in.slices {
+		out.slices = append(out.slices, slice.DeepCopy())
+	}
+	for _, claim := range in.claims {
+		out.claims = append(out.claims, claim.DeepCopy())
+	}
+	return out
+}
+
+// shrinks lists every input one removal smaller than in, biggest removals first.
+func shrinks(in *inputs) []*inputs {
+	var out []*inputs
+	variant := func(change func(*inputs)) {
+		candidate := clone(in)
+		change(candidate)
+		out = append(out, candidate)
+	}
+	for i := range in.claims {
+		variant(func(c *inputs) { c.claims = slices.Delete(c.claims, i, i+1) })
+	}
+	for i := range in.classes {
+		variant(func(c *inputs) { c.classes = slices.Delete(c.classes, i, i+1) })
+	}
+	for i := range in.slices {
+		variant(func(c *inputs) { removeSlice(c, i) })
+	}
+	for s, slice := range in.slices {
+		for d := range slice.Spec.Devices {
+			variant(func(c *inputs) {
+				c.slices[s].Spec.Devices = slices.Delete(c.slices[s].Spec.Devices, d, d+1)
+			})
+			for name := range slice.Spec.Devices[d].Attributes {
+				variant(func(c *inputs) { delete(c.slices[s].Spec.Devices[d].Attributes, name) })
+			}
+			for name := range slice.Spec.Devices[d].Capacity {
+				variant(func(c *inputs) { delete(c.slices[s].Spec.Devices[d].Capacity, name) })
+			}
+		}
+	}
+	for c, claim := range in.claims {
+		devices := claim.Spec.Devices
+		if claim.Status.Allocation != nil {
+			continue
+		}
+		if len(devices.Requests) > 1 {
+			for r := range devices.Requests {
+				variant(func(x *inputs) { removeRequest(x.claims[c], r) })
+			}
+		}
+		for k := range devices.Constraints {
+			variant(func(x *inputs) {
+				x.claims[c].Spec.Devices.Constraints = slices.Delete(x.claims[c].Spec.Devices.Constraints, k, k+1)
+			})
+		}
+		if len(devices.Config) > 0 {
+			variant(func(x *inputs) { x.claims[c].Spec.Devices.Config = nil })
+		}
+		for r, request := range devices.Requests {
+			if request.Exactly != nil && len(request.Exactly.Selectors) > 0 {
+				variant(func(x *inputs) { x.claims[c].Spec.Devices.Requests[r].Exactly.Selectors = nil })
+			}
+			if request.Exactly != nil && request.Exactly.Capacity != nil {
+				variant(func(x *inputs) { x.claims[c].Spec.Devices.Requests[r].Exactly.Capacity = nil })
+			}
+			if len(request.FirstAvailable) > 1 {
+				for s := range request.FirstAvailable {
+					variant(func(x *inputs) {
+						sub := &x.claims[c].Spec.Devices.Requests[r]
+						sub.FirstAvailable = slices.Delete(sub.FirstAvailable, s, s+1)
+					})
+				}
+			}
+		}
+	}
+	for i, class := range in.classes {
+		if len(class.Spec.Config) > 0 {
+			variant(func(c *inputs) { c.classes[i].Spec.Config = nil })
+		}
+		if len(class.Spec.Selectors) > 1 {
+			variant(func(c *inputs) { c.classes[i].Spec.Selectors = c.classes[i].Spec.Selectors[:1] })
+		}
+	}
+	return out
+}
+
+// removeSlice drops a slice and keeps its pool's slice count true.
+func removeSlice(in *inputs, index int) {
+	removed := in.slices[index].Spec
+	in.slices = slices.Delete(in.slices, index, index+1)
+	for _, slice := range in.slices {
+		if slice.Spec.Driver == removed.Driver && slice.Spec.Pool.Name == removed.Pool.Name {
+			slice.Spec.Pool.ResourceSliceCount--
+		}
+	}
+}
+
+// removeRequest drops a request and every reference to it.
+func removeRequest(claim *resourceapi.ResourceClaim, index int) {
+	devices := &claim.Spec.Devices
+	name := devices.Requests[index].Name
+	devices.Requests = slices.Delete(devices.Requests, index, index+1)
+	keep := func(names []string) []string {
+		return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == name })
+	}
+	var constraints []resourceapi.DeviceConstraint
+	for _, constraint := range devices.Constraints {
+		if len(constraint.Requests) > 0 {
+			constraint.Requests = keep(constraint.Requests)
+			if len(constraint.Requests) == 0 {
+				continue
+			}
+		}
+		constraints = append(constraints, constraint)
+	}
+	devices.Constraints = constraints
+	var configs []resourceapi.DeviceClaimConfiguration
+	for _, config := range devices.Config {
+		if len(config.Requests) > 0 {
+			config.Requests = keep(config.Requests)
+			if len(config.Requests) == 0 {
+				continue
+			}
+		}
+		configs = append(configs, config)
+	}
+	devices.Config = configs
+}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The scenarios of testdata/allocator, replayed against upstream. Each ends in one status:
+//
+//	same        upstream gives every claim the same answer
+//	differs     it does not (a bug, unless listed with its reason)
+//	unreadable  upstream's API types refuse an input field: a feature upstream does not have
+//	skipped     inputs the allocator library does not take (Pods, templates: the scheduler
+//	            plugin's work), or no single node to allocate on
+//
+// Every scenario not "same" must be listed in the expectations file with that status and
+// why; a listed scenario whose status changed fails too, so the list stays true.
+type scenarioResult struct {
+	name, status, detail string
+}
+
+func runScenarios(draAllocate, dir, expectationsPath string) int {
+	expected, err := readExpectations(expectationsPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "upstream-allocate:", err)
+		return 2
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "upstream-allocate:", err)
+		return 2
+	}
+	counts := map[string]int{}
+	failed := 0
+	seen := map[string]bool{}
+	for _, entry := range entries {
+		if !entry.IsDir() {
+			continue
+		}
+		result := replayScenario(draAllocate, filepath.Join(dir, entry.Name()))
+		seen[result.name] = true
+		counts[result.status]++
+		want, listed := expected[result.name]
+		if !listed {
+			want = "same"
+		}
+		verdict := "ok"
+		if result.status != want {
+			verdict = "FAIL (expected " + want + ")"
+			failed++
+		}
+		fmt.Printf("%-60s %-10s %s\n", result.name, result.status, verdict)
+		if result.status != "same" && (verdict != "ok" || result.status == "differs") {
+			fmt.Printf("    %s\n", strings.ReplaceAll(result.detail, "\n", "\n    "))
+		}
+	}
+	for name := range expected {
+		if !seen[name] {
+			fmt.Printf("%-60s listed in %s but there is no such scenario: FAIL\n", name, expectationsPath)
+			failed++
+		}
+	}
+	var summary []string
+	for _, status := range []string{"same", "differs", "unreadable", "skipped"} {
+		summary = append(summary, fmt.Sprintf("%d %s", counts[status], status))
+	}
+	fmt.Printf("upstream-allocate: %d scenarios: %s; %d not as expected\n", len(seen), strings.Join(summary, ", "), failed)
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
+
+func replayScenario(draAllocate, folder string) scenarioResult {
+	result := scenarioResult{name: filepath.Base(folder)}
+	files, node, err := scenarioInputs(folder)
+	if err != nil {
+		result.status, result.detail = "skipped", err.Error()
+		return result
+	}
+	in, err := loadInputs(files)
+	if err != nil {
+		var unsupported unsupportedKindError
+		if errors.As(err, &unsupported) {
+			result.status, result.detail = "skipped", err.Error()
+		} else {
+			result.status, result.detail = "unreadable", err.Error()
+		}
+		return result
+	}
+	if node == "" {
+		node, err = onlyNode(in)
+		if err != nil {
+			result.status, result.detail = "skipped", err.Error()
+			return result
+		}
+	}
+	if findNode(in, node) == nil {
+		// dra-allocate needs no Node object for a named node; upstream needs one.
+		in.nodes = append(in.nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}})
+	}
+	diff, err := compare(draAllocate, files, node, in, false)
+	switch {
+	case err != nil:
+		result.status, result.detail = "differs", err.Error()
+	case diff != "":
+		result.status, result.detail = "differs", diff
+	default:
+		result.status = "same"
+	}
+	return result
+}
+
+// scenarioInputs lists a scenario's input files as the scenario test gives them to
+// dra-allocate, and the node its args name.
+func scenarioInputs(folder string) ([]string, string, error) {
+	node := ""
+	var named []string
+	if args, err := os.ReadFile(filepath.Join(folder, "args")); err == nil {
+		fields := strings.Fields(string(args))
+		for i := 0; i < len(fields); i++ {
+			switch {
+			case fields[i] == "--node" && i+1 < len(fields):
+				node = fields[i+1]
+				i++
+			case fields[i] == "--explain":
+			case strings.HasPrefix(fields[i], "--"):
+				return nil, "", fmt.Errorf("args flag %s is not replayed", fields[i])
+			default:
+				named = append(named, filepath.Join(folder, fields[i]))
+			}
+		}
+	}
+	if len(named) > 0 {
+		return named, node, nil
+	}
+	entries, err := os.ReadDir(folder)
+	if err != nil {
+		return nil, "", err
+	}
+	var files []string
+	for _, entry := range entries {
+		name := entry.Name()
+		if strings.HasPrefix(name, "expected") || name == "args" {
+			continue
+		}
+		if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") || strings.HasSuffix(name, ".json") {
+			files = append(files, filepath.Join(folder, name))
+		}
+	}
+	sort.Strings(files)
+	return files, node, nil
+}
+
+func onlyNode(in *inputs) (string, error) {
+	names := map[string]bool{}
+	for _, node := range in.nodes {
+		names[node.Name] = true
+	}
+	for _, slice := range in.slices {
+		if slice.Spec.NodeName != nil {
+			names[*slice.Spec.NodeName] = true
+		}
+	}
+	if len(names) != 1 {
+		return "", fmt.Errorf("%d nodes and no --node: dra-allocate tries each, the harness one", len(names))
+	}
+	for name := range names {
+		return name, nil
+	}
+	return "", nil
+}
+
+// readExpectations reads "scenario status reason..." lines; # starts a comment.
+func readExpectations(path string) (map[string]string, error) {
+	expected := map[string]string{}
+	if path == "" {
+		return expected, nil
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	scanner := bufio.NewScanner(file)
+	for line := 1; scanner.Scan(); line++ {
+		text := strings.TrimSpace(scanner.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		fields := strings.Fields(text)
+		if len(fields) < 3 {
+			return nil, fmt.Errorf("%s:%d: want \"scenario status reason\"", path, line)
+		}
+		switch fields[1] {
+		case "differs", "unreadable", "skipped":
+		default:
+			return nil, fmt.Errorf("%s:%d: status %q is not differs, unreadable or skipped", path, line, fields[1])
+		}
+		expected[fields[0]] = fields[1]
+	}
+	return expected, scanner.Err()
+}
