@@ -3,30 +3,71 @@
 
 #include "capacity.hpp"
 
+#include <limits>
+
 namespace numadra::allocator::detail {
 
 namespace {
+
+constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
 
 std::int64_t ceilDivide(std::int64_t numerator, std::int64_t denominator) {
     return numerator / denominator + (numerator % denominator != 0 ? 1 : 0);
 }
 
-Quantity roundUpInRange(const Quantity& requested, const CapacityRange& range) {
+Error notRepresentable(const std::string& why) {
+    return Error{"capacity request cannot be represented in the device's range arithmetic: " + why};
+}
+
+// Upstream's useMilli (DRAFractionalCapacityRange, which dra-allocate always has on): a range
+// is computed in milli-units when each of its bounds is exactly a whole number of milli-units
+// and the step is at least 1m; otherwise in whole units.
+bool useMilli(const CapacityRange& range) {
+    for (const Quantity* bound :
+         {&range.min, range.max ? &*range.max : nullptr, range.step ? &*range.step : nullptr})
+        if (bound && !bound->exactMilli())
+            return false;
+    return !range.step || *range.step->exactMilli() >= 1;
+}
+
+// min + k * step, the smallest not below the request, with upstream's overflow guards.
+Result<Quantity> roundUpInRange(const Quantity& requested, const CapacityRange& range) {
     if (requested < range.min)
         return range.min;
-    if (!range.step || range.step->value() <= 0)
+    if (!range.step || range.step->sign() <= 0)
         return requested;
-    // Integer units, as upstream (Quantity.Value() rounds fractions up).
+    const Quantity::Format format = range.step->format();
+    if (useMilli(range)) {
+        const auto requestedMilli = requested.exactMilli();
+        if (!requestedMilli)
+            return notRepresentable("request " + requested.toString() +
+                                    " is not a representable milli value");
+        const std::int64_t step = *range.step->exactMilli();
+        const std::int64_t min = *range.min.exactMilli();
+        const std::int64_t steps = ceilDivide(*requestedMilli - min, step);
+        if (steps > (kMaxInt64 - min) / step)
+            return notRepresentable("rounding request " + requested.toString() +
+                                    " up to the next step passes the milli-value range");
+        const std::int64_t milli = min + step * steps;
+        return milli % 1000 == 0 ? Quantity::fromInt(milli / 1000, format)
+                                 : Quantity::fromMilli(milli, format);
+    }
+    if (Quantity::fromInt(kMaxInt64, format) < requested)
+        return notRepresentable("request " + requested.toString() + " exceeds MaxInt64");
+    // Whole units, as upstream (Quantity.Value() rounds fractions up).
     const std::int64_t min = range.min.value();
     const std::int64_t step = range.step->value();
     const std::int64_t steps = ceilDivide(requested.value() - min, step);
-    return Quantity::fromInt(min + step * steps, Quantity::Format::BinarySI);
+    if (min >= 0 && steps > (kMaxInt64 - min) / step)
+        return notRepresentable("rounding request " + requested.toString() +
+                                " up to the next step passes MaxInt64");
+    return Quantity::fromInt(min + step * steps, format);
 }
 
 }  // namespace
 
-Quantity policyAmount(const std::optional<Quantity>& requested, const Quantity& whole,
-                      const std::optional<RequestPolicy>& policy) {
+Result<Quantity> policyAmount(const std::optional<Quantity>& requested, const Quantity& whole,
+                              const std::optional<RequestPolicy>& policy) {
     if (!requested)
         return policy && policy->defaultValue ? *policy->defaultValue : whole;
     if (!policy)
@@ -41,6 +82,19 @@ Quantity policyAmount(const std::optional<Quantity>& requested, const Quantity& 
     return *requested;
 }
 
+namespace {
+
+// Whether amount is min plus a whole number of steps, in the units upstream computes in.
+bool onStep(const Quantity& amount, const CapacityRange& range) {
+    if (useMilli(range)) {
+        const auto milli = amount.exactMilli();
+        return milli && (*milli - *range.min.exactMilli()) % *range.step->exactMilli() == 0;
+    }
+    return (amount.value() - range.min.value()) % range.step->value() == 0;
+}
+
+}  // namespace
+
 std::optional<std::string> policyViolation(const Quantity& amount,
                                            const std::optional<RequestPolicy>& policy) {
     if (!policy)
@@ -51,8 +105,7 @@ std::optional<std::string> policyViolation(const Quantity& amount,
         const CapacityRange& range = *policy->validRange;
         if (range.max && *range.max < amount)
             return amount.toString() + " is above the maximum " + range.max->toString();
-        if (range.step && range.step->value() > 0 &&
-            (amount.value() - range.min.value()) % range.step->value() != 0)
+        if (range.step && range.step->sign() > 0 && !onStep(amount, range))
             return amount.toString() + " is not " + range.min.toString() + " plus a multiple of " +
                    range.step->toString();
         return std::nullopt;
@@ -108,12 +161,25 @@ CapacityFit fitCapacity(const Device& device, const std::string& driver,
             return fit;
         }
     }
+    // First what each capacity would take (an amount that cannot be computed, or a negative
+    // one, is an error, as upstream), then whether it fits.
     for (const auto& [name, capacity] : device.capacity) {
         auto requested = requestedByCapacity.find(name);
         std::optional<Quantity> asked;
         if (requested != requestedByCapacity.end())
             asked = *requested->second;
-        Quantity amount = policyAmount(asked, capacity.value, capacity.requestPolicy);
+        auto amount = policyAmount(asked, capacity.value, capacity.requestPolicy);
+        if (amount && amount->sign() < 0)
+            amount = Error{"capacity value is negative"};
+        if (!amount) {
+            fit.fits = false;
+            fit.error = "capacity \"" + name + "\": " + amount.error().message;
+            return fit;
+        }
+        fit.consumed.emplace(name, *amount);
+    }
+    for (const auto& [name, capacity] : device.capacity) {
+        const Quantity& amount = fit.consumed.at(name);
         if (auto violation = policyViolation(amount, capacity.requestPolicy)) {
             fit.fits = false;
             fit.reason = "capacity " + name + ": " + *violation;
@@ -132,7 +198,6 @@ CapacityFit fitCapacity(const Device& device, const std::string& driver,
                          " of " + capacity.value.toString() + " in use";
             return fit;
         }
-        fit.consumed.emplace(name, amount);
     }
     return fit;
 }
@@ -160,7 +225,11 @@ Result<CounterAmounts> counterDemand(const Device& device,
                     asked = requested->second;
                 const auto& policy = definition->second.requestPolicy;
                 // Nothing requested and no default: the device takes nothing from the counter.
-                taken = policyAmount(asked, Quantity(), policy);
+                auto amountTaken = policyAmount(asked, Quantity(), policy);
+                if (!amountTaken)
+                    return Error{"counter " + counter + " of counter set " + use.counterSet + ": " +
+                                 amountTaken.error().message};
+                taken = *amountTaken;
                 if (auto violation = policyViolation(taken, policy))
                     return Error{"counter " + counter + " of counter set " + use.counterSet + ": " +
                                  *violation};

@@ -10,9 +10,10 @@
 namespace numadra::allocator::detail {
 
 // The amount a request takes under a requestPolicy: not requested -> the default (or `whole`);
-// a validRange rounds up to min + k * step (in integer units, as upstream); validValues take the
-// first value not below the request.
-Quantity policyAmount(const std::optional<Quantity>& requested, const Quantity& whole,
+// a validRange rounds up to min + k * step (in milli-units when every bound is a whole number
+// of them, else in whole units, as upstream with DRAFractionalCapacityRange); validValues take
+// the first value not below the request. An error when the rounding leaves int64, as upstream.
+Result<Quantity> policyAmount(const std::optional<Quantity>& requested, const Quantity& whole,
                       const std::optional<RequestPolicy>& policy);
 // Why `amount` breaks the policy, or nullopt.
 std::optional<std::string> policyViolation(const Quantity& amount,
@@ -27,6 +28,9 @@ bool feedsCounter(const Device& device, const std::string& capacityKey);
 struct CapacityFit {
     bool fits = true;
     std::string reason;
+    // Set (with fits false) when the amount cannot be computed or is negative: upstream
+    // aborts the allocation with it.
+    std::optional<std::string> error;
     std::map<std::string, Quantity> consumed;  // every capacity of the device
 };
 // Checks the request's capacity requests against the device (inUse: what committed and

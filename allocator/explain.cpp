@@ -62,7 +62,7 @@ std::string Search::explainPlan(const ClaimState& state, const Plan& plan) {
         CapacityFit fit = fitCapacity(*info.device, info.slice->driver, plan.spec->capacityRequests,
                                       info.device->allowMultipleAllocations ? &shared : nullptr);
         if (!fit.fits) {
-            capacityWhy = fit.reason;
+            capacityWhy = fit.error ? *fit.error : fit.reason;
             continue;
         }
         ++capacityOk;

@@ -247,10 +247,11 @@ Result<Plan> Search::buildPlan(const Claim& claim, const std::string& parent,
         // so their error surfaces when the search reaches them, as upstream.
         for (int device : plan.candidates) {
             const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
-            const bool keep =
-                info.device->allowMultipleAllocations ||
-                selectable(plan.selectors, device) == Verdict::Failed ||
-                fitCapacity(*info.device, info.slice->driver, spec.capacityRequests, nullptr).fits;
+            const CapacityFit fit =
+                fitCapacity(*info.device, info.slice->driver, spec.capacityRequests, nullptr);
+            const bool keep = info.device->allowMultipleAllocations ||
+                              selectable(plan.selectors, device) == Verdict::Failed || fit.fits ||
+                              fit.error;
             if (keep)
                 plan.fitting.push_back(device);
         }
@@ -272,7 +273,12 @@ Result<Plan> Search::buildPlan(const Claim& claim, const std::string& parent,
             // is taken by other claims stays in the set, so "all" fails instead of quietly
             // meaning "all that are left".
             const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
-            if (!fitCapacity(*info.device, info.slice->driver, spec.capacityRequests, nullptr).fits)
+            const CapacityFit fit =
+                fitCapacity(*info.device, info.slice->driver, spec.capacityRequests, nullptr);
+            if (fit.error)
+                return Error{where + "checking capacity for device " + info.device->name + ": " +
+                             *fit.error};
+            if (!fit.fits)
                 continue;
             plan.allSet.push_back(device);
         }
@@ -475,21 +481,32 @@ bool Search::allocateDevice(ClaimState& state, const Plan& plan, size_t position
     }
     // Capacity after the constraints, in upstream's order: for a device that must be
     // allocated ("All"), a constraint it breaks is an error even when its capacity is taken.
-    if (multi) {
+    // A dedicated device is checked against its whole capacity, a shared one against what its
+    // other shares leave.
+    if (multi || !plan.spec->capacityRequests.empty()) {
         std::map<std::string, Quantity> used;
-        if (auto committed = impl_.committed.sharedCapacity.find(info.id);
-            committed != impl_.committed.sharedCapacity.end())
-            used = committed->second;
-        if (auto flying = sharedInFlight_.find(info.id); flying != sharedInFlight_.end())
-            for (const auto& [name, amount] : flying->second.amounts)
-                used[name] = used[name].add(amount).value_or(used[name]);
-        CapacityFit fit = fitCapacity(dev, info.slice->driver, plan.spec->capacityRequests, &used);
+        if (multi) {
+            if (auto committed = impl_.committed.sharedCapacity.find(info.id);
+                committed != impl_.committed.sharedCapacity.end())
+                used = committed->second;
+            if (auto flying = sharedInFlight_.find(info.id); flying != sharedInFlight_.end())
+                for (const auto& [name, amount] : flying->second.amounts)
+                    used[name] = used[name].add(amount).value_or(used[name]);
+        }
+        CapacityFit fit = fitCapacity(dev, info.slice->driver, plan.spec->capacityRequests,
+                                      multi ? &used : nullptr);
         if (!fit.fits) {
             for (int pushed : placement.constraintsPushed)
                 state.constraints[static_cast<size_t>(pushed)].recorded.pop_back();
+            if (fit.error)
+                failure_ = "claim " + claimName(*state.claim) + ", request " +
+                           plan.name.substr(plan.name.find('/') + 1) +
+                           ": rechecking capacity for device " + deviceName(device) + ": " +
+                           *fit.error;
             return false;
         }
-        placement.sharedCapacity = std::move(fit.consumed);
+        if (multi)
+            placement.sharedCapacity = std::move(fit.consumed);
     }
 
     if (!multi) {
@@ -728,15 +745,11 @@ Step Search::scanCandidates(size_t claim, size_t request, size_t slot, size_t cu
             if (!values.empty() && values[position].state == ConstraintValue::State::Failed)
                 return fail("claim " + claimName(*state.claim) + ", request " + plan.name +
                             ": device " + deviceName(device) + ": " + *values[position].error);
-        // A dedicated device's capacity only filters (multi-allocatable ones are checked
-        // with their shares in allocateDevice).
-        const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
-        if (!plan.spec->capacityRequests.empty() && !info.device->allowMultipleAllocations &&
-            !fitCapacity(*info.device, info.slice->driver, plan.spec->capacityRequests, nullptr)
-                 .fits)
+        if (!allocateDevice(state, plan, position, device, false)) {
+            if (!failure_.empty())
+                return Step::Failed;
             continue;
-        if (!allocateDevice(state, plan, position, device, false))
-            continue;
+        }
         if (!feasible(state, request, slot + 1, position + 1)) {
             deallocate(state);
             continue;

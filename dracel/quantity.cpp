@@ -302,6 +302,20 @@ Quantity Quantity::fromInt(std::int64_t value, Format format) {
     return Quantity(static_cast<Int128>(value) * kNano, format);
 }
 
+Quantity Quantity::fromMilli(std::int64_t milli, Format format) {
+    return Quantity(static_cast<Int128>(milli) * 1'000'000, format);
+}
+
+std::optional<std::int64_t> Quantity::exactMilli() const {
+    if (nano_ % 1'000'000 != 0)
+        return std::nullopt;
+    const Int128 milli = nano_ / 1'000'000;
+    if (milli < std::numeric_limits<std::int64_t>::min() ||
+        milli > std::numeric_limits<std::int64_t>::max())
+        return std::nullopt;
+    return static_cast<std::int64_t>(milli);
+}
+
 bool Quantity::isInteger() const {
     if (nano_ % kNano != 0)
         return false;

@@ -300,16 +300,49 @@ TEST(AllocatorBudget, ASearchOverTheBudgetGivesUp) {
 TEST(AllocatorCapacity, RangeRoundsUpToTheNextStep) {
     RequestPolicy policy;
     policy.validRange = CapacityRange{q("2"), q("10"), q("2")};
-    EXPECT_EQ(detail::policyAmount(q("3"), q("10"), policy), q("4"));
-    EXPECT_EQ(detail::policyAmount(q("1"), q("10"), policy), q("2"));
-    EXPECT_EQ(detail::policyAmount(std::nullopt, q("10"), policy), q("10"));
+    EXPECT_EQ(*detail::policyAmount(q("3"), q("10"), policy), q("4"));
+    EXPECT_EQ(*detail::policyAmount(q("1"), q("10"), policy), q("2"));
+    EXPECT_EQ(*detail::policyAmount(std::nullopt, q("10"), policy), q("10"));
+}
+
+// Upstream's DRAFractionalCapacityRange: bounds that are whole milli-units round in milli-units.
+TEST(AllocatorCapacity, FractionalRangeRoundsInMilliUnits) {
+    RequestPolicy policy;
+    policy.validRange = CapacityRange{q("200m"), q("1"), q("100m")};
+    EXPECT_EQ(*detail::policyAmount(q("250m"), q("1"), policy), q("300m"));
+    EXPECT_EQ(*detail::policyAmount(q("200m"), q("1"), policy), q("200m"));
+    EXPECT_FALSE(detail::policyViolation(q("300m"), policy).has_value());
+    EXPECT_TRUE(detail::policyViolation(q("250m"), policy).has_value());
+}
+
+TEST(AllocatorCapacity, RoundingPastInt64IsAnError) {
+    RequestPolicy policy;
+    policy.validRange = CapacityRange{q("2"), std::nullopt, q("2")};
+    auto above = detail::policyAmount(q("18446744073709551616"), q("4"), policy);
+    ASSERT_FALSE(above.ok());
+    EXPECT_NE(above.error().message.find("cannot be represented"), std::string::npos);
+    EXPECT_FALSE(detail::policyAmount(q("9223372036854775807"), q("4"), policy).ok());
+}
+
+TEST(AllocatorCapacity, ANegativeRequestAbortsTheAllocation) {
+    Device shared = device("shared");
+    shared.allowMultipleAllocations = true;
+    shared.capacity["memory"] = Capacity{q("10"), {}};
+    auto allocator = Allocator::create({slice("s", "pool", {shared})}, {deviceClass()});
+    Request request = exactly("req-0");
+    request.exactly->capacityRequests["driver-a/memory"] = q("-5");
+    const std::vector<Claim> claims{claim({request})};
+    auto outcome = allocator.allocate(kNode, claims);
+    ASSERT_FALSE(outcome.ok());
+    EXPECT_NE(outcome.error().message.find("capacity value is negative"), std::string::npos)
+        << outcome.error().message;
 }
 
 TEST(AllocatorCapacity, ValidValuesPickTheFirstNotBelowTheRequest) {
     RequestPolicy policy;
     policy.validValues = {q("1"), q("3"), q("5")};
-    EXPECT_EQ(detail::policyAmount(q("2"), q("8"), policy), q("3"));
-    EXPECT_EQ(detail::policyAmount(q("6"), q("8"), policy), q("6"));
+    EXPECT_EQ(*detail::policyAmount(q("2"), q("8"), policy), q("3"));
+    EXPECT_EQ(*detail::policyAmount(q("6"), q("8"), policy), q("6"));
     EXPECT_TRUE(detail::policyViolation(q("6"), policy).has_value());
     EXPECT_FALSE(detail::policyViolation(q("5"), policy).has_value());
 }

@@ -5,6 +5,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,7 @@ class Quantity final : public cel::Opaque {
     // the text: `invalid quantity "200K": unable to parse quantity's suffix`.
     static Result<Quantity> parse(std::string_view text);
     static Quantity fromInt(std::int64_t value, Format format);
+    static Quantity fromMilli(std::int64_t milli, Format format);
 
     Format format() const { return format_; }
     int sign() const { return nano_ < 0 ? -1 : (nano_ > 0 ? 1 : 0); }
@@ -43,6 +45,9 @@ class Quantity final : public cel::Opaque {
     // milli-unit; saturated at the int64 limits.
     std::int64_t value() const;
     std::int64_t milliValue() const;
+    // The value in milli-units when that is exact and fits an int64 (upstream's
+    // safeMilliValue), else nullopt.
+    std::optional<std::int64_t> exactMilli() const;
 
     // Exact; an error when the result leaves the representable range. The result keeps this
     // quantity's format, or takes the other's when this one is zero (as Quantity.Add does).

@@ -1,0 +1,303 @@
+// upstream-table: upstream's own allocator test table
+// (k8s.io/dynamic-resource-allocation/structured/internal/allocatortesting, some 400 cases)
+// put to dra-allocate. Go allows only code inside that module to import the table, so the
+// program copies the pinned module out of the module cache into a scratch folder, adds one
+// test file (oracle_test.go.in) to its experimental allocator package, and runs that
+// package's tests with this module's go.mod and go.sum plus a replace pointing at the copy.
+// The added test wraps the allocator the table constructs: each Allocate call is also asked
+// of upstream's allocator with every feature on and of dra-allocate, and the two answers
+// are printed. This program collects them per table case and compares with
+// table-expectations.txt: every case where dra-allocate does not give the same answer must
+// be listed there with why.
+//
+//	upstream-table --dra-allocate BIN --go GO --module DIR --scratch DIR --expectations FILE
+package main
+
+import (
+	"bufio"
+	_ "embed"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+//go:embed oracle_test.go.in
+var oracleTest []byte
+
+const (
+	draModule  = "k8s.io/dynamic-resource-allocation"
+	experiment = draModule + "/structured/internal/experimental"
+	marker     = "NUMADRA-ORACLE "
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	draAllocate := flag.String("dra-allocate", "", "the dra-allocate binary to judge")
+	goCommand := flag.String("go", "go", "the go command")
+	module := flag.String("module", ".", "tests/upstream (its go.mod and go.sum pin everything)")
+	scratch := flag.String("scratch", "", "folder for the module copy (emptied first)")
+	expectationsPath := flag.String("expectations", "", "table cases that may differ, with why")
+	verbose := flag.Bool("v", false, "print every case's verdict")
+	flag.Parse()
+	if *draAllocate == "" || *scratch == "" {
+		fmt.Fprintln(os.Stderr, "upstream-table: --dra-allocate and --scratch are required")
+		return 2
+	}
+	expected, err := readExpectations(*expectationsPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "upstream-table:", err)
+		return 2
+	}
+	modfile, err := prepare(*goCommand, *module, *scratch)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "upstream-table:", err)
+		return 2
+	}
+	verdicts, failures, err := runTable(*goCommand, *module, modfile, *draAllocate)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "upstream-table:", err)
+		return 2
+	}
+	return report(verdicts, failures, expected, *verbose)
+}
+
+// prepare copies the pinned module and writes the go.mod that replaces it with the copy.
+func prepare(goCommand, module, scratch string) (string, error) {
+	out, err := exec.Command(goCommand, "-C", module, "list", "-mod=readonly", "-m", "-f", "{{.Dir}}", draModule).Output()
+	if err != nil {
+		return "", fmt.Errorf("finding %s in the module cache: %w", draModule, err)
+	}
+	source := strings.TrimSpace(string(out))
+	if err := os.RemoveAll(scratch); err != nil {
+		return "", err
+	}
+	copyDir := filepath.Join(scratch, "dynamic-resource-allocation")
+	if err := copyTree(source, copyDir); err != nil {
+		return "", fmt.Errorf("copying %s: %w", source, err)
+	}
+	added := filepath.Join(copyDir, "structured", "internal", "experimental", "zz_numadra_oracle_test.go")
+	if err := os.WriteFile(added, oracleTest, 0o644); err != nil {
+		return "", err
+	}
+	goMod, err := os.ReadFile(filepath.Join(module, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	goSum, err := os.ReadFile(filepath.Join(module, "go.sum"))
+	if err != nil {
+		return "", err
+	}
+	absolute, err := filepath.Abs(copyDir)
+	if err != nil {
+		return "", err
+	}
+	modfile := filepath.Join(scratch, "go.mod")
+	goMod = append(goMod, []byte(fmt.Sprintf("\nreplace %s => %s\n", draModule, absolute))...)
+	if err := os.WriteFile(modfile, goMod, 0o644); err != nil {
+		return "", err
+	}
+	return modfile, os.WriteFile(filepath.Join(scratch, "go.sum"), goSum, 0o644)
+}
+
+func copyTree(from, to string) error {
+	return filepath.WalkDir(from, func(path string, entry fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		relative, _ := filepath.Rel(from, path)
+		target := filepath.Join(to, relative)
+		if entry.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !entry.Type().IsRegular() {
+			return nil
+		}
+		in, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	})
+}
+
+type testEvent struct {
+	Action string `json:"Action"`
+	Test   string `json:"Test"`
+	Output string `json:"Output"`
+}
+
+type verdict struct {
+	Verdict  string `json:"verdict"`
+	Features string `json:"features"`
+	Upstream string `json:"upstream"`
+	Ours     string `json:"ours"`
+	Detail   string `json:"detail"`
+	Input    string `json:"input"`
+}
+
+// runTable runs the table and returns, per case, the verdicts of its Allocate calls, and
+// the cases whose own assertions failed (upstream against its own table: never expected).
+func runTable(goCommand, module, modfile, draAllocate string) (map[string][]verdict, []string, error) {
+	cmd := exec.Command(goCommand, "-C", module, "test", "-modfile", modfile, "-mod=readonly", "-json", "-count=1",
+		"-run", "^TestNumadraOracle$", experiment)
+	inputs := filepath.Join(filepath.Dir(modfile), "inputs")
+	if err := os.MkdirAll(inputs, 0o755); err != nil {
+		return nil, nil, err
+	}
+	cmd.Env = append(os.Environ(), "NUMADRA_DRA_ALLOCATE="+draAllocate, "NUMADRA_TABLE_INPUTS="+inputs)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	verdicts := map[string][]verdict{}
+	var failures []string
+	scanner := bufio.NewScanner(stdout)
+	scanner.Buffer(make([]byte, 1<<20), 64<<20)
+	for scanner.Scan() {
+		var event testEvent
+		if json.Unmarshal(scanner.Bytes(), &event) != nil {
+			continue
+		}
+		name := strings.TrimPrefix(event.Test, "TestNumadraOracle/")
+		switch {
+		case event.Action == "output" && strings.HasPrefix(event.Output, marker):
+			var v verdict
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(event.Output, marker)), &v); err == nil {
+				verdicts[name] = append(verdicts[name], v)
+			}
+		case event.Action == "fail" && strings.Contains(event.Test, "/"):
+			failures = append(failures, name)
+		}
+	}
+	waitErr := cmd.Wait()
+	if len(verdicts) == 0 {
+		return nil, nil, fmt.Errorf("the table printed no verdicts (go test: %v)", waitErr)
+	}
+	return verdicts, failures, nil
+}
+
+func report(verdicts map[string][]verdict, failures []string, expected map[string]string, verbose bool) int {
+	names := make([]string, 0, len(verdicts))
+	for name := range verdicts {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	counts := map[string]int{}
+	unexpected := 0
+	for _, name := range names {
+		status := caseStatus(verdicts[name])
+		counts[status]++
+		want, listed := expected[name]
+		if !listed {
+			want = "same"
+		}
+		ok := status == want
+		if !ok {
+			unexpected++
+		}
+		if ok && !verbose {
+			continue
+		}
+		mark := "ok"
+		if !ok {
+			mark = "FAIL (expected " + want + ")"
+		}
+		fmt.Printf("%-90s %-24s %s\n", name, status, mark)
+		if status != "same" {
+			for _, v := range verdicts[name] {
+				if v.Verdict == "same" {
+					continue
+				}
+				fmt.Printf("    upstream (all features): %s\n    dra-allocate:            %s\n", v.Upstream, v.Ours)
+				if v.Input != "" {
+					fmt.Printf("    input: %s\n", v.Input)
+				}
+				if v.Features != "" {
+					fmt.Printf("    the case's own features: %s\n", v.Features)
+				}
+				if detail := strings.TrimSpace(v.Detail); detail != "" {
+					fmt.Printf("    dra-allocate said: %s\n", strings.ReplaceAll(detail, "\n", "\n      "))
+				}
+			}
+		}
+	}
+	for name := range expected {
+		if _, ran := verdicts[name]; !ran {
+			fmt.Printf("%-90s listed, but the table has no such case that allocates: FAIL\n", name)
+			unexpected++
+		}
+	}
+	for _, name := range failures {
+		fmt.Printf("%s: upstream's own assertion failed (the harness changed what the table sees?)\n", name)
+	}
+	fmt.Printf("upstream-table: %d table cases asked dra-allocate: %d same, %d differ, %d refused by dra-allocate; %d not as expected; %d table failures\n",
+		len(names), counts["same"], counts["differs"], counts["refused-by-dra-allocate"], unexpected, len(failures))
+	if unexpected > 0 || len(failures) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// caseStatus: the worst verdict of a case's Allocate calls.
+func caseStatus(verdicts []verdict) string {
+	status := "same"
+	for _, v := range verdicts {
+		switch v.Verdict {
+		case "differs":
+			return "differs"
+		case "refused-by-dra-allocate":
+			status = v.Verdict
+		}
+	}
+	return status
+}
+
+func readExpectations(path string) (map[string]string, error) {
+	expected := map[string]string{}
+	if path == "" {
+		return expected, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	for number, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.SplitN(line, " | ", 3)
+		if len(fields) != 3 {
+			return nil, fmt.Errorf("%s:%d: want \"case | status | reason\"", path, number+1)
+		}
+		status := strings.TrimSpace(fields[1])
+		if status != "differs" && status != "refused-by-dra-allocate" {
+			return nil, fmt.Errorf("%s:%d: status %q is not differs or refused-by-dra-allocate", path, number+1, status)
+		}
+		expected[strings.TrimSpace(fields[0])] = status
+	}
+	return expected, nil
+}
