@@ -3,6 +3,8 @@
 // type. Neither knows variable types, so both stay conservative: what they cannot decide is left
 // to evaluation ("dyn").
 
+#include <re2/re2.h>
+
 #include "ast.hpp"
 
 namespace numadra::cel::detail {
@@ -77,10 +79,38 @@ class Checker {
             case NodeKind::Bind:
                 scoped(node, locals);
                 return nullptr;
+            case NodeKind::List:
+                for (auto& child : node.children)
+                    check(*child, locals);
+                homogeneous(node, 0, 1);
+                return nullptr;
+            case NodeKind::Map:
+                for (auto& child : node.children)
+                    check(*child, locals);
+                homogeneous(node, 0, 2);  // the keys
+                homogeneous(node, 1, 2);  // the values
+                return nullptr;
             default:
                 for (auto& child : node.children)
                     check(*child, locals);
                 return nullptr;
+        }
+    }
+
+    // Aggregate literals hold one type (the Kubernetes environments enable cel-go's
+    // HomogeneousAggregateLiterals): two elements whose types are known at compile time and
+    // differ are an error at the second. Elements of unknown type (dyn) are not judged.
+    void homogeneous(const Node& node, std::size_t first, std::size_t stride) {
+        const std::string* expected = nullptr;
+        for (std::size_t i = first; i < node.children.size(); i += stride) {
+            const std::string& type = deduceType(*node.children[i]);
+            if (type == "dyn")
+                continue;
+            if (expected == nullptr)
+                expected = &type;
+            else if (type != *expected)
+                fail(*node.children[i],
+                     "expected type '" + *expected + "' but found '" + type + "'");
         }
     }
 
@@ -139,10 +169,32 @@ class Checker {
                             !isTypeName(target.name);
             if (!ns)
                 node.qualified.clear();  // a member call on a variable, never a namespace
+            else if (declarations_.namespaces && !declarations_.namespaces->contains(target.name))
+                fail(target, "undeclared reference to '" + target.name + "'");
             first = ns ? 1 : 0;
         }
+        // A literal pattern the parser could not compile is refused now, as cel-go's
+        // checker refuses it, not when a device is evaluated.
+        if (node.builtin == Builtin::Matches && !node.regex && !node.children.empty()) {
+            const Node& pattern = *node.children.back();
+            if (pattern.kind == NodeKind::Literal && pattern.literal.is<std::string>())
+                fail(pattern, "invalid matches argument");
+        }
+        if (node.receiver && node.children.size() >= 2 &&
+            declarations_.regexMemberFunctions.contains(node.name))
+            checkRegexLiteral(node, *node.children[1]);
         for (std::size_t i = first; i < node.children.size(); ++i)
             check(*node.children[i], locals);
+    }
+
+    void checkRegexLiteral(const Node& call, const Node& pattern) {
+        if (pattern.kind != NodeKind::Literal || !pattern.literal.is<std::string>())
+            return;
+        re2::RE2::Options options;
+        options.set_log_errors(false);
+        const re2::RE2 regex(pattern.literal.as<std::string>(), options);
+        if (!regex.ok())
+            fail(pattern, "invalid " + call.name + " argument: " + regex.error());
     }
 
     // Comprehensions and cel.bind: the first child is evaluated outside the new variables.

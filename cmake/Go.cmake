@@ -24,7 +24,8 @@ if(NOT DEFINED NUMADRA_GO_TIERS)
   set(NUMADRA_GO_TIERS
       "CDI specs judged by the official CDI library (tests/cdi-check: cdi-check validate and resolve)"
       "numaNode, pcieRoot and pciBusID judged by upstream's deviceattribute helpers (tests/upstream)"
-      "dra-allocate judged by upstream's structured allocator (tests/upstream)")
+      "dra-allocate judged by upstream's structured allocator (tests/upstream)"
+      "the CEL environment judged by upstream's DRA CEL environment (tests/upstream)")
 endif()
 
 find_program(NUMADRA_GO go HINTS /usr/local/go/bin DOC "The go command for the Go test programs")

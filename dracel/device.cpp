@@ -160,6 +160,11 @@ cel::Declarations deviceDeclarations(ExpressionKind kind) {
         fields.insert("name");
     cel::Declarations declarations;
     declarations.variables.emplace("device", std::move(fields));
+    // The namespaces of the functions this environment has (math., base64. ... are not in
+    // upstream's DRA environment either: there they are undeclared references).
+    declarations.namespaces =
+        std::set<std::string, std::less<>>{"optional", "sets", "lists", "cel"};
+    declarations.regexMemberFunctions = {"find", "findAll"};
     return declarations;
 }
 

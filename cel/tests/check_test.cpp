@@ -40,6 +40,44 @@ Value evaluateChecked(std::string_view expr, const Activation& activation,
     return program ? program->evaluate(activation, Environment{}) : Value::error("compile");
 }
 
+TEST(Check, OnlyDeclaredNamespacesNameFunctions) {
+    Declarations declarations = draDeclarations();
+    declarations.namespaces = std::set<std::string, std::less<>>{"sets"};
+    EXPECT_EQ(check("sets.contains([1], [1])", declarations), "ok");
+    EXPECT_EQ(check("math.abs(-1) == 1", declarations),
+              "line 1, column 1: undeclared reference to 'math'");
+    // Without a namespace list every undeclared single identifier may be one.
+    EXPECT_EQ(check("math.abs(-1) == 1"), "ok");
+}
+
+TEST(Check, ListLiteralsHoldOneKnownType) {
+    EXPECT_EQ(check("[1, 'a'].size() == 2"),
+              "line 1, column 5: expected type 'int' but found 'string'");
+    EXPECT_EQ(check("[1, 2.0].size() == 2"),
+              "line 1, column 5: expected type 'int' but found 'double'");
+    EXPECT_EQ(check("[1, 2, 3].size() == 3"), "ok");
+    // An element whose type depends on values is not judged.
+    EXPECT_EQ(check("[device.driver, 1].size() == 2"), "ok");
+}
+
+TEST(Check, MapLiteralsHoldOneKeyTypeAndOneValueType) {
+    EXPECT_EQ(check("{'a': 1, 'b': 'x'}.size() == 2"),
+              "line 1, column 15: expected type 'int' but found 'string'");
+    EXPECT_EQ(check("{1: 'a', 'b': 'c'}.size() == 2"),
+              "line 1, column 10: expected type 'int' but found 'string'");
+}
+
+TEST(Check, ALiteralRegexThatDoesNotCompileIsRefused) {
+    EXPECT_EQ(check("device.driver.matches('[')"), "line 1, column 23: invalid matches argument");
+    EXPECT_EQ(check("device.driver.matches('[a-z]+')"), "ok");
+    Declarations declarations = draDeclarations();
+    declarations.regexMemberFunctions = {"find"};
+    EXPECT_EQ(check("device.driver.find('(') == ''", declarations),
+              "line 1, column 20: invalid find argument: missing ): (");
+    // A pattern computed at run time is judged at run time.
+    EXPECT_EQ(check("device.driver.find(device.driver) == ''", declarations), "ok");
+}
+
 TEST(Check, DeclaredVariableCompiles) {
     EXPECT_EQ(check("device.driver == 'x'"), "ok");
 }

@@ -105,7 +105,7 @@ def main():
                     if len(expected[prefix]) > CLAIM_LIMIT:
                         # All of more devices than a claim may hold: refused, naming how many
                         # devices the class selects.
-                        count = f"number of requested devices {len(expected[prefix])} exceeds"
+                        count = f"adding {len(expected[prefix])} devices exceeds"
                         if result.returncode != 1 or count not in result.stderr:
                             failures.append(f"{label} {names[prefix]}: expected the refusal "
                                             f"'{count} the claim limit', got exit "

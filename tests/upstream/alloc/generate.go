@@ -23,6 +23,7 @@ const (
 	taintKey      = "example.com/unhealthy"
 	bindingReady  = "example.com/ready"
 	bindingFailed = "example.com/failed"
+	derivedNuma   = "derived.example.com/numa" // a derived attribute (KEP-6080) some requests compute
 )
 
 var drivers = []string{"gpu.example.com", "nic.example.com"}
@@ -188,6 +189,19 @@ func (g *generator) device(driver, pool, name string, counters, perDevice bool) 
 		}
 	}
 	device.Capacity["memory"] = capacity
+	if shareable && g.chance(40) {
+		// A fractional share (DRAFractionalCapacityRange): rounded in milli-units.
+		device.Capacity["share"] = resourceapi.DeviceCapacity{
+			Value: resource.MustParse("1"),
+			RequestPolicy: &resourceapi.CapacityRequestPolicy{
+				Default: ptr.To(resource.MustParse("200m")),
+				ValidRange: &resourceapi.CapacityRequestPolicyRange{
+					Min: ptr.To(resource.MustParse("200m")), Max: ptr.To(resource.MustParse("1")),
+					Step: ptr.To(resource.MustParse("100m")),
+				},
+			},
+		}
+	}
 	if g.chance(40) {
 		device.Capacity["cores"] = resourceapi.DeviceCapacity{Value: *resource.NewQuantity(int64(8<<g.r.IntN(4)), resource.DecimalSI)}
 	}
@@ -264,7 +278,7 @@ func (g *generator) claim(name string) {
 				request.FirstAvailable = append(request.FirstAvailable, resourceapi.DeviceSubRequest{
 					Name: fmt.Sprintf("sub-%d", s), DeviceClassName: exact.DeviceClassName, Selectors: exact.Selectors,
 					AllocationMode: exact.AllocationMode, Count: exact.Count, Tolerations: exact.Tolerations,
-					Capacity: exact.Capacity,
+					Capacity: exact.Capacity, DerivedAttributes: exact.DerivedAttributes,
 				})
 			}
 		} else {
@@ -277,7 +291,7 @@ func (g *generator) claim(name string) {
 		if g.chance(50) {
 			constraint.Requests = []string{"req-0", "req-1"}
 		}
-		name := resourceapi.FullyQualifiedName(g.pick(sharedNuma, sharedNuma, sharedNumas))
+		name := resourceapi.FullyQualifiedName(g.pick(sharedNuma, sharedNuma, sharedNumas, derivedNuma))
 		if g.chance(25) {
 			constraint.DistinctAttribute = &name
 		} else {
@@ -313,6 +327,12 @@ func (g *generator) exactRequest() *resourceapi.ExactDeviceRequest {
 		exact.Capacity = &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{
 			"memory": resource.MustParse(g.pick("1Gi", "4Gi", "8Gi", "10Gi", "16Gi")),
 		}}
+		if g.chance(30) {
+			exact.Capacity.Requests["share"] = resource.MustParse(g.pick("250m", "300m", "500m", "1", "2"))
+		}
+	}
+	if g.chance(15) {
+		exact.DerivedAttributes = []resourceapi.DeviceDerivedAttribute{{Name: derivedNuma, Expression: g.derivedExpression()}}
 	}
 	if g.chance(8) {
 		exact.AdminAccess = ptr.To(true)
@@ -347,4 +367,22 @@ func (g *generator) preallocated() {
 	}
 	// The claim in use comes first: dra-allocate counts it against the claims after it.
 	g.in.claims = append([]*resourceapi.ResourceClaim{claim}, g.in.claims...)
+}
+
+// derivedExpression computes a NUMA grouping key from the static attributes, in the forms
+// KEP-6080 shows: a copy, a coarser bin, a string, a list.
+func (g *generator) derivedExpression() string {
+	numa := `device.attributes["example.com"].numa`
+	switch g.r.IntN(5) {
+	case 0:
+		return numa
+	case 1:
+		return numa + " / 2"
+	case 2:
+		return `"numa-" + string(` + numa + `)`
+	case 3:
+		return `has(device.attributes["example.com"].numas) ? device.attributes["example.com"].numas : [` + numa + `]`
+	default:
+		return numa + ` >= 2 ? "far" : "near"`
+	}
 }

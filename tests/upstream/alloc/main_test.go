@@ -83,7 +83,8 @@ func TestTheGeneratorCoversEveryFeature(t *testing.T) {
 		"shared counters", "taints", "binding conditions", "per-device node selection", "class config",
 		"class selector", "ExactCount", "All", "request selector", "firstAvailable", "capacity request",
 		"adminAccess", "tolerations", "matchAttribute", "distinctAttribute", "list matchAttribute",
-		"claim config", "allocated claim", "allocated shared claim",
+		"claim config", "allocated claim", "allocated shared claim", "derived attribute",
+		"fractional capacity",
 	} {
 		if !seen[feature] {
 			t.Errorf("300 seeds never generated %s", feature)
@@ -108,9 +109,12 @@ func noteDevice(seen map[string]bool, device resourceapi.Device) {
 			seen["string list attribute"] = true
 		}
 	}
-	for _, capacity := range device.Capacity {
+	for name, capacity := range device.Capacity {
 		if capacity.RequestPolicy != nil {
 			seen["capacity request policy"] = true
+		}
+		if name == "share" {
+			seen["fractional capacity"] = true
 		}
 	}
 	seen["allowMultipleAllocations"] = seen["allowMultipleAllocations"] || device.AllowMultipleAllocations != nil
@@ -154,6 +158,7 @@ func noteClaim(seen map[string]bool, claim *resourceapi.ResourceClaim) {
 		seen["capacity request"] = seen["capacity request"] || exact.Capacity != nil
 		seen["adminAccess"] = seen["adminAccess"] || exact.AdminAccess != nil
 		seen["tolerations"] = seen["tolerations"] || len(exact.Tolerations) > 0
+		seen["derived attribute"] = seen["derived attribute"] || len(exact.DerivedAttributes) > 0
 	}
 }
 

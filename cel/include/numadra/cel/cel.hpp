@@ -147,6 +147,13 @@ struct Environment {
 struct Declarations {
     // Variable name -> the fields it has when it is an object (nullopt: any field, e.g. a map).
     std::map<std::string, std::optional<std::set<std::string>>, std::less<>> variables;
+    // The function namespaces the host provides (`sets`, `lists`, ...): `ns.f(...)` with any
+    // other undeclared `ns` is "undeclared reference to 'ns'", as a type checker reports it.
+    // nullopt: every undeclared single identifier may be a namespace.
+    std::optional<std::set<std::string, std::less<>>> namespaces;
+    // Host member functions whose first argument is a regular expression (`s.find(re)`): a
+    // literal pattern that does not compile is refused at compile time, as for matches().
+    std::set<std::string, std::less<>> regexMemberFunctions;
 };
 struct CompileOptions {
     std::optional<Declarations> declarations;  // nullopt: no check, names resolve at evaluation

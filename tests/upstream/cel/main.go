@@ -1,0 +1,376 @@
+// upstream-cel: upstream's DRA CEL environment (k8s.io/dynamic-resource-allocation/cel, with
+// the features the scheduler enables, compiled as the API server compiles a new object)
+// as the judge of ours (numadra::dracel, through build/bin/dracel-eval over a pipe).
+//
+// Every expression of the corpus is compiled by both; one refused is an error when read,
+// the other's compile error must match it (the category, not the words). An expression both
+// accept is evaluated on every device of the corpus's device set: same value, or an error on
+// both. Upstream's static cost estimate above 1,000,000 is a compile-time refusal
+// ("too complex, exceeds cost limit"), as the API server's validation makes it.
+//
+// Every expression whose answers differ must be listed in the expectations file with why
+// (the gaps issue 15 closes one by one); a listed expression that agrees fails too, so the
+// list stays true.
+//
+//	upstream-cel --dracel-eval BIN --corpus FILE [--expectations FILE] [-v]
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"reflect"
+	"strings"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apiserver/pkg/cel/environment"
+	dracel "k8s.io/dynamic-resource-allocation/cel"
+	"k8s.io/utils/ptr"
+)
+
+// answer is one side's answer for one expression on one device.
+type answer struct {
+	CompileError string          `json:"compileError,omitempty"`
+	Value        json.RawMessage `json:"value,omitempty"`
+	Error        string          `json:"error,omitempty"`
+	InputError   string          `json:"inputError,omitempty"`
+}
+
+func (a answer) category() string {
+	switch {
+	case a.CompileError != "":
+		return "compile error"
+	case a.Error != "":
+		return "runtime error"
+	case a.InputError != "":
+		return "harness error"
+	}
+	return "value " + string(a.Value)
+}
+
+type question struct {
+	Expression string         `json:"expression"`
+	Kind       string         `json:"kind"`
+	Device     questionDevice `json:"device"`
+}
+
+type questionDevice struct {
+	Driver                   string                                                    `json:"driver"`
+	Name                     string                                                    `json:"name,omitempty"`
+	AllowMultipleAllocations bool                                                      `json:"allowMultipleAllocations"`
+	Attributes               map[resourceapi.QualifiedName]resourceapi.DeviceAttribute `json:"attributes"`
+	Capacity                 map[resourceapi.QualifiedName]resourceapi.DeviceCapacity  `json:"capacity"`
+}
+
+// The devices every expression is evaluated on: a GPU with every attribute type, a NIC with
+// list attributes, and a device with nothing (where most lookups fail).
+var devices = []questionDevice{
+	{
+		Driver: "gpu.example.com", Name: "gpu-3",
+		Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+			"model":                           {StringValue: ptr.To("h100")},
+			"index":                           {IntValue: ptr.To(int64(3))},
+			"healthy":                         {BoolValue: ptr.To(true)},
+			"driverVersion":                   {VersionValue: ptr.To("1.2.3-rc.1")},
+			"resource.kubernetes.io/numaNode": {IntValue: ptr.To(int64(1))},
+			"resource.kubernetes.io/pcieRoot": {StringValue: ptr.To("pci0000:40")},
+			"address":                         {StringValue: ptr.To("10.0.0.7")},
+			"subnet":                          {StringValue: ptr.To("10.0.0.0/24")},
+			"endpoint":                        {StringValue: ptr.To("https://gpu.example.com:8443/v1/health?x=1")},
+			"since":                           {StringValue: ptr.To("2026-11-24T10:00:00Z")},
+		},
+		Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{
+			"memory": {Value: resource.MustParse("80Gi")},
+			"share":  {Value: resource.MustParse("500m")},
+		},
+	},
+	{
+		Driver: "nic.example.com", Name: "eth1", AllowMultipleAllocations: true,
+		Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
+			"resource.kubernetes.io/numaNode": {IntValues: []int64{4, 5, 6, 7}},
+			"tags":                            {StringValues: []string{"rdma", "fast", "eth"}},
+			"flags":                           {BoolValues: []bool{true, false}},
+			"firmware":                        {VersionValues: []string{"1.0.0", "2.1.0"}},
+			"model":                           {StringValue: ptr.To("cx7")},
+		},
+		Capacity: map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{
+			"bandwidth": {Value: resource.MustParse("100G")},
+		},
+	},
+	{Driver: "empty.example.com", Name: "nothing"},
+}
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	evalBinary := flag.String("dracel-eval", "", "build/bin/dracel-eval")
+	corpusPath := flag.String("corpus", "", "expressions, one per line")
+	expectationsPath := flag.String("expectations", "", "expressions that may differ, with why")
+	verbose := flag.Bool("v", false, "print every expression's answers")
+	flag.Parse()
+	if *evalBinary == "" || *corpusPath == "" {
+		fmt.Fprintln(os.Stderr, "upstream-cel: --dracel-eval and --corpus are required")
+		return 2
+	}
+	corpus, err := readCorpus(*corpusPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "upstream-cel:", err)
+		return 2
+	}
+	expected, err := readExpectations(*expectationsPath)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "upstream-cel:", err)
+		return 2
+	}
+	ours, err := startOurs(*evalBinary)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "upstream-cel:", err)
+		return 2
+	}
+	defer ours.close()
+
+	counts := map[string]int{}
+	unexpected := 0
+	for _, entry := range corpus {
+		differences, err := judge(ours, entry)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "upstream-cel:", err)
+			return 2
+		}
+		status := "same"
+		if len(differences) > 0 {
+			status = "differs"
+		}
+		counts[status]++
+		_, listed := expected[entry.key()]
+		ok := (status == "differs") == listed
+		if !ok {
+			unexpected++
+		}
+		if ok && !*verbose && status == "same" {
+			continue
+		}
+		mark := "ok"
+		switch {
+		case !ok && listed:
+			mark = "FAIL: listed as a difference, but the answers agree now (remove it from the expectations)"
+		case !ok:
+			mark = "FAIL: a difference not in the expectations"
+		}
+		if status == "differs" && ok && !*verbose {
+			continue
+		}
+		fmt.Printf("%s %q: %s\n", entry.Kind, entry.Expression, mark)
+		for _, line := range differences {
+			fmt.Printf("    %s\n", line)
+		}
+	}
+	for key := range expected {
+		if !corpusHas(corpus, key) {
+			fmt.Printf("%s: listed in the expectations but not in the corpus: FAIL\n", key)
+			unexpected++
+		}
+	}
+	fmt.Printf("upstream-cel: %d expressions on %d devices: %d same, %d differ (%d listed as known gaps); %d not as expected\n",
+		len(corpus), len(devices), counts["same"], counts["differs"], len(expected), unexpected)
+	if unexpected > 0 {
+		return 1
+	}
+	return 0
+}
+
+type corpusEntry struct {
+	Kind       string // selector or derived
+	Expression string
+}
+
+func (e corpusEntry) key() string { return e.Kind + "\t" + e.Expression }
+
+func corpusHas(corpus []corpusEntry, key string) bool {
+	for _, entry := range corpus {
+		if entry.key() == key {
+			return true
+		}
+	}
+	return false
+}
+
+// readCorpus: one expression per line; "derived: " marks a derived-attribute expression;
+// blank lines and lines starting with # are skipped.
+func readCorpus(path string) ([]corpusEntry, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	var corpus []corpusEntry
+	scanner := bufio.NewScanner(file)
+	for scanner.Scan() {
+		line := strings.TrimSpace(scanner.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		entry := corpusEntry{Kind: "selector", Expression: line}
+		if rest, ok := strings.CutPrefix(line, "derived: "); ok {
+			entry = corpusEntry{Kind: "derived", Expression: rest}
+		}
+		corpus = append(corpus, entry)
+	}
+	return corpus, scanner.Err()
+}
+
+// readExpectations: "selector|derived <TAB> expression <TAB> why" lines.
+func readExpectations(path string) (map[string]string, error) {
+	expected := map[string]string{}
+	if path == "" {
+		return expected, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	for number, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Split(line, "\t")
+		if len(fields) != 3 || (fields[0] != "selector" && fields[0] != "derived") {
+			return nil, fmt.Errorf("%s:%d: want \"selector|derived<TAB>expression<TAB>why\"", path, number+1)
+		}
+		expected[fields[0]+"\t"+fields[1]] = fields[2]
+	}
+	return expected, nil
+}
+
+func judge(ours *ourEngine, entry corpusEntry) ([]string, error) {
+	derived := entry.Kind == "derived"
+	compiled := upstreamCompile(entry.Expression, derived)
+	var differences []string
+	for _, device := range devices {
+		theirs := upstreamEvaluate(compiled, device, derived)
+		mine, err := ours.ask(question{Expression: entry.Expression, Kind: entry.Kind, Device: device})
+		if err != nil {
+			return nil, err
+		}
+		if !sameAnswer(theirs, mine) {
+			differences = append(differences, fmt.Sprintf("device %s: upstream %s%s, ours %s%s",
+				device.Name, theirs.category(), detail(theirs), mine.category(), detail(mine)))
+		}
+		if theirs.CompileError != "" && mine.CompileError != "" {
+			break // a compile error does not depend on the device
+		}
+	}
+	return differences, nil
+}
+
+func detail(a answer) string {
+	text := a.CompileError + a.Error + a.InputError
+	if text == "" {
+		return ""
+	}
+	if len(text) > 160 {
+		text = text[:160] + "..."
+	}
+	return " (" + strings.ReplaceAll(text, "\n", " ") + ")"
+}
+
+func sameAnswer(a, b answer) bool {
+	if a.category() == b.category() {
+		return true
+	}
+	if a.Value == nil || b.Value == nil {
+		return false
+	}
+	var x, y any
+	return json.Unmarshal(a.Value, &x) == nil && json.Unmarshal(b.Value, &y) == nil && reflect.DeepEqual(x, y)
+}
+
+func upstreamCompile(expression string, derived bool) dracel.CompilationResult {
+	compiler := dracel.GetCompiler(dracel.Features{EnableConsumableCapacity: true, EnableListTypeAttributes: true})
+	// A new object is validated with the newest environment, as the API server does.
+	envType := environment.NewExpressions
+	return compiler.CompileCELExpression(expression, dracel.Options{EnvType: &envType, DerivedAttribute: derived})
+}
+
+func upstreamEvaluate(compiled dracel.CompilationResult, device questionDevice, derived bool) answer {
+	if compiled.Error != nil {
+		return answer{CompileError: compiled.Error.Error()}
+	}
+	if compiled.MaxCost > resourceapi.CELSelectorExpressionMaxCost {
+		return answer{CompileError: "too complex, exceeds cost limit"}
+	}
+	input := dracel.Device{
+		Driver: device.Driver, AllowMultipleAllocations: ptr.To(device.AllowMultipleAllocations),
+		Attributes: device.Attributes, Capacity: device.Capacity,
+	}
+	if derived {
+		value, _, err := compiled.EvaluateDerivedAttribute(context.Background(), input)
+		if err != nil {
+			return answer{Error: err.Error()}
+		}
+		text, _ := json.Marshal(value)
+		return answer{Value: text}
+	}
+	matches, _, err := compiled.DeviceMatches(context.Background(), input)
+	if err != nil {
+		return answer{Error: err.Error()}
+	}
+	text, _ := json.Marshal(matches)
+	return answer{Value: text}
+}
+
+// ourEngine is one dracel-eval process, asked line by line.
+type ourEngine struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+}
+
+func startOurs(binary string) (*ourEngine, error) {
+	cmd := exec.Command(binary)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &ourEngine{cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 1<<20)}, nil
+}
+
+func (e *ourEngine) ask(q question) (answer, error) {
+	line, err := json.Marshal(q)
+	if err != nil {
+		return answer{}, err
+	}
+	if _, err := e.stdin.Write(append(line, '\n')); err != nil {
+		return answer{}, fmt.Errorf("dracel-eval: %w", err)
+	}
+	reply, err := e.stdout.ReadBytes('\n')
+	if err != nil {
+		return answer{}, fmt.Errorf("dracel-eval stopped answering: %w", err)
+	}
+	var a answer
+	if err := json.Unmarshal(reply, &a); err != nil {
+		return answer{}, fmt.Errorf("dracel-eval answered %q: %w", reply, err)
+	}
+	return a, nil
+}
+
+func (e *ourEngine) close() {
+	e.stdin.Close()
+	e.cmd.Wait()
+}
