@@ -627,14 +627,14 @@ class Parser {
             } else {
                 operand = member(primary());
             }
-            while (operand && !ops.empty()) {
-                auto node = make(kind == Tok::Not ? NodeKind::Not : NodeKind::Negate, ops.back());
-                if (!attach(*node, std::move(operand), ops.back()))
-                    return nullptr;
-                operand = std::move(node);
-                ops.pop_back();
-            }
-            return operand;
+            // As cel-go's parser: an even run of the same operator cancels out (`!!x` is x,
+            // whatever x's type), an odd one is a single operator.
+            if (!operand || ops.size() % 2 == 0)
+                return operand;
+            auto node = make(kind == Tok::Not ? NodeKind::Not : NodeKind::Negate, ops.front());
+            if (!attach(*node, std::move(operand), ops.front()))
+                return nullptr;
+            return node;
         }
         return member(primary());
     }

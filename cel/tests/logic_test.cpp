@@ -38,10 +38,13 @@ CEL_TABLE(Or,                                                               //
           {"false || false || false || true", "true"},                      //
           {"x || true", "true"});
 
-CEL_TABLE(Not,                                           //
-          {"!true", "false"},                            //
-          {"!false", "true"},                            //
-          {"!!false", "false"},                          //
+CEL_TABLE(Not,                       //
+          {"!true", "false"},        //
+          {"!false", "true"},        //
+          {"!!false", "false"},      //
+          {"!!'a' == 'a'", "true"},  // an even run cancels out in the parser, as cel-go's
+          {"!!!1", "error(no such overload: !_(int))"},  //
+          {"--'a' == 'a'", "true"},                      //
           {"!(1 / 0 == 1)", "error(division by zero)"},  //
           {"!1", "error(no such overload: !_(int))"},    //
           {"!null", "error(no such overload: !_(null_type))"});

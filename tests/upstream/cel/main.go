@@ -12,7 +12,10 @@
 // (the gaps issue 15 closes one by one); a listed expression that agrees fails too, so the
 // list stays true.
 //
-//	upstream-cel --dracel-eval BIN --corpus FILE [--expectations FILE] [-v]
+//	upstream-cel --dracel-eval BIN --corpus FILE [--expectations FILE] [--generate N [--first S]] [-v]
+//
+// Generated expressions (generate.go) must agree too, except where the difference is one of
+// the named gaps knownGap recognises; those are counted, the others fail with their seed.
 package main
 
 import (
@@ -115,6 +118,8 @@ func run() int {
 	corpusPath := flag.String("corpus", "", "expressions, one per line")
 	expectationsPath := flag.String("expectations", "", "expressions that may differ, with why")
 	verbose := flag.Bool("v", false, "print every expression's answers")
+	generated := flag.Int("generate", 0, "also compare this many generated expressions")
+	first := flag.Uint64("first", 1, "the first seed of the generated expressions")
 	flag.Parse()
 	if *evalBinary == "" || *corpusPath == "" {
 		fmt.Fprintln(os.Stderr, "upstream-cel: --dracel-eval and --corpus are required")
@@ -181,6 +186,14 @@ func run() int {
 	}
 	fmt.Printf("upstream-cel: %d expressions on %d devices: %d same, %d differ (%d listed as known gaps); %d not as expected\n",
 		len(corpus), len(devices), counts["same"], counts["differs"], len(expected), unexpected)
+	if *generated > 0 {
+		unexplained, err := runGenerated(ours, *generated, *first)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "upstream-cel:", err)
+			return 2
+		}
+		unexpected += unexplained
+	}
 	if unexpected > 0 {
 		return 1
 	}
