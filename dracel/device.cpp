@@ -163,7 +163,7 @@ cel::Declarations deviceDeclarations(ExpressionKind kind) {
     // The namespaces of the functions this environment has (math., base64. ... are not in
     // upstream's DRA environment either: there they are undeclared references).
     declarations.namespaces =
-        std::set<std::string, std::less<>>{"optional", "sets", "lists", "cel"};
+        std::set<std::string, std::less<>>{"optional", "sets", "lists", "cel", "ip"};
     declarations.regexMemberFunctions = {"find", "findAll"};
     return declarations;
 }

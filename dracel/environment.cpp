@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "net.hpp"
+
 namespace numadra::dracel {
 
 using cel::Value;
@@ -626,6 +628,7 @@ cel::Environment build() {
 
     member["find"] = find;
     member["findAll"] = findAllOf;
+    detail::addNetworkFunctions(env);
     return env;
 }
 

@@ -268,3 +268,56 @@ TEST(ListsExtension, DistinctFlattenRangeReverseSliceSort) {
 
 }  // namespace
 }  // namespace numadra::dracel
+
+namespace numadra::dracel {
+namespace {
+
+// The IP and CIDR libraries, with Go's net/netip semantics (tests/upstream/cel judges them
+// against upstream's too).
+TEST(IpLibrary, ParsesAsNetipDoes) {
+    EXPECT_EQ(eval("isIP('10.0.0.7') && isIP('2001:db8::1')"), "true");
+    EXPECT_EQ(eval("isIP('01.2.3.4')"), "false");  // a leading zero
+    EXPECT_EQ(eval("isIP('1.2.3')"), "false");
+    EXPECT_EQ(eval("isIP('256.0.0.1')"), "false");
+    EXPECT_TRUE(failsWith("ip('fe80::1%eth0')", "with zone value is not allowed"));
+    EXPECT_TRUE(failsWith("ip('::ffff:1.2.3.4')", "IPv4-mapped IPv6 address"));
+}
+
+TEST(IpLibrary, FamilyAndRanges) {
+    EXPECT_EQ(eval("ip('10.0.0.1').family() == 4 && ip('::1').family() == 6"), "true");
+    EXPECT_EQ(eval("ip('127.1.2.3').isLoopback() && ip('::1').isLoopback()"), "true");
+    EXPECT_EQ(eval("ip('fe80::1').isLinkLocalUnicast() && ip('169.254.1.1').isLinkLocalUnicast()"),
+              "true");
+    EXPECT_EQ(
+        eval("ip('224.0.0.1').isLinkLocalMulticast() && ip('ff02::1').isLinkLocalMulticast()"),
+        "true");
+    EXPECT_EQ(eval("ip('0.0.0.0').isUnspecified() && ip('::').isUnspecified()"), "true");
+    // Private addresses are global unicast in Go; the broadcast address is not.
+    EXPECT_EQ(eval("ip('10.0.0.1').isGlobalUnicast()"), "true");
+    EXPECT_EQ(eval("ip('255.255.255.255').isGlobalUnicast()"), "false");
+}
+
+TEST(IpLibrary, PrintsTheCanonicalForm) {
+    EXPECT_EQ(eval("string(ip('2001:0db8:0000:0000:0000:0000:0000:0001'))"), "\"2001:db8::1\"");
+    EXPECT_EQ(eval("string(ip('2001:db8:0:0:1:0:0:1'))"), "\"2001:db8::1:0:0:1\"");
+    EXPECT_EQ(eval("ip.isCanonical('2001:DB8::1')"), "false");
+    EXPECT_EQ(eval("ip.isCanonical('10.0.0.1')"), "true");
+    EXPECT_EQ(eval("ip('1.2.3.4') == ip('1.2.3.4') && ip('1.2.3.4') != ip('1.2.3.5')"), "true");
+}
+
+TEST(CidrLibrary, ContainsMasksAndMeasures) {
+    EXPECT_EQ(eval("cidr('10.0.0.0/24').containsIP('10.0.0.7')"), "true");
+    EXPECT_EQ(eval("cidr('10.0.0.0/24').containsIP(ip('10.0.1.7'))"), "false");
+    EXPECT_EQ(eval("cidr('::/0').containsIP('1.2.3.4')"), "false");  // families differ
+    EXPECT_EQ(eval("cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')"), "true");
+    EXPECT_EQ(eval("cidr('10.0.0.0/16').containsCIDR(cidr('10.0.0.0/8'))"), "false");
+    EXPECT_EQ(eval("cidr('10.0.0.1/24').masked() == cidr('10.0.0.0/24')"), "true");
+    EXPECT_EQ(eval("cidr('10.0.0.1/24').ip() == ip('10.0.0.1')"), "true");
+    EXPECT_EQ(eval("cidr('192.168.0.0/24').prefixLength()"), "24");
+    EXPECT_EQ(eval("string(cidr('2001:db8::/32'))"), "\"2001:db8::/32\"");
+    EXPECT_EQ(eval("isCIDR('10.0.0.0/33') || isCIDR('10.0.0.0/024') || isCIDR('10.0.0.0')"),
+              "false");
+}
+
+}  // namespace
+}  // namespace numadra::dracel
