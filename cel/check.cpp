@@ -90,11 +90,129 @@ class Checker {
                 homogeneous(node, 0, 2);  // the keys
                 homogeneous(node, 1, 2);  // the values
                 return nullptr;
+            case NodeKind::Not:
+            case NodeKind::And:
+            case NodeKind::Or:
+            case NodeKind::Conditional:
+            case NodeKind::Binary:
+                for (auto& child : node.children)
+                    check(*child, locals);
+                if (!error_)
+                    checkOperands(node);
+                return nullptr;
             default:
                 for (auto& child : node.children)
                     check(*child, locals);
                 return nullptr;
         }
+    }
+
+    // Operands whose types are known at compile time (literals and what is built from them)
+    // must fit the operator, as cel-go's checker requires; an operand whose type depends on
+    // values (dyn) is left to evaluation.
+    void checkOperands(const Node& node) {
+        std::vector<const std::string*> types;
+        for (const auto& child : node.children)
+            types.push_back(&deduceType(*child));
+        const auto known = [](const std::string* type) { return *type != "dyn"; };
+        switch (node.kind) {
+            case NodeKind::And:
+            case NodeKind::Or:
+                for (std::size_t i = 0; i < 2; ++i)
+                    if (known(types[i]) && *types[i] != "bool")
+                        return fail(*node.children[i],
+                                    "expected type 'bool' but found '" + typeText(*types[i]) + "'");
+                return;
+            case NodeKind::Not:
+                if (known(types[0]) && *types[0] != "bool")
+                    noOverload(node, "!_", types);
+                return;
+            case NodeKind::Conditional:
+                if ((known(types[0]) && *types[0] != "bool") ||
+                    (known(types[1]) && known(types[2]) && *types[1] != *types[2]))
+                    noOverload(node, "_?_:_", types);
+                return;
+            default:
+                if (known(types[0]) && known(types[1]) &&
+                    !operandsFit(node.op, *types[0], *types[1]))
+                    noOverload(node, operatorName(node.op), types);
+                return;
+        }
+    }
+
+    void noOverload(const Node& node, const std::string& function,
+                    const std::vector<const std::string*>& types) {
+        std::string applied;
+        for (const std::string* type : types)
+            applied += (applied.empty() ? "" : ", ") + typeText(*type);
+        fail(node,
+             "found no matching overload for '" + function + "' applied to '(" + applied + ")'");
+    }
+
+    // cel-go's name of a type in its messages.
+    static std::string typeText(const std::string& type) {
+        return type == "null_type" ? "null" : type;
+    }
+
+    static std::string operatorName(BinaryOp op) {
+        switch (op) {
+            case BinaryOp::Add:
+                return "_+_";
+            case BinaryOp::Sub:
+                return "_-_";
+            case BinaryOp::Mul:
+                return "_*_";
+            case BinaryOp::Div:
+                return "_/_";
+            case BinaryOp::Mod:
+                return "_%_";
+            case BinaryOp::Less:
+                return "_<_";
+            case BinaryOp::LessEq:
+                return "_<=_";
+            case BinaryOp::Greater:
+                return "_>_";
+            case BinaryOp::GreaterEq:
+                return "_>=_";
+            case BinaryOp::Eq:
+                return "_==_";
+            case BinaryOp::NotEq:
+                return "_!=_";
+            case BinaryOp::In:
+                return "@in";
+        }
+        return "?";
+    }
+
+    // Whether cel-go (with the Kubernetes environments' cross-type numeric comparisons) has an
+    // overload of the operator for two operands of these known types.
+    static bool operandsFit(BinaryOp op, const std::string& left, const std::string& right) {
+        const auto number = [](const std::string& t) {
+            return t == "int" || t == "uint" || t == "double";
+        };
+        switch (op) {
+            case BinaryOp::Add:
+                return left == right &&
+                       (number(left) || left == "string" || left == "bytes" || left == "list");
+            case BinaryOp::Sub:
+            case BinaryOp::Mul:
+            case BinaryOp::Div:
+                return left == right && number(left);
+            case BinaryOp::Mod:
+                return left == right && (left == "int" || left == "uint");
+            case BinaryOp::Less:
+            case BinaryOp::LessEq:
+            case BinaryOp::Greater:
+            case BinaryOp::GreaterEq:
+                return (number(left) && number(right)) ||
+                       (left == right && (left == "string" || left == "bytes" || left == "bool"));
+            case BinaryOp::Eq:
+            case BinaryOp::NotEq:
+                return left == right;
+            case BinaryOp::In:
+                return right == "list" || right == "map";
+        }
+        return true;
     }
 
     // Aggregate literals hold one type (the Kubernetes environments enable cel-go's
@@ -185,6 +303,12 @@ class Checker {
             checkRegexLiteral(node, *node.children[1]);
         for (std::size_t i = first; i < node.children.size(); ++i)
             check(*node.children[i], locals);
+        if (!error_ && node.builtin == Builtin::Size && node.children.size() == 1) {
+            const std::string& type = deduceType(*node.children[0]);
+            if (type != "dyn" && type != "string" && type != "bytes" && type != "list" &&
+                type != "map")
+                noOverload(node, "size", {&type});
+        }
     }
 
     void checkRegexLiteral(const Node& call, const Node& pattern) {

@@ -78,6 +78,24 @@ TEST(Check, ALiteralRegexThatDoesNotCompileIsRefused) {
     EXPECT_EQ(check("device.driver.find(device.driver) == ''", declarations), "ok");
 }
 
+TEST(Check, OperandsOfKnownTypesMustFitTheOperator) {
+    EXPECT_EQ(check("true && 1"), "line 1, column 9: expected type 'bool' but found 'int'");
+    EXPECT_EQ(check("!1"), "line 1, column 1: found no matching overload for '!_' applied to '(int)'");
+    EXPECT_EQ(check("1 + 'a' == 'b'"),
+              "line 1, column 3: found no matching overload for '_+_' applied to '(int, string)'");
+    EXPECT_EQ(check("1 == 1.0"),
+              "line 1, column 3: found no matching overload for '_==_' applied to '(int, double)'");
+    EXPECT_EQ(check("null == 1"),
+              "line 1, column 6: found no matching overload for '_==_' applied to '(null, int)'");
+    EXPECT_EQ(check("1 in 'abc'"),
+              "line 1, column 3: found no matching overload for '@in' applied to '(int, string)'");
+    EXPECT_EQ(check("size(1) == 1"),
+              "line 1, column 1: found no matching overload for 'size' applied to '(int)'");
+    // Numbers of different kinds compare (cross-type numeric comparisons); dyn is not judged.
+    EXPECT_EQ(check("1 < 1.5 && 1u < 2"), "ok");
+    EXPECT_EQ(check("device.driver == 1 && device.driver && !device.driver"), "ok");
+}
+
 TEST(Check, DeclaredVariableCompiles) {
     EXPECT_EQ(check("device.driver == 'x'"), "ok");
 }
