@@ -303,12 +303,25 @@ class Checker {
             checkRegexLiteral(node, *node.children[1]);
         for (std::size_t i = first; i < node.children.size(); ++i)
             check(*node.children[i], locals);
+        if (!error_ && !node.receiver && node.children.size() == 1)
+            checkLiteralArgument(node);
         if (!error_ && node.builtin == Builtin::Size && node.children.size() == 1) {
             const std::string& type = deduceType(*node.children[0]);
             if (type != "dyn" && type != "string" && type != "bytes" && type != "list" &&
                 type != "map")
                 noOverload(node, "size", {&type});
         }
+    }
+
+    void checkLiteralArgument(const Node& call) {
+        const Node& argument = *call.children[0];
+        if (argument.kind != NodeKind::Literal || !argument.literal.is<std::string>())
+            return;
+        const auto check = declarations_.literalArgumentChecks.find(call.name);
+        if (check == declarations_.literalArgumentChecks.end())
+            return;
+        if (auto error = check->second(argument.literal.as<std::string>()))
+            fail(argument, *error);
     }
 
     void checkRegexLiteral(const Node& call, const Node& pattern) {

@@ -5,6 +5,7 @@
 
 #include "numadra/dracel/environment.hpp"
 #include "numadra/dracel/semver.hpp"
+#include "time.hpp"
 
 namespace numadra::dracel {
 
@@ -165,6 +166,8 @@ cel::Declarations deviceDeclarations(ExpressionKind kind) {
     declarations.namespaces =
         std::set<std::string, std::less<>>{"optional", "sets", "lists", "cel", "ip"};
     declarations.regexMemberFunctions = {"find", "findAll"};
+    declarations.literalArgumentChecks.emplace("timestamp", detail::timestampLiteralError);
+    declarations.literalArgumentChecks.emplace("duration", detail::durationLiteralError);
     return declarations;
 }
 

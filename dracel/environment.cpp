@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "net.hpp"
+#include "time.hpp"
 
 namespace numadra::dracel {
 
@@ -629,6 +630,7 @@ cel::Environment build() {
     member["find"] = find;
     member["findAll"] = findAllOf;
     detail::addNetworkFunctions(env);
+    detail::addTimeFunctions(env);
     return env;
 }
 

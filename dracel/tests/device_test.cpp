@@ -452,3 +452,23 @@ TEST(Derived, RuntimeErrorsCarryTheCelMessage) {
 
 }  // namespace
 }  // namespace numadra::dracel
+
+namespace numadra::dracel {
+namespace {
+
+// Literal arguments that cannot succeed are refused when the selector is read, as upstream's
+// compiler refuses them.
+TEST(Selector, InvalidLiteralTimesAndRegexesAreCompileErrors) {
+    for (const char* expression :
+         {"timestamp('2026-13-01T00:00:00Z') < timestamp('2027-01-01T00:00:00Z')",
+          "duration('1d') > duration('1h')", "device.driver.matches('[')",
+          "device.driver.find('(') == ''", "math.abs(-1) == 1", "[1, 'a'].size() == 2",
+          "true && 1"})
+        EXPECT_FALSE(Expression::compileSelector(expression).ok()) << expression;
+    EXPECT_TRUE(Expression::compileSelector("timestamp('2026-11-24T10:00:00Z') < "
+                                            "timestamp('2027-01-01T00:00:00Z')")
+                    .ok());
+}
+
+}  // namespace
+}  // namespace numadra::dracel

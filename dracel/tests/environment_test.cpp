@@ -321,3 +321,58 @@ TEST(CidrLibrary, ContainsMasksAndMeasures) {
 
 }  // namespace
 }  // namespace numadra::dracel
+
+namespace numadra::dracel {
+namespace {
+
+TEST(TimeLibrary, ParsesRfc3339AndGoDurations) {
+    EXPECT_EQ(
+        eval("timestamp('2026-11-24T10:00:00.5+02:00') == timestamp('2026-11-24T08:00:00.5Z')"),
+        "true");
+    EXPECT_EQ(
+        eval("duration('1h30m') == duration('90m') && duration('1.5s') == duration('1500ms')"),
+        "true");
+    EXPECT_EQ(eval("duration('1us') == duration('1000ns') && duration('-2h') < duration('0')"),
+              "true");
+    EXPECT_TRUE(failsWith("timestamp('2026-13-01T00:00:00Z')", "not an RFC 3339 time"));
+    EXPECT_TRUE(failsWith("duration('1d')", "invalid duration"));
+}
+
+TEST(TimeLibrary, ArithmeticAndRange) {
+    EXPECT_EQ(eval("timestamp('2026-11-24T10:00:00Z') - timestamp('2026-11-24T09:30:00Z') == "
+                   "duration('30m')"),
+              "true");
+    EXPECT_EQ(eval("timestamp('2026-11-24T10:00:00Z') + duration('1h') == "
+                   "timestamp('2026-11-24T11:00:00Z')"),
+              "true");
+    EXPECT_TRUE(failsWith("timestamp('9999-12-31T23:59:59Z') + duration('1s')", "out of range"));
+    EXPECT_TRUE(failsWith("-duration('1h')", "no such overload"));
+}
+
+TEST(TimeLibrary, GettersInUtcAndFixedOffsets) {
+    const std::string t = "timestamp('2024-02-29T23:59:59.25Z')";
+    EXPECT_EQ(eval(t + ".getFullYear()"), "2024");
+    EXPECT_EQ(eval(t + ".getMonth()"), "1");  // 0-based
+    EXPECT_EQ(eval(t + ".getDate()"), "29");  // 1-based
+    EXPECT_EQ(eval(t + ".getDayOfMonth()"), "28");
+    EXPECT_EQ(eval(t + ".getDayOfYear()"), "59");
+    EXPECT_EQ(eval(t + ".getDayOfWeek()"), "4");  // a Thursday
+    EXPECT_EQ(eval(t + ".getMilliseconds()"), "250");
+    EXPECT_EQ(eval(t + ".getHours('+05:30')"), "5");
+    EXPECT_EQ(eval(t + ".getMinutes('-00:30')"), "29");
+    EXPECT_TRUE(failsWith(t + ".getHours('Europe/Berlin')", "unknown time zone"));
+    EXPECT_EQ(eval("duration('2h30m').getMinutes()"), "150");
+}
+
+TEST(TimeLibrary, PrintsAsCelGoDoes) {
+    EXPECT_EQ(eval("string(timestamp('2026-11-24T10:00:00.120Z'))"), "\"2026-11-24T10:00:00.12Z\"");
+    EXPECT_EQ(eval("string(duration('1h30m'))"), "\"5400s\"");
+    EXPECT_EQ(eval("string(duration('-1.5s'))"), "\"-1.5s\"");
+    EXPECT_EQ(eval("int(timestamp('1970-01-01T00:01:00Z'))"), "60");
+    EXPECT_EQ(eval("timestamp(60) == timestamp('1970-01-01T00:01:00Z')"), "true");
+    // The other libraries' string() still works beside this one's.
+    EXPECT_EQ(eval("string(ip('10.0.0.1'))"), "\"10.0.0.1\"");
+}
+
+}  // namespace
+}  // namespace numadra::dracel

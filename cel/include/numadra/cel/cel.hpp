@@ -154,6 +154,11 @@ struct Declarations {
     // Host member functions whose first argument is a regular expression (`s.find(re)`): a
     // literal pattern that does not compile is refused at compile time, as for matches().
     std::set<std::string, std::less<>> regexMemberFunctions;
+    // Global functions whose single string-literal argument is checked at compile time
+    // (`timestamp("...")`): the check returns the error to report, or nullopt.
+    std::map<std::string, std::function<std::optional<std::string>(const std::string&)>,
+             std::less<>>
+        literalArgumentChecks;
 };
 struct CompileOptions {
     std::optional<Declarations> declarations;  // nullopt: no check, names resolve at evaluation

@@ -10,6 +10,7 @@
 //   Lists:     l.isSorted() l.sum() l.min() l.max() l.indexOf(x) l.lastIndexOf(x)
 //   Regex:     s.find(re) s.findAll(re[, n])
 //   IP, CIDR:  ip(s) isIP(s) ip.isCanonical(s) cidr(s) isCIDR(s) and their members (net.hpp)
+//   Time:      timestamp(s|int) duration(s), arithmetic, ordering, getters (time.hpp)
 //   cel-go extensions the interpreter lacks: sets.contains/equivalent/intersects(l, l);
 //              l.distinct() l.flatten([depth]) lists.range(n) l.reverse() l.slice(i, j) l.sort()
 // Quantity and Semver values have a semantic `==` and no ordering operators.

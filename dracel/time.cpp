@@ -1,0 +1,516 @@
+#include "time.hpp"
+
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "numadra/common/result.hpp"
+
+namespace numadra::dracel::detail {
+
+namespace {
+
+using cel::Value;
+using Args = std::vector<Value>;
+using Int128 = __int128;
+
+constexpr std::int64_t kNanosPerSecond = 1'000'000'000;
+// 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999999Z in Unix seconds (cel-go's range).
+constexpr std::int64_t kMinSeconds = -62135596800;
+constexpr std::int64_t kMaxSeconds = 253402300799;
+// cel-go's duration range: what an int64 of nanoseconds holds, as Go's time.Duration.
+constexpr Int128 kMaxDurationNanos = std::numeric_limits<std::int64_t>::max();
+
+Value noSuchOverload(std::string_view function, const Args& args) {
+    std::string message = "no such overload: " + std::string(function) + "(";
+    for (std::size_t i = 0; i < args.size(); ++i)
+        message += (i == 0 ? "" : ", ") + args[i].typeName();
+    return Value::error(message + ")");
+}
+
+const std::string* asString(const Value& value) {
+    return std::get_if<std::string>(&value.v);
+}
+
+class TimestampValue final : public cel::Opaque {
+  public:
+    explicit TimestampValue(Int128 nanos) : nanos_(nanos) {}  // since the Unix epoch
+    std::string typeName() const override { return "google.protobuf.Timestamp"; }
+    bool equals(const cel::Opaque& other) const override {
+        return nanos_ == static_cast<const TimestampValue&>(other).nanos_;
+    }
+    Int128 nanos() const { return nanos_; }
+
+  private:
+    Int128 nanos_;
+};
+
+class DurationValue final : public cel::Opaque {
+  public:
+    explicit DurationValue(Int128 nanos) : nanos_(nanos) {}
+    std::string typeName() const override { return "google.protobuf.Duration"; }
+    bool equals(const cel::Opaque& other) const override {
+        return nanos_ == static_cast<const DurationValue&>(other).nanos_;
+    }
+    Int128 nanos() const { return nanos_; }
+
+  private:
+    Int128 nanos_;
+};
+
+template <class T>
+const T* asOpaque(const Value& value) {
+    const auto* opaque = std::get_if<std::shared_ptr<const cel::Opaque>>(&value.v);
+    return opaque && *opaque ? dynamic_cast<const T*>(opaque->get()) : nullptr;
+}
+
+Value timestampValue(Int128 nanos) {
+    const Int128 seconds =
+        nanos >= 0 ? nanos / kNanosPerSecond : -((-nanos + kNanosPerSecond - 1) / kNanosPerSecond);
+    if (seconds < kMinSeconds || seconds > kMaxSeconds)
+        return Value::error("timestamp out of range");
+    return Value(std::shared_ptr<const cel::Opaque>(std::make_shared<const TimestampValue>(nanos)));
+}
+
+Value durationValue(Int128 nanos) {
+    if (nanos > kMaxDurationNanos || nanos < -kMaxDurationNanos)
+        return Value::error("duration out of range");
+    return Value(std::shared_ptr<const cel::Opaque>(std::make_shared<const DurationValue>(nanos)));
+}
+
+// Days since 1970-01-01 of a civil date, and back (Howard Hinnant's algorithms).
+std::int64_t daysFromCivil(std::int64_t y, unsigned m, unsigned d) {
+    y -= m <= 2;
+    const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const auto yoe = static_cast<unsigned>(y - era * 400);
+    const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+struct Civil {
+    std::int64_t year;
+    unsigned month;  // 1..12
+    unsigned day;    // 1..31
+};
+
+Civil civilFromDays(std::int64_t z) {
+    z += 719468;
+    const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    const auto doe = static_cast<unsigned>(z - era * 146097);
+    const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    const std::int64_t y = static_cast<std::int64_t>(yoe) + era * 400;
+    const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    const unsigned mp = (5 * doy + 2) / 153;
+    const unsigned d = doy - (153 * mp + 2) / 5 + 1;
+    const unsigned m = mp < 10 ? mp + 3 : mp - 9;
+    return {y + (m <= 2), m, d};
+}
+
+bool digitsAt(std::string_view text, std::size_t at, std::size_t count, int& out) {
+    if (at + count > text.size())
+        return false;
+    out = 0;
+    for (std::size_t i = at; i < at + count; ++i) {
+        if (text[i] < '0' || text[i] > '9')
+            return false;
+        out = out * 10 + (text[i] - '0');
+    }
+    return true;
+}
+
+// RFC 3339: YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM).
+std::optional<Int128> parseRfc3339(std::string_view text) {
+    int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+    if (!digitsAt(text, 0, 4, year) || text.size() < 20 || text[4] != '-' ||
+        !digitsAt(text, 5, 2, month) || text[7] != '-' || !digitsAt(text, 8, 2, day) ||
+        (text[10] != 'T' && text[10] != 't') || !digitsAt(text, 11, 2, hour) || text[13] != ':' ||
+        !digitsAt(text, 14, 2, minute) || text[16] != ':' || !digitsAt(text, 17, 2, second))
+        return std::nullopt;
+    std::size_t at = 19;
+    Int128 fraction = 0;
+    if (at < text.size() && text[at] == '.') {
+        ++at;
+        int scale = 0;
+        while (at < text.size() && text[at] >= '0' && text[at] <= '9') {
+            if (scale < 9) {
+                fraction = fraction * 10 + (text[at] - '0');
+                ++scale;
+            }
+            ++at;
+        }
+        if (scale == 0)
+            return std::nullopt;
+        for (; scale < 9; ++scale)
+            fraction *= 10;
+    }
+    std::int64_t offset = 0;
+    if (at < text.size() && (text[at] == 'Z' || text[at] == 'z')) {
+        ++at;
+    } else if (at < text.size() && (text[at] == '+' || text[at] == '-')) {
+        int oh = 0, om = 0;
+        if (!digitsAt(text, at + 1, 2, oh) || at + 3 >= text.size() || text[at + 3] != ':' ||
+            !digitsAt(text, at + 4, 2, om) || oh > 23 || om > 59)
+            return std::nullopt;
+        offset = (oh * 3600 + om * 60) * (text[at] == '-' ? -1 : 1);
+        at += 6;
+    } else {
+        return std::nullopt;
+    }
+    if (at != text.size() || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 ||
+        second > 59)
+        return std::nullopt;
+    static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    if (day > kDays[month - 1] + (month == 2 && leap ? 1 : 0))
+        return std::nullopt;
+    const std::int64_t seconds =
+        daysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) * 86400 +
+        hour * 3600 + minute * 60 + second - offset;
+    return static_cast<Int128>(seconds) * kNanosPerSecond + fraction;
+}
+
+// Go's time.ParseDuration.
+std::optional<Int128> parseGoDuration(std::string_view text) {
+    if (text.empty())
+        return std::nullopt;
+    bool negative = false;
+    std::size_t at = 0;
+    if (text[0] == '-' || text[0] == '+') {
+        negative = text[0] == '-';
+        ++at;
+    }
+    if (text.substr(at) == "0")
+        return Int128{0};
+    if (at == text.size())
+        return std::nullopt;
+    Int128 total = 0;
+    while (at < text.size()) {
+        Int128 whole = 0;
+        std::size_t start = at;
+        while (at < text.size() && text[at] >= '0' && text[at] <= '9') {
+            whole = whole * 10 + (text[at++] - '0');
+            if (whole > kMaxDurationNanos)
+                return std::nullopt;
+        }
+        const bool hadWhole = at > start;
+        Int128 fraction = 0;
+        Int128 scale = 1;
+        bool hadFraction = false;
+        if (at < text.size() && text[at] == '.') {
+            ++at;
+            start = at;
+            while (at < text.size() && text[at] >= '0' && text[at] <= '9') {
+                if (scale < Int128{1'000'000'000'000'000'000}) {
+                    fraction = fraction * 10 + (text[at] - '0');
+                    scale *= 10;
+                }
+                ++at;
+            }
+            hadFraction = at > start;
+        }
+        if (!hadWhole && !hadFraction)
+            return std::nullopt;
+        start = at;
+        while (at < text.size() && !(text[at] >= '0' && text[at] <= '9') && text[at] != '.')
+            ++at;
+        const std::string_view unit = text.substr(start, at - start);
+        Int128 nanos = 0;
+        if (unit == "ns")
+            nanos = 1;
+        else if (unit == "us" || unit == "µs" || unit == "μs")
+            nanos = 1'000;
+        else if (unit == "ms")
+            nanos = 1'000'000;
+        else if (unit == "s")
+            nanos = kNanosPerSecond;
+        else if (unit == "m")
+            nanos = 60 * kNanosPerSecond;
+        else if (unit == "h")
+            nanos = 3600 * kNanosPerSecond;
+        else
+            return std::nullopt;
+        total += whole * nanos + fraction * nanos / scale;
+        if (total > kMaxDurationNanos + (negative ? 1 : 0))
+            return std::nullopt;
+    }
+    return negative ? -total : total;
+}
+
+// Seconds east of UTC for a zone argument: "UTC", "Z", or "+HH:MM"/"-HH:MM".
+Result<std::int64_t> zoneOffset(const std::string& zone) {
+    if (zone == "UTC" || zone == "Z" || zone.empty())
+        return std::int64_t{0};
+    int hours = 0, minutes = 0;
+    if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && digitsAt(zone, 1, 2, hours) &&
+        zone[3] == ':' && digitsAt(zone, 4, 2, minutes))
+        return std::int64_t{(hours * 3600 + minutes * 60) * (zone[0] == '-' ? -1 : 1)};
+    return Error{"unknown time zone " + zone +
+                 " (only UTC and fixed offsets such as +05:30 are supported)"};
+}
+
+Int128 floorDiv(Int128 a, Int128 b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+enum class Part {
+    Year,
+    Month,
+    Date,
+    DayOfMonth,
+    DayOfWeek,
+    DayOfYear,
+    Hours,
+    Minutes,
+    Seconds,
+    Milliseconds
+};
+
+Value timestampPart(std::string_view name, Part part, const Args& args) {
+    const TimestampValue* ts = !args.empty() ? asOpaque<TimestampValue>(args[0]) : nullptr;
+    const std::string* zone = args.size() == 2 ? asString(args[1]) : nullptr;
+    if (!ts || args.size() > 2 || (args.size() == 2 && !zone))
+        return noSuchOverload(name, args);
+    auto offset = zoneOffset(zone ? *zone : std::string());
+    if (!offset)
+        return Value::error(offset.error().message);
+    const Int128 local = ts->nanos() + static_cast<Int128>(*offset) * kNanosPerSecond;
+    const auto seconds = static_cast<std::int64_t>(floorDiv(local, kNanosPerSecond));
+    const auto nanos = static_cast<std::int64_t>(local - Int128{seconds} * kNanosPerSecond);
+    const std::int64_t days = floorDiv(seconds, 86400);
+    const std::int64_t secondOfDay = seconds - days * 86400;
+    const Civil civil = civilFromDays(days);
+    switch (part) {
+        case Part::Year:
+            return Value(civil.year);
+        case Part::Month:
+            return Value(std::int64_t{civil.month} - 1);
+        case Part::Date:
+            return Value(std::int64_t{civil.day});
+        case Part::DayOfMonth:
+            return Value(std::int64_t{civil.day} - 1);
+        case Part::DayOfWeek:
+            return Value(static_cast<std::int64_t>(((days % 7) + 11) % 7));  // 1970-01-01: Thursday
+        case Part::DayOfYear:
+            return Value(days - daysFromCivil(civil.year, 1, 1));
+        case Part::Hours:
+            return Value(secondOfDay / 3600);
+        case Part::Minutes:
+            return Value(secondOfDay / 60 % 60);
+        case Part::Seconds:
+            return Value(secondOfDay % 60);
+        case Part::Milliseconds:
+            return Value(nanos / 1'000'000);
+    }
+    return noSuchOverload(name, args);
+}
+
+Value durationPart(std::string_view name, Int128 unit, const Args& args) {
+    const DurationValue* d = args.size() == 1 ? asOpaque<DurationValue>(args[0]) : nullptr;
+    return d ? Value(static_cast<std::int64_t>(d->nanos() / unit)) : noSuchOverload(name, args);
+}
+
+// Go's time.Time.Format(time.RFC3339Nano) in UTC, as cel-go prints a timestamp.
+std::string timestampText(Int128 nanos) {
+    const auto seconds = static_cast<std::int64_t>(floorDiv(nanos, kNanosPerSecond));
+    auto fraction = static_cast<std::int64_t>(nanos - Int128{seconds} * kNanosPerSecond);
+    const std::int64_t days = floorDiv(seconds, 86400);
+    const std::int64_t secondOfDay = seconds - days * 86400;
+    const Civil civil = civilFromDays(days);
+    char buffer[64];
+    int length = std::snprintf(buffer, sizeof buffer, "%04lld-%02u-%02uT%02lld:%02lld:%02lld",
+                               static_cast<long long>(civil.year), civil.month, civil.day,
+                               static_cast<long long>(secondOfDay / 3600),
+                               static_cast<long long>(secondOfDay / 60 % 60),
+                               static_cast<long long>(secondOfDay % 60));
+    std::string out(buffer, static_cast<std::size_t>(length));
+    if (fraction != 0) {
+        std::string digits = std::to_string(fraction);
+        digits.insert(0, 9 - digits.size(), '0');
+        while (digits.back() == '0')
+            digits.pop_back();
+        out += "." + digits;
+    }
+    return out + "Z";
+}
+
+// cel-go prints a duration as seconds: "5400s", "1.5s", "-0.000000001s".
+std::string durationText(Int128 nanos) {
+    const bool negative = nanos < 0;
+    const Int128 magnitude = negative ? -nanos : nanos;
+    std::string out = (negative ? "-" : "") +
+                      std::to_string(static_cast<std::int64_t>(magnitude / kNanosPerSecond));
+    const auto fraction = static_cast<std::int64_t>(magnitude % kNanosPerSecond);
+    if (fraction != 0) {
+        std::string digits = std::to_string(fraction);
+        digits.insert(0, 9 - digits.size(), '0');
+        while (digits.back() == '0')
+            digits.pop_back();
+        out += "." + digits;
+    }
+    return out + "s";
+}
+
+// A host function of a name that may already exist: this one first, the earlier one when this
+// one has no overload for the arguments.
+void chain(std::map<std::string, cel::Function, std::less<>>& functions, const std::string& name,
+           cel::Function first) {
+    cel::Function earlier = functions.count(name) ? functions[name] : cel::Function{};
+    functions[name] = [first = std::move(first), earlier = std::move(earlier),
+                       name](const Args& args) -> Value {
+        Value result = first(args);
+        if (earlier && result.isError() &&
+            result.as<cel::ErrorValue>().message.rfind("no such overload", 0) == 0)
+            return earlier(args);
+        return result;
+    };
+}
+
+template <class A, class B>
+bool both(const Args& args, const A*& a, const B*& b) {
+    a = args.size() == 2 ? asOpaque<A>(args[0]) : nullptr;
+    b = args.size() == 2 ? asOpaque<B>(args[1]) : nullptr;
+    return a && b;
+}
+
+// The ordering operators between two timestamps or two durations.
+cel::Function ordering(std::string name, bool (*holds)(Int128, Int128)) {
+    return [name = std::move(name), holds](const Args& args) -> Value {
+        const TimestampValue *t1 = nullptr, *t2 = nullptr;
+        if (both(args, t1, t2))
+            return Value(holds(t1->nanos(), t2->nanos()));
+        const DurationValue *d1 = nullptr, *d2 = nullptr;
+        if (both(args, d1, d2))
+            return Value(holds(d1->nanos(), d2->nanos()));
+        return noSuchOverload(name, args);
+    };
+}
+
+Value add(const Args& args) {
+    const TimestampValue* t = nullptr;
+    const DurationValue* d = nullptr;
+    if (both(args, t, d))
+        return timestampValue(t->nanos() + d->nanos());
+    const DurationValue* d1 = nullptr;
+    const TimestampValue* t1 = nullptr;
+    if (both(args, d1, t1))
+        return timestampValue(t1->nanos() + d1->nanos());
+    const DurationValue* a = nullptr;
+    const DurationValue* b = nullptr;
+    if (both(args, a, b))
+        return durationValue(a->nanos() + b->nanos());
+    return noSuchOverload("_+_", args);
+}
+
+Value subtract(const Args& args) {
+    const TimestampValue* t = nullptr;
+    const DurationValue* d = nullptr;
+    if (both(args, t, d))
+        return timestampValue(t->nanos() - d->nanos());
+    const TimestampValue* t1 = nullptr;
+    const TimestampValue* t2 = nullptr;
+    if (both(args, t1, t2))
+        return durationValue(t1->nanos() - t2->nanos());
+    const DurationValue* a = nullptr;
+    const DurationValue* b = nullptr;
+    if (both(args, a, b))
+        return durationValue(a->nanos() - b->nanos());
+    return noSuchOverload("_-_", args);
+}
+
+}  // namespace
+
+std::optional<std::string> timestampLiteralError(const std::string& text) {
+    return parseRfc3339(text) ? std::nullopt
+                              : std::optional<std::string>("invalid timestamp argument");
+}
+
+std::optional<std::string> durationLiteralError(const std::string& text) {
+    return parseGoDuration(text) ? std::nullopt
+                                 : std::optional<std::string>("invalid duration argument");
+}
+
+void addTimeFunctions(cel::Environment& environment) {
+    auto& global = environment.globalFunctions;
+    auto& member = environment.memberFunctions;
+    chain(global, "timestamp", [](const Args& args) -> Value {
+        if (args.size() == 1) {
+            if (const std::string* text = asString(args[0])) {
+                auto nanos = parseRfc3339(*text);
+                if (!nanos)
+                    return Value::error("timestamp(\"" + *text + "\"): not an RFC 3339 time");
+                return timestampValue(*nanos);
+            }
+            if (const auto* seconds = std::get_if<std::int64_t>(&args[0].v))
+                return timestampValue(Int128{*seconds} * kNanosPerSecond);
+            if (asOpaque<TimestampValue>(args[0]))
+                return args[0];
+        }
+        return noSuchOverload("timestamp", args);
+    });
+    chain(global, "duration", [](const Args& args) -> Value {
+        if (args.size() == 1) {
+            if (const std::string* text = asString(args[0])) {
+                auto nanos = parseGoDuration(*text);
+                if (!nanos)
+                    return Value::error("duration(\"" + *text + "\"): invalid duration");
+                return durationValue(*nanos);
+            }
+            if (asOpaque<DurationValue>(args[0]))
+                return args[0];
+        }
+        return noSuchOverload("duration", args);
+    });
+    chain(global, "string", [](const Args& args) -> Value {
+        if (args.size() == 1) {
+            if (const auto* t = asOpaque<TimestampValue>(args[0]))
+                return Value(timestampText(t->nanos()));
+            if (const auto* d = asOpaque<DurationValue>(args[0]))
+                return Value(durationText(d->nanos()));
+        }
+        return noSuchOverload("string", args);
+    });
+    chain(global, "int", [](const Args& args) -> Value {
+        if (args.size() == 1) {
+            if (const auto* t = asOpaque<TimestampValue>(args[0]))
+                return Value(static_cast<std::int64_t>(floorDiv(t->nanos(), kNanosPerSecond)));
+            if (const auto* d = asOpaque<DurationValue>(args[0]))
+                return Value(static_cast<std::int64_t>(d->nanos()));
+        }
+        return noSuchOverload("int", args);
+    });
+    chain(global, "_<_", ordering("_<_", [](Int128 a, Int128 b) { return a < b; }));
+    chain(global, "_<=_", ordering("_<=_", [](Int128 a, Int128 b) { return a <= b; }));
+    chain(global, "_>_", ordering("_>_", [](Int128 a, Int128 b) { return a > b; }));
+    chain(global, "_>=_", ordering("_>=_", [](Int128 a, Int128 b) { return a >= b; }));
+    chain(global, "_+_", add);
+    chain(global, "_-_", subtract);
+
+    const auto timestampGetter = [&member](const std::string& name, Part part) {
+        chain(member, name,
+              [name, part](const Args& args) { return timestampPart(name, part, args); });
+    };
+    timestampGetter("getFullYear", Part::Year);
+    timestampGetter("getMonth", Part::Month);
+    timestampGetter("getDate", Part::Date);
+    timestampGetter("getDayOfMonth", Part::DayOfMonth);
+    timestampGetter("getDayOfWeek", Part::DayOfWeek);
+    timestampGetter("getDayOfYear", Part::DayOfYear);
+    // Durations have these four too: the whole duration in the unit.
+    const auto bothGetter = [&member](const std::string& name, Part part, Int128 unit) {
+        chain(member, name, [name, part, unit](const Args& args) -> Value {
+            if (args.size() == 1 && asOpaque<DurationValue>(args[0]))
+                return durationPart(name, unit, args);
+            return timestampPart(name, part, args);
+        });
+    };
+    bothGetter("getHours", Part::Hours, 3600 * kNanosPerSecond);
+    bothGetter("getMinutes", Part::Minutes, 60 * kNanosPerSecond);
+    bothGetter("getSeconds", Part::Seconds, kNanosPerSecond);
+    bothGetter("getMilliseconds", Part::Milliseconds, 1'000'000);
+}
+
+}  // namespace numadra::dracel::detail
