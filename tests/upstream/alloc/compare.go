@@ -103,7 +103,7 @@ func ourOutcomes(draAllocate string, paths []string, node string, in *inputs) ([
 	if exitCode == 2 {
 		// Invalid input: every claim is refused, as upstream would refuse the objects.
 		var outcomes []outcome
-		for _, claim := range in.claims {
+		for _, claim := range in.Claims {
 			if claim.Status.Allocation == nil {
 				outcomes = append(outcomes, outcome{Claim: claimKey(claim), Refused: true, Error: "invalid input: " + strings.TrimSpace(stderr.String())})
 			}
@@ -129,7 +129,7 @@ func ourOutcomes(draAllocate string, paths []string, node string, in *inputs) ([
 	}
 	refusals := refusedClaims(stderr.String())
 	var outcomes []outcome
-	for _, claim := range in.claims {
+	for _, claim := range in.Claims {
 		if claim.Status.Allocation != nil {
 			continue
 		}

@@ -62,7 +62,7 @@ func (g *generator) chance(percent int) bool { return g.r.IntN(100) < percent }
 func (g *generator) pick(options ...string) string { return options[g.r.IntN(len(options))] }
 
 func (g *generator) node() {
-	g.in.nodes = append(g.in.nodes, &v1.Node{
+	g.in.Nodes = append(g.in.Nodes, &v1.Node{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
 		ObjectMeta: metav1.ObjectMeta{Name: nodeName, Labels: map[string]string{"zone": "a"}},
 	})
@@ -82,7 +82,7 @@ func (g *generator) class(driver string) {
 	if g.chance(30) {
 		class.Spec.Config = []resourceapi.DeviceClassConfiguration{{DeviceConfiguration: opaqueConfig(driver, "class")}}
 	}
-	g.in.classes = append(g.in.classes, class)
+	g.in.Classes = append(g.in.Classes, class)
 }
 
 func celSelector(expression string) resourceapi.DeviceSelector {
@@ -109,7 +109,7 @@ func (g *generator) pool(driver, pool string) {
 		for d := 0; d < 1+g.r.IntN(5); d++ {
 			slice.Spec.Devices = append(slice.Spec.Devices, g.device(driver, pool, fmt.Sprintf("dev-%d-%d", i, d), counters, perDevice))
 		}
-		g.in.slices = append(g.in.slices, slice)
+		g.in.Slices = append(g.in.Slices, slice)
 	}
 	if counters {
 		slice := g.slice(driver, pool, slices, total, false)
@@ -117,7 +117,7 @@ func (g *generator) pool(driver, pool string) {
 			Name:     "memory-set",
 			Counters: map[string]resourceapi.Counter{"memory": {Value: resource.MustParse(g.pick("16Gi", "32Gi", "40Gi"))}},
 		}}
-		g.in.slices = append(g.in.slices, slice)
+		g.in.Slices = append(g.in.Slices, slice)
 	}
 }
 
@@ -305,7 +305,7 @@ func (g *generator) claim(name string) {
 			DeviceConfiguration: opaqueConfig(drivers[0], "claim"),
 		}}
 	}
-	g.in.claims = append(g.in.claims, claim)
+	g.in.Claims = append(g.in.Claims, claim)
 }
 
 func (g *generator) exactRequest() *resourceapi.ExactDeviceRequest {
@@ -366,7 +366,7 @@ func (g *generator) preallocated() {
 		}}},
 	}
 	// The claim in use comes first: dra-allocate counts it against the claims after it.
-	g.in.claims = append([]*resourceapi.ResourceClaim{claim}, g.in.claims...)
+	g.in.Claims = append([]*resourceapi.ResourceClaim{claim}, g.in.Claims...)
 }
 
 // derivedExpression computes a NUMA grouping key from the static attributes, in the forms

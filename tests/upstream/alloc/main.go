@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"numadra.dev/tests/upstream/internal/oracle"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,9 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
 )
+
+// inputs: the objects a run reads (shared with the other judges).
+type inputs = oracle.Inputs
 
 // ctx carries the upstream allocator's logger.
 var ctx context.Context
@@ -82,7 +86,7 @@ func run(args []string) int {
 }
 
 func runFiles(draAllocate string, paths []string, node string, verbose bool) int {
-	in, err := loadInputs(paths)
+	in, err := oracle.LoadInputs(paths)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "upstream-allocate:", err)
 		return 2
@@ -125,7 +129,7 @@ func compare(draAllocate string, paths []string, node string, in *inputs, verbos
 }
 
 func findNode(in *inputs, name string) *v1.Node {
-	for _, node := range in.nodes {
+	for _, node := range in.Nodes {
 		if node.Name == name {
 			return node
 		}
@@ -211,16 +215,16 @@ func writeInputsFile(path string, in *inputs) error {
 // writeInputs prints the input as one v1 List, in the order dra-allocate reads it.
 func writeInputs(out *os.File, in *inputs) error {
 	var items []any
-	for _, node := range in.nodes {
+	for _, node := range in.Nodes {
 		items = append(items, node)
 	}
-	for _, class := range in.classes {
+	for _, class := range in.Classes {
 		items = append(items, class)
 	}
-	for _, slice := range in.slices {
+	for _, slice := range in.Slices {
 		items = append(items, slice)
 	}
-	for _, claim := range in.claims {
+	for _, claim := range in.Claims {
 		items = append(items, claim)
 	}
 	encoder := json.NewEncoder(out)
@@ -245,5 +249,5 @@ func keepFailure(draAllocate, scratch, failures string, seed uint64, in *inputs)
 		return
 	}
 	diff, _ := compare(draAllocate, []string{kept}, nodeName, small, false)
-	fmt.Printf("  minimised to %s (%d claims, %d slices):\n%s\n", kept, len(small.claims), len(small.slices), diff)
+	fmt.Printf("  minimised to %s (%d claims, %d slices):\n%s\n", kept, len(small.Claims), len(small.Slices), diff)
 }

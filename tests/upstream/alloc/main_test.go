@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"numadra.dev/tests/upstream/internal/oracle"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,14 +38,14 @@ func TestAGeneratedInputReadsBackAsWritten(t *testing.T) {
 	if err := writeInputsFile(path, in); err != nil {
 		t.Fatal(err)
 	}
-	back, err := loadInputs([]string{path})
+	back, err := oracle.LoadInputs([]string{path})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back.slices) != len(in.slices) || len(back.claims) != len(in.claims) ||
-		len(back.classes) != len(in.classes) || len(back.nodes) != len(in.nodes) {
-		t.Fatalf("read back %d/%d/%d/%d objects, wrote %d/%d/%d/%d", len(back.slices), len(back.claims),
-			len(back.classes), len(back.nodes), len(in.slices), len(in.claims), len(in.classes), len(in.nodes))
+	if len(back.Slices) != len(in.Slices) || len(back.Claims) != len(in.Claims) ||
+		len(back.Classes) != len(in.Classes) || len(back.Nodes) != len(in.Nodes) {
+		t.Fatalf("read back %d/%d/%d/%d objects, wrote %d/%d/%d/%d", len(back.Slices), len(back.Claims),
+			len(back.Classes), len(back.Nodes), len(in.Slices), len(in.Claims), len(in.Classes), len(in.Nodes))
 	}
 }
 
@@ -54,7 +55,7 @@ func TestTheGeneratorCoversEveryFeature(t *testing.T) {
 	seen := map[string]bool{}
 	for seed := uint64(1); seed <= 300; seed++ {
 		in := generate(seed)
-		for _, slice := range in.slices {
+		for _, slice := range in.Slices {
 			if len(slice.Spec.SharedCounters) > 0 {
 				seen["shared counters"] = true
 			}
@@ -65,7 +66,7 @@ func TestTheGeneratorCoversEveryFeature(t *testing.T) {
 				noteDevice(seen, device)
 			}
 		}
-		for _, class := range in.classes {
+		for _, class := range in.Classes {
 			if len(class.Spec.Config) > 0 {
 				seen["class config"] = true
 			}
@@ -73,7 +74,7 @@ func TestTheGeneratorCoversEveryFeature(t *testing.T) {
 				seen["class selector"] = true
 			}
 		}
-		for _, claim := range in.claims {
+		for _, claim := range in.Claims {
 			noteClaim(seen, claim)
 		}
 	}
@@ -176,7 +177,7 @@ func TestClaimsGetTheApiServersDefaults(t *testing.T) {
 		{Name: "a", Exactly: &resourceapi.ExactDeviceRequest{Tolerations: []resourceapi.DeviceToleration{{Key: "k"}}}},
 		{Name: "b", FirstAvailable: []resourceapi.DeviceSubRequest{{Name: "s", AllocationMode: resourceapi.DeviceAllocationModeAll}}},
 	}
-	applyClaimDefaults(claim)
+	oracle.ApplyClaimDefaults(claim)
 	exact := claim.Spec.Devices.Requests[0].Exactly
 	if exact.AllocationMode != resourceapi.DeviceAllocationModeExactCount || exact.Count != 1 ||
 		exact.Tolerations[0].Operator != resourceapi.DeviceTolerationOpEqual {

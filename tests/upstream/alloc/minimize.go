@@ -37,17 +37,17 @@ func minimize(draAllocate, scratch string, in *inputs) (*inputs, error) {
 
 func clone(in *inputs) *inputs {
 	out := &inputs{}
-	for _, node := range in.nodes {
-		out.nodes = append(out.nodes, node.DeepCopy())
+	for _, node := range in.Nodes {
+		out.Nodes = append(out.Nodes, node.DeepCopy())
 	}
-	for _, class := range in.classes {
-		out.classes = append(out.classes, class.DeepCopy())
+	for _, class := range in.Classes {
+		out.Classes = append(out.Classes, class.DeepCopy())
 	}
-	for _, slice := range in.slices {
-		out.slices = append(out.slices, slice.DeepCopy())
+	for _, slice := range in.Slices {
+		out.Slices = append(out.Slices, slice.DeepCopy())
 	}
-	for _, claim := range in.claims {
-		out.claims = append(out.claims, claim.DeepCopy())
+	for _, claim := range in.Claims {
+		out.Claims = append(out.Claims, claim.DeepCopy())
 	}
 	return out
 }
@@ -60,69 +60,69 @@ func shrinks(in *inputs) []*inputs {
 		change(candidate)
 		out = append(out, candidate)
 	}
-	for i := range in.claims {
-		variant(func(c *inputs) { c.claims = slices.Delete(c.claims, i, i+1) })
+	for i := range in.Claims {
+		variant(func(c *inputs) { c.Claims = slices.Delete(c.Claims, i, i+1) })
 	}
-	for i := range in.classes {
-		variant(func(c *inputs) { c.classes = slices.Delete(c.classes, i, i+1) })
+	for i := range in.Classes {
+		variant(func(c *inputs) { c.Classes = slices.Delete(c.Classes, i, i+1) })
 	}
-	for i := range in.slices {
+	for i := range in.Slices {
 		variant(func(c *inputs) { removeSlice(c, i) })
 	}
-	for s, slice := range in.slices {
+	for s, slice := range in.Slices {
 		for d := range slice.Spec.Devices {
 			variant(func(c *inputs) {
-				c.slices[s].Spec.Devices = slices.Delete(c.slices[s].Spec.Devices, d, d+1)
+				c.Slices[s].Spec.Devices = slices.Delete(c.Slices[s].Spec.Devices, d, d+1)
 			})
 			for name := range slice.Spec.Devices[d].Attributes {
-				variant(func(c *inputs) { delete(c.slices[s].Spec.Devices[d].Attributes, name) })
+				variant(func(c *inputs) { delete(c.Slices[s].Spec.Devices[d].Attributes, name) })
 			}
 			for name := range slice.Spec.Devices[d].Capacity {
-				variant(func(c *inputs) { delete(c.slices[s].Spec.Devices[d].Capacity, name) })
+				variant(func(c *inputs) { delete(c.Slices[s].Spec.Devices[d].Capacity, name) })
 			}
 		}
 	}
-	for c, claim := range in.claims {
+	for c, claim := range in.Claims {
 		devices := claim.Spec.Devices
 		if claim.Status.Allocation != nil {
 			continue
 		}
 		if len(devices.Requests) > 1 {
 			for r := range devices.Requests {
-				variant(func(x *inputs) { removeRequest(x.claims[c], r) })
+				variant(func(x *inputs) { removeRequest(x.Claims[c], r) })
 			}
 		}
 		for k := range devices.Constraints {
 			variant(func(x *inputs) {
-				x.claims[c].Spec.Devices.Constraints = slices.Delete(x.claims[c].Spec.Devices.Constraints, k, k+1)
+				x.Claims[c].Spec.Devices.Constraints = slices.Delete(x.Claims[c].Spec.Devices.Constraints, k, k+1)
 			})
 		}
 		if len(devices.Config) > 0 {
-			variant(func(x *inputs) { x.claims[c].Spec.Devices.Config = nil })
+			variant(func(x *inputs) { x.Claims[c].Spec.Devices.Config = nil })
 		}
 		for r, request := range devices.Requests {
 			if request.Exactly != nil && len(request.Exactly.Selectors) > 0 {
-				variant(func(x *inputs) { x.claims[c].Spec.Devices.Requests[r].Exactly.Selectors = nil })
+				variant(func(x *inputs) { x.Claims[c].Spec.Devices.Requests[r].Exactly.Selectors = nil })
 			}
 			if request.Exactly != nil && request.Exactly.Capacity != nil {
-				variant(func(x *inputs) { x.claims[c].Spec.Devices.Requests[r].Exactly.Capacity = nil })
+				variant(func(x *inputs) { x.Claims[c].Spec.Devices.Requests[r].Exactly.Capacity = nil })
 			}
 			if len(request.FirstAvailable) > 1 {
 				for s := range request.FirstAvailable {
 					variant(func(x *inputs) {
-						sub := &x.claims[c].Spec.Devices.Requests[r]
+						sub := &x.Claims[c].Spec.Devices.Requests[r]
 						sub.FirstAvailable = slices.Delete(sub.FirstAvailable, s, s+1)
 					})
 				}
 			}
 		}
 	}
-	for i, class := range in.classes {
+	for i, class := range in.Classes {
 		if len(class.Spec.Config) > 0 {
-			variant(func(c *inputs) { c.classes[i].Spec.Config = nil })
+			variant(func(c *inputs) { c.Classes[i].Spec.Config = nil })
 		}
 		if len(class.Spec.Selectors) > 1 {
-			variant(func(c *inputs) { c.classes[i].Spec.Selectors = c.classes[i].Spec.Selectors[:1] })
+			variant(func(c *inputs) { c.Classes[i].Spec.Selectors = c.Classes[i].Spec.Selectors[:1] })
 		}
 	}
 	return out
@@ -130,9 +130,9 @@ func shrinks(in *inputs) []*inputs {
 
 // removeSlice drops a slice and keeps its pool's slice count true.
 func removeSlice(in *inputs, index int) {
-	removed := in.slices[index].Spec
-	in.slices = slices.Delete(in.slices, index, index+1)
-	for _, slice := range in.slices {
+	removed := in.Slices[index].Spec
+	in.Slices = slices.Delete(in.Slices, index, index+1)
+	for _, slice := range in.Slices {
 		if slice.Spec.Driver == removed.Driver && slice.Spec.Pool.Name == removed.Pool.Name {
 			slice.Spec.Pool.ResourceSliceCount--
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"numadra.dev/tests/upstream/internal/oracle"
 	"os"
 	"path/filepath"
 	"sort"
@@ -86,9 +87,9 @@ func replayScenario(draAllocate, folder string) scenarioResult {
 		result.status, result.detail = "skipped", err.Error()
 		return result
 	}
-	in, err := loadInputs(files)
+	in, err := oracle.LoadInputs(files)
 	if err != nil {
-		var unsupported unsupportedKindError
+		var unsupported oracle.UnsupportedKindError
 		if errors.As(err, &unsupported) {
 			result.status, result.detail = "skipped", err.Error()
 		} else {
@@ -105,7 +106,7 @@ func replayScenario(draAllocate, folder string) scenarioResult {
 	}
 	if findNode(in, node) == nil {
 		// dra-allocate needs no Node object for a named node; upstream needs one.
-		in.nodes = append(in.nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}})
+		in.Nodes = append(in.Nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}})
 	}
 	diff, err := compare(draAllocate, files, node, in, false)
 	switch {
@@ -162,10 +163,10 @@ func scenarioInputs(folder string) ([]string, string, error) {
 
 func onlyNode(in *inputs) (string, error) {
 	names := map[string]bool{}
-	for _, node := range in.nodes {
+	for _, node := range in.Nodes {
 		names[node.Name] = true
 	}
-	for _, slice := range in.slices {
+	for _, slice := range in.Slices {
 		if slice.Spec.NodeName != nil {
 			names[*slice.Spec.NodeName] = true
 		}

@@ -1,4 +1,7 @@
-package main
+// Package oracle holds what the judges in tests/upstream share: the objects dra-allocate reads,
+// decoded with upstream's own API types, and upstream's allocator set up as the scheduler sets
+// it up.
+package oracle
 
 import (
 	"bytes"
@@ -16,13 +19,13 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
-// inputs is what dra-allocate reads, decoded with upstream's own API types: what the
+// Inputs is what dra-allocate reads, decoded with upstream's own API types: what the
 // API server would have stored, in input order.
-type inputs struct {
-	slices  []*resourceapi.ResourceSlice
-	classes []*resourceapi.DeviceClass
-	claims  []*resourceapi.ResourceClaim
-	nodes   []*v1.Node
+type Inputs struct {
+	Slices  []*resourceapi.ResourceSlice
+	Classes []*resourceapi.DeviceClass
+	Claims  []*resourceapi.ResourceClaim
+	Nodes   []*v1.Node
 }
 
 type typeMeta struct {
@@ -31,10 +34,10 @@ type typeMeta struct {
 	Items      []json.RawMessage `json:"items"`
 }
 
-// loadInputs reads files and folders the way dra-allocate does (a folder's *.yaml, *.yml
+// LoadInputs reads files and folders the way dra-allocate does (a folder's *.yaml, *.yml
 // and *.json files in name order).
-func loadInputs(paths []string) (*inputs, error) {
-	in := &inputs{}
+func LoadInputs(paths []string) (*Inputs, error) {
+	in := &Inputs{}
 	for _, path := range paths {
 		files, err := expand(path)
 		if err != nil {
@@ -73,7 +76,7 @@ func expand(path string) ([]string, error) {
 	return files, nil
 }
 
-func (in *inputs) readFile(file string) error {
+func (in *Inputs) readFile(file string) error {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -96,7 +99,7 @@ func (in *inputs) readFile(file string) error {
 	}
 }
 
-func (in *inputs) add(raw json.RawMessage) error {
+func (in *Inputs) add(raw json.RawMessage) error {
 	var meta typeMeta
 	if err := json.Unmarshal(raw, &meta); err != nil {
 		return err
@@ -110,26 +113,26 @@ func (in *inputs) add(raw json.RawMessage) error {
 		}
 		return nil
 	case "ResourceSlice":
-		return decodeInto(raw, meta, "resource.k8s.io/v1", &in.slices)
+		return decodeInto(raw, meta, "resource.k8s.io/v1", &in.Slices)
 	case "DeviceClass":
-		return decodeInto(raw, meta, "resource.k8s.io/v1", &in.classes)
+		return decodeInto(raw, meta, "resource.k8s.io/v1", &in.Classes)
 	case "ResourceClaim":
-		if err := decodeInto(raw, meta, "resource.k8s.io/v1", &in.claims); err != nil {
+		if err := decodeInto(raw, meta, "resource.k8s.io/v1", &in.Claims); err != nil {
 			return err
 		}
-		applyClaimDefaults(in.claims[len(in.claims)-1])
+		ApplyClaimDefaults(in.Claims[len(in.Claims)-1])
 		return nil
 	case "Node":
-		return decodeInto(raw, meta, "v1", &in.nodes)
+		return decodeInto(raw, meta, "v1", &in.Nodes)
 	}
-	return unsupportedKindError{kind: meta.Kind, apiVersion: meta.APIVersion}
+	return UnsupportedKindError{kind: meta.Kind, apiVersion: meta.APIVersion}
 }
 
-// unsupportedKindError: an input upstream's allocator library does not take (a Pod or a
+// UnsupportedKindError: an input upstream's allocator library does not take (a Pod or a
 // template is the scheduler plugin's business, not the allocator's).
-type unsupportedKindError struct{ kind, apiVersion string }
+type UnsupportedKindError struct{ kind, apiVersion string }
 
-func (e unsupportedKindError) Error() string {
+func (e UnsupportedKindError) Error() string {
 	return fmt.Sprintf("kind %s (%s) is not an input of upstream's allocator library", e.kind, e.apiVersion)
 }
 
@@ -147,10 +150,10 @@ func decodeInto[T any](raw json.RawMessage, meta typeMeta, apiVersion string, in
 	return nil
 }
 
-// applyClaimDefaults sets what the API server's defaulting sets on a stored claim
+// ApplyClaimDefaults sets what the API server's defaulting sets on a stored claim
 // (k8s.io/kubernetes pkg/apis/resource/v1/defaults.go), which is too big a module to link
 // for these few lines: allocationMode ExactCount, count 1, toleration operator Equal.
-func applyClaimDefaults(claim *resourceapi.ResourceClaim) {
+func ApplyClaimDefaults(claim *resourceapi.ResourceClaim) {
 	defaults := func(mode *resourceapi.DeviceAllocationMode, count *int64, tolerations []resourceapi.DeviceToleration) {
 		if *mode == "" {
 			*mode = resourceapi.DeviceAllocationModeExactCount
