@@ -45,12 +45,12 @@ std::optional<Address> parseV4(std::string_view text) {
     address.v4 = true;
     std::size_t field = 0;
     std::size_t start = 0;
-    while (field < 4) {
-        std::size_t end = text.find('.', start);
-        if (end == std::string_view::npos)
-            end = text.size();
+    while (true) {
+        const std::size_t dot = text.find('.', start);
+        const std::size_t end = dot == std::string_view::npos ? text.size() : dot;
         const std::string_view digits = text.substr(start, end - start);
-        if (digits.empty() || digits.size() > 3 || (digits.size() > 1 && digits[0] == '0') ||
+        if (field == 4 || digits.empty() || digits.size() > 3 ||
+            (digits.size() > 1 && digits[0] == '0') ||
             !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
             return std::nullopt;
         int value = 0;
@@ -58,11 +58,11 @@ std::optional<Address> parseV4(std::string_view text) {
         if (value > 255)
             return std::nullopt;
         address.bytes[field++] = static_cast<std::uint8_t>(value);
-        if (end == text.size())
+        if (dot == std::string_view::npos)
             break;
-        start = end + 1;
+        start = dot + 1;
     }
-    if (field != 4 || start + 0 > text.size() || text.find('.', start) != std::string_view::npos)
+    if (field != 4)
         return std::nullopt;
     return address;
 }

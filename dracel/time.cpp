@@ -1,8 +1,9 @@
 #include "time.hpp"
 
 #include <charconv>
-#include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>

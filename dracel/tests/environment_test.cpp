@@ -279,6 +279,7 @@ TEST(IpLibrary, ParsesAsNetipDoes) {
     EXPECT_EQ(eval("isIP('01.2.3.4')"), "false");  // a leading zero
     EXPECT_EQ(eval("isIP('1.2.3')"), "false");
     EXPECT_EQ(eval("isIP('256.0.0.1')"), "false");
+    EXPECT_EQ(eval("isIP('1.2.3.4.5') || isIP('1.2.3.') || isIP('.1.2.3')"), "false");
     EXPECT_TRUE(failsWith("ip('fe80::1%eth0')", "with zone value is not allowed"));
     EXPECT_TRUE(failsWith("ip('::ffff:1.2.3.4')", "IPv4-mapped IPv6 address"));
 }
