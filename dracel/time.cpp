@@ -38,15 +38,19 @@ const std::string* asString(const Value& value) {
 
 class TimestampValue final : public cel::Opaque {
   public:
-    explicit TimestampValue(Int128 nanos) : nanos_(nanos) {}  // since the Unix epoch
+    // nanos since the Unix epoch; offset: seconds east of UTC it was written in, kept (as Go's
+    // time.Time keeps its location) for printing only: equality and order are the instant's.
+    TimestampValue(Int128 nanos, std::int32_t offset) : nanos_(nanos), offset_(offset) {}
     std::string typeName() const override { return "google.protobuf.Timestamp"; }
     bool equals(const cel::Opaque& other) const override {
         return nanos_ == static_cast<const TimestampValue&>(other).nanos_;
     }
     Int128 nanos() const { return nanos_; }
+    std::int32_t offset() const { return offset_; }
 
   private:
     Int128 nanos_;
+    std::int32_t offset_;
 };
 
 class DurationValue final : public cel::Opaque {
@@ -68,12 +72,13 @@ const T* asOpaque(const Value& value) {
     return opaque && *opaque ? dynamic_cast<const T*>(opaque->get()) : nullptr;
 }
 
-Value timestampValue(Int128 nanos) {
+Value timestampValue(Int128 nanos, std::int32_t offset = 0) {
     const Int128 seconds =
         nanos >= 0 ? nanos / kNanosPerSecond : -((-nanos + kNanosPerSecond - 1) / kNanosPerSecond);
     if (seconds < kMinSeconds || seconds > kMaxSeconds)
         return Value::error("timestamp out of range");
-    return Value(std::shared_ptr<const cel::Opaque>(std::make_shared<const TimestampValue>(nanos)));
+    return Value(
+        std::shared_ptr<const cel::Opaque>(std::make_shared<const TimestampValue>(nanos, offset)));
 }
 
 Value durationValue(Int128 nanos) {
@@ -123,12 +128,18 @@ bool digitsAt(std::string_view text, std::size_t at, std::size_t count, int& out
     return true;
 }
 
-// RFC 3339: YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM).
-std::optional<Int128> parseRfc3339(std::string_view text) {
+struct ParsedTime {
+    Int128 nanos;
+    std::int32_t offset;  // seconds east of UTC
+};
+
+// RFC 3339 as Go's time.Parse(time.RFC3339) reads it: YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM),
+// 'T' and 'Z' upper case.
+std::optional<ParsedTime> parseRfc3339(std::string_view text) {
     int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
     if (!digitsAt(text, 0, 4, year) || text.size() < 20 || text[4] != '-' ||
         !digitsAt(text, 5, 2, month) || text[7] != '-' || !digitsAt(text, 8, 2, day) ||
-        (text[10] != 'T' && text[10] != 't') || !digitsAt(text, 11, 2, hour) || text[13] != ':' ||
+        text[10] != 'T' || !digitsAt(text, 11, 2, hour) || text[13] != ':' ||
         !digitsAt(text, 14, 2, minute) || text[16] != ':' || !digitsAt(text, 17, 2, second))
         return std::nullopt;
     std::size_t at = 19;
@@ -149,7 +160,7 @@ std::optional<Int128> parseRfc3339(std::string_view text) {
             fraction *= 10;
     }
     std::int64_t offset = 0;
-    if (at < text.size() && (text[at] == 'Z' || text[at] == 'z')) {
+    if (at < text.size() && text[at] == 'Z') {
         ++at;
     } else if (at < text.size() && (text[at] == '+' || text[at] == '-')) {
         int oh = 0, om = 0;
@@ -171,7 +182,8 @@ std::optional<Int128> parseRfc3339(std::string_view text) {
     const std::int64_t seconds =
         daysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) * 86400 +
         hour * 3600 + minute * 60 + second - offset;
-    return static_cast<Int128>(seconds) * kNanosPerSecond + fraction;
+    return ParsedTime{static_cast<Int128>(seconds) * kNanosPerSecond + fraction,
+                      static_cast<std::int32_t>(offset)};
 }
 
 // Go's time.ParseDuration.
@@ -314,8 +326,10 @@ Value durationPart(std::string_view name, Int128 unit, const Args& args) {
     return d ? Value(static_cast<std::int64_t>(d->nanos() / unit)) : noSuchOverload(name, args);
 }
 
-// Go's time.Time.Format(time.RFC3339Nano) in UTC, as cel-go prints a timestamp.
-std::string timestampText(Int128 nanos) {
+// Go's time.Time.Format(time.RFC3339Nano) in the offset it was written in, as cel-go prints a
+// timestamp ("Z" for UTC).
+std::string timestampText(Int128 instant, std::int32_t offset) {
+    const Int128 nanos = instant + Int128{offset} * kNanosPerSecond;
     const auto seconds = static_cast<std::int64_t>(floorDiv(nanos, kNanosPerSecond));
     auto fraction = static_cast<std::int64_t>(nanos - Int128{seconds} * kNanosPerSecond);
     const std::int64_t days = floorDiv(seconds, 86400);
@@ -335,7 +349,15 @@ std::string timestampText(Int128 nanos) {
             digits.pop_back();
         out += "." + digits;
     }
-    return out + "Z";
+    if (offset == 0)
+        return out + "Z";
+    const std::int32_t magnitude = offset < 0 ? -offset : offset;
+    const auto twoDigits = [](std::int32_t value) {
+        return std::string{static_cast<char>('0' + value / 10 % 10),
+                           static_cast<char>('0' + value % 10)};
+    };
+    return out + (offset < 0 ? "-" : "+") + twoDigits(magnitude / 3600) + ":" +
+           twoDigits(magnitude / 60 % 60);
 }
 
 // cel-go prints a duration as seconds: "5400s", "1.5s", "-0.000000001s".
@@ -394,11 +416,11 @@ Value add(const Args& args) {
     const TimestampValue* t = nullptr;
     const DurationValue* d = nullptr;
     if (both(args, t, d))
-        return timestampValue(t->nanos() + d->nanos());
+        return timestampValue(t->nanos() + d->nanos(), t->offset());
     const DurationValue* d1 = nullptr;
     const TimestampValue* t1 = nullptr;
     if (both(args, d1, t1))
-        return timestampValue(t1->nanos() + d1->nanos());
+        return timestampValue(t1->nanos() + d1->nanos(), t1->offset());
     const DurationValue* a = nullptr;
     const DurationValue* b = nullptr;
     if (both(args, a, b))
@@ -410,7 +432,7 @@ Value subtract(const Args& args) {
     const TimestampValue* t = nullptr;
     const DurationValue* d = nullptr;
     if (both(args, t, d))
-        return timestampValue(t->nanos() - d->nanos());
+        return timestampValue(t->nanos() - d->nanos(), t->offset());
     const TimestampValue* t1 = nullptr;
     const TimestampValue* t2 = nullptr;
     if (both(args, t1, t2))
@@ -440,10 +462,10 @@ void addTimeFunctions(cel::Environment& environment) {
     chain(global, "timestamp", [](const Args& args) -> Value {
         if (args.size() == 1) {
             if (const std::string* text = asString(args[0])) {
-                auto nanos = parseRfc3339(*text);
-                if (!nanos)
+                auto parsed = parseRfc3339(*text);
+                if (!parsed)
                     return Value::error("timestamp(\"" + *text + "\"): not an RFC 3339 time");
-                return timestampValue(*nanos);
+                return timestampValue(parsed->nanos, parsed->offset);
             }
             if (const auto* seconds = std::get_if<std::int64_t>(&args[0].v))
                 return timestampValue(Int128{*seconds} * kNanosPerSecond);
@@ -468,7 +490,7 @@ void addTimeFunctions(cel::Environment& environment) {
     chain(global, "string", [](const Args& args) -> Value {
         if (args.size() == 1) {
             if (const auto* t = asOpaque<TimestampValue>(args[0]))
-                return Value(timestampText(t->nanos()));
+                return Value(timestampText(t->nanos(), t->offset()));
             if (const auto* d = asOpaque<DurationValue>(args[0]))
                 return Value(durationText(d->nanos()));
         }

@@ -367,6 +367,12 @@ TEST(TimeLibrary, GettersInUtcAndFixedOffsets) {
 
 TEST(TimeLibrary, PrintsAsCelGoDoes) {
     EXPECT_EQ(eval("string(timestamp('2026-11-24T10:00:00.120Z'))"), "\"2026-11-24T10:00:00.12Z\"");
+    // A timestamp prints in the offset it was written in (Go keeps it); equality is the instant.
+    EXPECT_EQ(eval("string(timestamp('2026-11-24T10:00:00+01:00'))"),
+              "\"2026-11-24T10:00:00+01:00\"");
+    EXPECT_EQ(eval("timestamp('2026-11-24T10:00:00+01:00') == timestamp('2026-11-24T09:00:00Z')"),
+              "true");
+    EXPECT_TRUE(failsWith("timestamp('2026-11-24T10:00:00z')", "not an RFC 3339 time"));
     EXPECT_EQ(eval("string(duration('1h30m'))"), "\"5400s\"");
     EXPECT_EQ(eval("string(duration('-1.5s'))"), "\"-1.5s\"");
     EXPECT_EQ(eval("int(timestamp('1970-01-01T00:01:00Z'))"), "60");
