@@ -1,9 +1,15 @@
 #include "time.hpp"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -253,16 +259,130 @@ std::optional<Int128> parseGoDuration(std::string_view text) {
     return negative ? -total : total;
 }
 
-// Seconds east of UTC for a zone argument: "UTC", "Z", or "+HH:MM"/"-HH:MM".
-Result<std::int64_t> zoneOffset(const std::string& zone) {
-    if (zone == "UTC" || zone == "Z" || zone.empty())
+// A time zone file (TZif, RFC 8536) as Go's time.LoadLocation reads it from the system's
+// zoneinfo: the offsets in force from each transition on.
+struct ZoneRules {
+    std::vector<std::int64_t> transitions;  // Unix seconds, ascending
+    std::vector<std::int32_t> offsets;      // the offset from transitions[i] on
+    std::int32_t initial = 0;               // before the first transition (first standard type)
+    bool hasFutureRule = false;             // a footer rule governs times after the last one
+};
+
+std::int64_t bigEndian(const std::string& data, std::size_t at, std::size_t bytes) {
+    std::uint64_t value = 0;
+    for (std::size_t i = 0; i < bytes; ++i)
+        value = (value << 8U) | static_cast<unsigned char>(data[at + i]);
+    if (bytes == 4)
+        return static_cast<std::int32_t>(static_cast<std::uint32_t>(value));
+    return static_cast<std::int64_t>(value);
+}
+
+std::optional<ZoneRules> parseTzif(const std::string& data) {
+    if (data.size() < 44 || data.compare(0, 4, "TZif") != 0 || data[4] < '2')
+        return std::nullopt;
+    // Skip the version 1 block (32-bit times) to the version 2 header.
+    auto counts = [&](std::size_t header) {
+        std::array<std::int64_t, 6> c{};
+        for (std::size_t i = 0; i < 6; ++i)
+            c[i] = bigEndian(data, header + 20 + 4 * i, 4);
+        return c;  // isutcnt isstdcnt leapcnt timecnt typecnt charcnt
+    };
+    const auto v1 = counts(0);
+    const std::size_t v2 =
+        44 + static_cast<std::size_t>(v1[3] * 5 + v1[4] * 6 + v1[5] + v1[2] * 8 + v1[1] + v1[0]);
+    if (data.size() < v2 + 44 || data.compare(v2, 4, "TZif") != 0)
+        return std::nullopt;
+    const auto c = counts(v2);
+    const auto timecnt = static_cast<std::size_t>(c[3]);
+    const auto typecnt = static_cast<std::size_t>(c[4]);
+    const std::size_t times = v2 + 44;
+    const std::size_t indices = times + timecnt * 8;
+    const std::size_t types = indices + timecnt;
+    const std::size_t end =
+        types + typecnt * 6 + static_cast<std::size_t>(c[5] + c[2] * 12 + c[1] + c[0]);
+    if (typecnt == 0 || data.size() < end)
+        return std::nullopt;
+    ZoneRules rules;
+    auto typeOffset = [&](std::size_t type) {
+        return static_cast<std::int32_t>(bigEndian(data, types + type * 6, 4));
+    };
+    rules.initial = typeOffset(0);
+    for (std::size_t t = 0; t < typecnt; ++t)
+        if (data[types + t * 6 + 4] ==
+            0) {  // the first standard-time type, as Go's lookupFirstZone
+            rules.initial = typeOffset(t);
+            break;
+        }
+    for (std::size_t i = 0; i < timecnt; ++i) {
+        const auto type = static_cast<unsigned char>(data[indices + i]);
+        if (type >= typecnt)
+            return std::nullopt;
+        rules.transitions.push_back(bigEndian(data, times + i * 8, 8));
+        rules.offsets.push_back(typeOffset(type));
+    }
+    // The footer (a POSIX TZ string) matters only when it has a daylight-saving rule.
+    const std::size_t footer = data.find('\n', end);
+    rules.hasFutureRule =
+        footer != std::string::npos && data.find(',', footer) != std::string::npos;
+    return rules;
+}
+
+// The zone files of the system, read once per name (like the environment's regex cache: an
+// immutable result per key, shared by every evaluation).
+Result<const ZoneRules*> loadZone(const std::string& name) {
+    static std::mutex mutex;
+    static std::map<std::string, std::optional<ZoneRules>> zones;
+    const bool safe = !name.empty() && name.front() != '/' &&
+                      name.find("..") == std::string::npos &&
+                      name.find_first_not_of(
+                          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                          "0123456789/_+-") == std::string::npos;
+    if (!safe)
+        return Error{"unknown time zone " + name};
+    std::lock_guard lock(mutex);
+    auto it = zones.find(name);
+    if (it == zones.end()) {
+        std::optional<ZoneRules> rules;
+        std::ifstream file("/usr/share/zoneinfo/" + name, std::ios::binary);
+        if (file) {
+            const std::string data((std::istreambuf_iterator<char>(file)),
+                                   std::istreambuf_iterator<char>());
+            rules = parseTzif(data);
+        }
+        it = zones.emplace(name, std::move(rules)).first;
+    }
+    if (!it->second)
+        return Error{"unknown time zone " + name};
+    return &*it->second;
+}
+
+// Seconds east of UTC at an instant for a zone argument, as cel-go reads it: "+HH:MM"/"-HH:MM"
+// when it has a colon, else an IANA name ("UTC", "Europe/Berlin") from the system's zoneinfo.
+Result<std::int64_t> zoneOffset(const std::string& zone, Int128 instant) {
+    if (zone.empty() || zone == "UTC" || zone == "Z")
         return std::int64_t{0};
     int hours = 0, minutes = 0;
-    if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && digitsAt(zone, 1, 2, hours) &&
-        zone[3] == ':' && digitsAt(zone, 4, 2, minutes))
-        return std::int64_t{(hours * 3600 + minutes * 60) * (zone[0] == '-' ? -1 : 1)};
-    return Error{"unknown time zone " + zone +
-                 " (only UTC and fixed offsets such as +05:30 are supported)"};
+    if (zone.find(':') != std::string::npos) {
+        if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && digitsAt(zone, 1, 2, hours) &&
+            zone[3] == ':' && digitsAt(zone, 4, 2, minutes))
+            return std::int64_t{(hours * 3600 + minutes * 60) * (zone[0] == '-' ? -1 : 1)};
+        return Error{"unknown time zone " + zone};
+    }
+    auto rules = loadZone(zone);
+    if (!rules)
+        return rules.error();
+    const ZoneRules& z = **rules;
+    const auto seconds = static_cast<std::int64_t>(
+        instant >= 0 ? instant / kNanosPerSecond
+                     : -((-instant + kNanosPerSecond - 1) / kNanosPerSecond));
+    if (z.transitions.empty() || seconds < z.transitions.front())
+        return std::int64_t{z.initial};
+    if (seconds >= z.transitions.back() && z.hasFutureRule &&
+        seconds > z.transitions.back() + 366 * 86400)
+        return Error{"time zone " + zone + ": times after " + std::to_string(z.transitions.back()) +
+                     " follow a rule this build does not evaluate"};
+    const auto after = std::upper_bound(z.transitions.begin(), z.transitions.end(), seconds);
+    return std::int64_t{z.offsets[static_cast<std::size_t>(after - z.transitions.begin()) - 1]};
 }
 
 Int128 floorDiv(Int128 a, Int128 b) {
@@ -287,7 +407,7 @@ Value timestampPart(std::string_view name, Part part, const Args& args) {
     const std::string* zone = args.size() == 2 ? asString(args[1]) : nullptr;
     if (!ts || args.size() > 2 || (args.size() == 2 && !zone))
         return noSuchOverload(name, args);
-    auto offset = zoneOffset(zone ? *zone : std::string());
+    auto offset = zoneOffset(zone ? *zone : std::string(), ts->nanos());
     if (!offset)
         return Value::error(offset.error().message);
     const Int128 local = ts->nanos() + static_cast<Int128>(*offset) * kNanosPerSecond;

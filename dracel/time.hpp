@@ -7,8 +7,9 @@
 //   int(ts) (Unix seconds), int(d) (nanoseconds);
 //   ts.getFullYear() getMonth() getDate() getDayOfMonth() getDayOfWeek() getDayOfYear()
 //   getHours() getMinutes() getSeconds() getMilliseconds(), each with an optional time zone:
-//   "UTC" or a fixed offset ("+05:30", "-08:00"). IANA zone names ("Europe/Berlin") are not
-//   supported yet: an evaluation error says so.
+//   a fixed offset ("+05:30", "-08:00") or an IANA name ("UTC", "Europe/Berlin") read from
+//   the system's zoneinfo (Debian's tzdata) as Go reads it; times after a zone file's last
+//   transition (2037 in Debian's files) under a daylight-saving rule are an error.
 //   d.getHours() getMinutes() getSeconds() getMilliseconds(): the whole duration in that unit.
 // Timestamps run from year 1 to 9999, durations to about ±290 years, as in cel-go; leaving the
 // range is an error.

@@ -361,7 +361,12 @@ TEST(TimeLibrary, GettersInUtcAndFixedOffsets) {
     EXPECT_EQ(eval(t + ".getMilliseconds()"), "250");
     EXPECT_EQ(eval(t + ".getHours('+05:30')"), "5");
     EXPECT_EQ(eval(t + ".getMinutes('-00:30')"), "29");
-    EXPECT_TRUE(failsWith(t + ".getHours('Europe/Berlin')", "unknown time zone"));
+    // IANA names from the system's zoneinfo: Berlin is UTC+1 in winter, UTC+2 in summer.
+    EXPECT_EQ(eval(t + ".getHours('Europe/Berlin')"), "0");
+    EXPECT_EQ(eval("timestamp('2026-07-01T10:00:00Z').getHours('Europe/Berlin')"), "12");
+    EXPECT_EQ(eval("timestamp('2026-07-01T10:00:00Z').getHours('America/New_York')"), "6");
+    EXPECT_TRUE(failsWith(t + ".getHours('Mars/Olympus_Mons')", "unknown time zone"));
+    EXPECT_TRUE(failsWith(t + ".getHours('../../etc/passwd')", "unknown time zone"));
     EXPECT_EQ(eval("duration('2h30m').getMinutes()"), "150");
 }
 
