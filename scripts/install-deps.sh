@@ -24,6 +24,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libcurl4-openssl-dev libcpp-httplib-dev libssl-dev
+  # CEL timestamp getters read IANA time zones from /usr/share/zoneinfo, as Go does
+  tzdata
 )
 
 if [ "$build_only" -eq 0 ]; then
