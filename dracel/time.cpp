@@ -173,7 +173,7 @@ std::optional<ParsedTime> parseRfc3339(std::string_view text) {
         if (!digitsAt(text, at + 1, 2, oh) || at + 3 >= text.size() || text[at + 3] != ':' ||
             !digitsAt(text, at + 4, 2, om) || oh > 23 || om > 59)
             return std::nullopt;
-        offset = (oh * 3600 + om * 60) * (text[at] == '-' ? -1 : 1);
+        offset = (std::int64_t{oh} * 3600 + std::int64_t{om} * 60) * (text[at] == '-' ? -1 : 1);
         at += 6;
     } else {
         return std::nullopt;
@@ -187,7 +187,7 @@ std::optional<ParsedTime> parseRfc3339(std::string_view text) {
         return std::nullopt;
     const std::int64_t seconds =
         daysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day)) * 86400 +
-        hour * 3600 + minute * 60 + second - offset;
+        std::int64_t{hour} * 3600 + std::int64_t{minute} * 60 + second - offset;
     return ParsedTime{static_cast<Int128>(seconds) * kNanosPerSecond + fraction,
                       static_cast<std::int32_t>(offset)};
 }
@@ -247,9 +247,9 @@ std::optional<Int128> parseGoDuration(std::string_view text) {
         else if (unit == "s")
             nanos = kNanosPerSecond;
         else if (unit == "m")
-            nanos = 60 * kNanosPerSecond;
+            nanos = Int128{60} * kNanosPerSecond;
         else if (unit == "h")
-            nanos = 3600 * kNanosPerSecond;
+            nanos = Int128{3600} * kNanosPerSecond;
         else
             return std::nullopt;
         total += whole * nanos + fraction * nanos / scale;
@@ -287,12 +287,23 @@ std::optional<ZoneRules> parseTzif(const std::string& data) {
             c[i] = bigEndian(data, header + 20 + 4 * i, 4);
         return c;  // isutcnt isstdcnt leapcnt timecnt typecnt charcnt
     };
+    // Counts no zone file has (negative, or more than the file could hold) end the reading
+    // before any offset is computed from them.
+    const auto sane = [&](const std::array<std::int64_t, 6>& c) {
+        return std::all_of(c.begin(), c.end(), [&](std::int64_t n) {
+            return n >= 0 && n <= static_cast<std::int64_t>(data.size());
+        });
+    };
     const auto v1 = counts(0);
+    if (!sane(v1))
+        return std::nullopt;
     const std::size_t v2 =
         44 + static_cast<std::size_t>(v1[3] * 5 + v1[4] * 6 + v1[5] + v1[2] * 8 + v1[1] + v1[0]);
     if (data.size() < v2 + 44 || data.compare(v2, 4, "TZif") != 0)
         return std::nullopt;
     const auto c = counts(v2);
+    if (!sane(c))
+        return std::nullopt;
     const auto timecnt = static_cast<std::size_t>(c[3]);
     const auto typecnt = static_cast<std::size_t>(c[4]);
     const std::size_t times = v2 + 44;
@@ -365,7 +376,8 @@ Result<std::int64_t> zoneOffset(const std::string& zone, Int128 instant) {
     if (zone.find(':') != std::string::npos) {
         if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && digitsAt(zone, 1, 2, hours) &&
             zone[3] == ':' && digitsAt(zone, 4, 2, minutes))
-            return std::int64_t{(hours * 3600 + minutes * 60) * (zone[0] == '-' ? -1 : 1)};
+            return (std::int64_t{hours} * 3600 + std::int64_t{minutes} * 60) *
+                   (zone[0] == '-' ? -1 : 1);
         return Error{"unknown time zone " + zone};
     }
     auto rules = loadZone(zone);
@@ -378,7 +390,7 @@ Result<std::int64_t> zoneOffset(const std::string& zone, Int128 instant) {
     if (z.transitions.empty() || seconds < z.transitions.front())
         return std::int64_t{z.initial};
     if (seconds >= z.transitions.back() && z.hasFutureRule &&
-        seconds > z.transitions.back() + 366 * 86400)
+        seconds > z.transitions.back() + std::int64_t{366} * 86400)
         return Error{"time zone " + zone + ": times after " + std::to_string(z.transitions.back()) +
                      " follow a rule this build does not evaluate"};
     const auto after = std::upper_bound(z.transitions.begin(), z.transitions.end(), seconds);
@@ -650,8 +662,8 @@ void addTimeFunctions(cel::Environment& environment) {
             return timestampPart(name, part, args);
         });
     };
-    bothGetter("getHours", Part::Hours, 3600 * kNanosPerSecond);
-    bothGetter("getMinutes", Part::Minutes, 60 * kNanosPerSecond);
+    bothGetter("getHours", Part::Hours, Int128{3600} * kNanosPerSecond);
+    bothGetter("getMinutes", Part::Minutes, Int128{60} * kNanosPerSecond);
     bothGetter("getSeconds", Part::Seconds, kNanosPerSecond);
     bothGetter("getMilliseconds", Part::Milliseconds, 1'000'000);
 }

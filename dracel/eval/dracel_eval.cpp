@@ -26,7 +26,6 @@
 namespace {
 
 using Json = nlohmann::json;
-using numadra::Result;
 using numadra::api::AttributeValue;
 
 template <class T>
