@@ -82,13 +82,16 @@ class Checker {
             case NodeKind::List:
                 for (auto& child : node.children)
                     check(*child, locals);
-                homogeneous(node, 0, 1);
+                if (exemptAggregates_ == 0)
+                    homogeneous(node, 0, 1);
                 return nullptr;
             case NodeKind::Map:
                 for (auto& child : node.children)
                     check(*child, locals);
-                homogeneous(node, 0, 2);  // the keys
-                homogeneous(node, 1, 2);  // the values
+                if (exemptAggregates_ == 0) {
+                    homogeneous(node, 0, 2);  // the keys
+                    homogeneous(node, 1, 2);  // the values
+                }
                 return nullptr;
             case NodeKind::Not:
             case NodeKind::And:
@@ -301,8 +304,13 @@ class Checker {
         if (node.receiver && node.children.size() >= 2 &&
             declarations_.regexMemberFunctions.contains(node.name))
             checkRegexLiteral(node, *node.children[1]);
+        // cel-go exempts the arguments of format() (a list of values of any types) from the
+        // homogeneous-literal rule.
+        const bool exempt = node.receiver && node.name == "format";
+        exemptAggregates_ += exempt ? 1 : 0;
         for (std::size_t i = first; i < node.children.size(); ++i)
             check(*node.children[i], locals);
+        exemptAggregates_ -= exempt ? 1 : 0;
         if (!error_ && !node.receiver && node.children.size() == 1)
             checkLiteralArgument(node);
         if (!error_ && node.builtin == Builtin::Size && node.children.size() == 1) {
@@ -346,6 +354,7 @@ class Checker {
 
     const Declarations& declarations_;
     std::optional<Error> error_;
+    int exemptAggregates_ = 0;  // inside the arguments of a format() call
 };
 
 const std::string kDyn = "dyn";

@@ -450,6 +450,14 @@ Value optionalOf(std::optional<Value> value) {
     return value ? makeOptional(std::move(*value)) : noneOptional();
 }
 
+}  // namespace detail
+
+Value optionalValue(std::optional<Value> value) {
+    return detail::optionalOf(std::move(value));
+}
+
+namespace detail {
+
 const OptionalValue* asOptional(const Value& value) {
     const auto* opaque = std::get_if<std::shared_ptr<const Opaque>>(&value.v);
     return opaque ? dynamic_cast<const OptionalValue*>(opaque->get()) : nullptr;

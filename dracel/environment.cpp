@@ -626,6 +626,21 @@ cel::Environment build() {
     member["reverse"] = reverse;
     member["slice"] = slice;
     member["sort"] = sortList;
+    // Lists v3: the first and last element as an optional (none for an empty list).
+    member["first"] = [](const Args& args) -> Value {
+        const cel::List* list = args.size() == 1 ? asList(args[0]) : nullptr;
+        if (!list)
+            return noSuchOverload("first", args);
+        return cel::optionalValue(list->empty() ? std::nullopt
+                                                : std::optional<Value>(list->front()));
+    };
+    member["last"] = [](const Args& args) -> Value {
+        const cel::List* list = args.size() == 1 ? asList(args[0]) : nullptr;
+        if (!list)
+            return noSuchOverload("last", args);
+        return cel::optionalValue(list->empty() ? std::nullopt
+                                                : std::optional<Value>(list->back()));
+    };
 
     member["find"] = find;
     member["findAll"] = findAllOf;

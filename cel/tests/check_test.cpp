@@ -60,6 +60,14 @@ TEST(Check, ListLiteralsHoldOneKnownType) {
     EXPECT_EQ(check("[device.driver, 1].size() == 2"), "ok");
 }
 
+TEST(Check, FormatArgumentsMayMixTypes) {
+    // cel-go exempts format()'s list (and what is inside it) from the homogeneous-literal rule.
+    EXPECT_EQ(check("'%s and %d'.format(['a', 1]) == 'a and 1'"), "ok");
+    EXPECT_EQ(check("'%s'.format([[1, 'a']]) == ''"), "ok");
+    EXPECT_EQ(check("['a', 1].size() == 2"),
+              "line 1, column 7: expected type 'string' but found 'int'");
+}
+
 TEST(Check, MapLiteralsHoldOneKeyTypeAndOneValueType) {
     EXPECT_EQ(check("{'a': 1, 'b': 'x'}.size() == 2"),
               "line 1, column 15: expected type 'int' but found 'string'");
@@ -80,7 +88,8 @@ TEST(Check, ALiteralRegexThatDoesNotCompileIsRefused) {
 
 TEST(Check, OperandsOfKnownTypesMustFitTheOperator) {
     EXPECT_EQ(check("true && 1"), "line 1, column 9: expected type 'bool' but found 'int'");
-    EXPECT_EQ(check("!1"), "line 1, column 1: found no matching overload for '!_' applied to '(int)'");
+    EXPECT_EQ(check("!1"),
+              "line 1, column 1: found no matching overload for '!_' applied to '(int)'");
     EXPECT_EQ(check("1 + 'a' == 'b'"),
               "line 1, column 3: found no matching overload for '_+_' applied to '(int, string)'");
     EXPECT_EQ(check("1 == 1.0"),

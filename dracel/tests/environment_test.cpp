@@ -388,3 +388,15 @@ TEST(TimeLibrary, PrintsAsCelGoDoes) {
 
 }  // namespace
 }  // namespace numadra::dracel
+
+namespace numadra::dracel {
+namespace {
+
+TEST(ListsLibrary, FirstAndLastAreOptionals) {
+    EXPECT_EQ(eval("[1, 2].first() == optional.of(1) && [1, 2].last().value() == 2"), "true");
+    EXPECT_EQ(eval("[].first().hasValue() || [].last().hasValue()"), "false");
+    EXPECT_TRUE(failsWith("'ab'.first()", "no such overload"));
+}
+
+}  // namespace
+}  // namespace numadra::dracel

@@ -187,6 +187,10 @@ class Program {
     std::shared_ptr<const Impl> impl_;
 };
 
+// A CEL optional value for host functions that return one (`l.first()`): optional.of(value),
+// or optional.none() for nullopt.
+Value optionalValue(std::optional<Value> value);
+
 // The message of the error value returned when the cost limit is exceeded.
 inline constexpr std::string_view kCostLimitExceeded =
     "operation cancelled: actual cost limit exceeded";
