@@ -51,6 +51,7 @@ enum class Macro {
     TransformMapEntry,
     OptMap,
     OptFlatMap,
+    SortBy,  // Lists v3: list.sortBy(x, key), the list ordered by each element's key
 };
 
 // Built-in functions, resolved by name at parse time so evaluation does not compare strings.

@@ -466,6 +466,7 @@ const std::string& comprehensionType(const Node& node) {
         case Macro::MapFilter:
         case Macro::Filter:
         case Macro::TransformList:
+        case Macro::SortBy:
             return kList;
         case Macro::TransformMap:
         case Macro::TransformMapEntry:

@@ -1,8 +1,10 @@
 // The tree-walking evaluator. All state of one evaluation lives in an Evaluator on the caller's
 // stack; the tree is shared and read-only, which is what makes a Program thread-safe.
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "ast.hpp"
 #include "functions.hpp"
@@ -256,8 +258,9 @@ Value fieldValue(const Value& operand, const Node& node, bool optional) {
 struct Loop {
     std::optional<Value> pending;  // all/exists: an error that a later element may absorb
     std::int64_t count = 0;        // exists_one
-    List list;                     // map, filter, transformList
+    List list;                     // map, filter, transformList, sortBy (the elements)
     Map map;                       // transformMap, transformMapEntry
+    List keys;                     // sortBy: each element's key
 };
 
 class Evaluator {
@@ -595,6 +598,8 @@ class Evaluator {
             return range;
         if (node.macro == Macro::OptMap || node.macro == Macro::OptFlatMap)
             return optionalMap(node, scope, range);
+        if (node.macro == Macro::SortBy && !range.is<std::shared_ptr<const List>>())
+            return noSuchOverload("sortBy", {range});
         const bool twoVars = !node.name2.empty();
         Loop loop;
         if (const auto* l = std::get_if<std::shared_ptr<const List>>(&range.v)) {
@@ -654,6 +659,12 @@ class Evaluator {
                 if (result.isError())
                     return result;
                 loop.list.push_back(std::move(result));
+                return std::nullopt;
+            case Macro::SortBy:
+                if (result.isError())
+                    return result;
+                loop.list.push_back(first);
+                loop.keys.push_back(std::move(result));
                 return std::nullopt;
             case Macro::MapFilter:
             case Macro::Filter: {
@@ -732,9 +743,48 @@ class Evaluator {
             case Macro::TransformMap:
             case Macro::TransformMapEntry:
                 return Value::map(std::move(loop.map));
+            case Macro::SortBy:
+                return sortByKeys(loop);
             default:
                 return Value::list(std::move(loop.list));
         }
+    }
+
+    // sortBy: the elements in the order of their keys (stable), which must all be of one
+    // orderable kind: int, uint, double, string, bool or bytes.
+    static Value sortByKeys(Loop& loop) {
+        const auto orderable = [](const Value& key) {
+            return key.is<std::int64_t>() || key.is<std::uint64_t>() || key.is<double>() ||
+                   key.is<std::string>() || key.is<bool>() || key.is<Bytes>();
+        };
+        for (const Value& key : loop.keys)
+            if (!orderable(key) || key.v.index() != loop.keys.front().v.index())
+                return Value::error("sortBy: the keys must be of one orderable type, found " +
+                                    key.typeName());
+        std::vector<std::size_t> order(loop.list.size());
+        for (std::size_t i = 0; i < order.size(); ++i)
+            order[i] = i;
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return std::visit(
+                [&](const auto& x) -> bool {
+                    using T = std::decay_t<decltype(x)>;
+                    if constexpr (std::is_same_v<T, Bytes>)
+                        return x.data < loop.keys[b].template as<Bytes>().data;
+                    else if constexpr (std::is_same_v<T, std::int64_t> ||
+                                       std::is_same_v<T, std::uint64_t> ||
+                                       std::is_same_v<T, double> || std::is_same_v<T, bool> ||
+                                       std::is_same_v<T, std::string>)
+                        return x < loop.keys[b].template as<T>();
+                    else
+                        return false;
+                },
+                loop.keys[a].v);
+        });
+        List sorted;
+        sorted.reserve(order.size());
+        for (std::size_t i : order)
+            sorted.push_back(std::move(loop.list[i]));
+        return Value::list(std::move(sorted));
     }
 
     // opt.optMap(x, expr) is optional.of(expr) with x bound to opt's value; optFlatMap's expr

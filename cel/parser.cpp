@@ -773,6 +773,8 @@ class Parser {
                 return std::pair{Macro::OptMap, 1};
             if (fn == "optFlatMap")
                 return std::pair{Macro::OptFlatMap, 1};
+            if (fn == "sortBy")
+                return std::pair{Macro::SortBy, 1};
         }
         if (args == 3) {
             if (fn == "map")

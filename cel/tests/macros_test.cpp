@@ -17,6 +17,16 @@ CEL_TABLE(Has,                                                 //
           {"has({'a': 1}['a'])",
            "compile error: line 1, column 1: invalid argument to has() macro"});
 
+// Lists v3 sortBy: stable, by each element's key; keys of one orderable type.
+CEL_TABLE(SortBy,                                                                   //
+          {"[3, 1, 2].sortBy(x, x)", "[1, 2, 3]"},                                  //
+          {"[1, 2, 3].sortBy(x, x % 2)", "[2, 1, 3]"},                              //
+          {"['bb', 'a', 'ccc'].sortBy(s, -s.size())", "[\"ccc\", \"bb\", \"a\"]"},  //
+          {"[].sortBy(x, x)", "[]"},                                                //
+          {"[1, 2].sortBy(x, x == 1 ? 'a' : 1)",
+           "error(sortBy: the keys must be of one orderable type, found int)"},  //
+          {"{'a': 1}.sortBy(k, k)", "error(no such overload: sortBy(map))"});
+
 CEL_TABLE(All,                                                                      //
           {"[1, 2, 3].all(x, x > 0)", "true"},                                      //
           {"[1, 2, 3].all(x, x > 1)", "false"},                                     //

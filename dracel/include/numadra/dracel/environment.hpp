@@ -11,6 +11,7 @@
 //   Regex:     s.find(re) s.findAll(re[, n])
 //   IP, CIDR:  ip(s) isIP(s) ip.isCanonical(s) cidr(s) isCIDR(s) and their members (net.hpp)
 //   Time:      timestamp(s|int) duration(s), arithmetic, ordering, getters (time.hpp)
+//   Lists v3:  l.first() l.last() (optionals); l.sortBy(x, key) is a macro of the interpreter
 //   cel-go extensions the interpreter lacks: sets.contains/equivalent/intersects(l, l);
 //              l.distinct() l.flatten([depth]) lists.range(n) l.reverse() l.slice(i, j) l.sort()
 // Quantity and Semver values have a semantic `==` and no ordering operators.
