@@ -138,7 +138,7 @@ class Checker {
             default:
                 if (known(types[0]) && known(types[1]) &&
                     !operandsFit(node.op, *types[0], *types[1]))
-                    noOverload(node, operatorName(node.op), types);
+                    noOverload(node, binaryOpName(node.op), types);
                 return;
         }
     }
@@ -155,36 +155,6 @@ class Checker {
     // cel-go's name of a type in its messages.
     static std::string typeText(const std::string& type) {
         return type == "null_type" ? "null" : type;
-    }
-
-    static std::string operatorName(BinaryOp op) {
-        switch (op) {
-            case BinaryOp::Add:
-                return "_+_";
-            case BinaryOp::Sub:
-                return "_-_";
-            case BinaryOp::Mul:
-                return "_*_";
-            case BinaryOp::Div:
-                return "_/_";
-            case BinaryOp::Mod:
-                return "_%_";
-            case BinaryOp::Less:
-                return "_<_";
-            case BinaryOp::LessEq:
-                return "_<=_";
-            case BinaryOp::Greater:
-                return "_>_";
-            case BinaryOp::GreaterEq:
-                return "_>=_";
-            case BinaryOp::Eq:
-                return "_==_";
-            case BinaryOp::NotEq:
-                return "_!=_";
-            case BinaryOp::In:
-                return "@in";
-        }
-        return "?";
     }
 
     // Whether cel-go (with the Kubernetes environments' cross-type numeric comparisons) has an

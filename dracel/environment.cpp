@@ -12,13 +12,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "host.hpp"
 #include "net.hpp"
 #include "time.hpp"
 
 namespace numadra::dracel {
 
 using cel::Value;
-using Args = std::vector<Value>;
+using detail::Args;
 
 cel::Value toValue(Quantity quantity) {
     return Value(
@@ -42,17 +43,8 @@ const Semver* asSemver(const cel::Value& value) {
 
 namespace {
 
-// The interpreter's wording for a call it cannot resolve.
-Value noSuchOverload(std::string_view function, const Args& args) {
-    std::string message = "no such overload: " + std::string(function) + "(";
-    for (std::size_t i = 0; i < args.size(); ++i)
-        message += (i == 0 ? "" : ", ") + args[i].typeName();
-    return Value::error(message + ")");
-}
-
-const std::string* asString(const Value& v) {
-    return std::get_if<std::string>(&v.v);
-}
+using detail::asString;
+using detail::noSuchOverload;
 
 const cel::List* asList(const Value& v) {
     const auto* list = std::get_if<std::shared_ptr<const cel::List>>(&v.v);

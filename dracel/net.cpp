@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "host.hpp"
 #include "numadra/common/result.hpp"
 
 namespace numadra::dracel::detail {
@@ -17,7 +18,6 @@ namespace numadra::dracel::detail {
 namespace {
 
 using cel::Value;
-using Args = std::vector<Value>;
 
 // An address as Go's netip.Addr holds it: 4 or 16 bytes, IPv4 in the first 4.
 struct Address {
@@ -27,17 +27,6 @@ struct Address {
     std::size_t size() const { return v4 ? 4 : 16; }
     bool operator==(const Address&) const = default;
 };
-
-Value noSuchOverload(std::string_view function, const Args& args) {
-    std::string message = "no such overload: " + std::string(function) + "(";
-    for (std::size_t i = 0; i < args.size(); ++i)
-        message += (i == 0 ? "" : ", ") + args[i].typeName();
-    return Value::error(message + ")");
-}
-
-const std::string* asString(const Value& value) {
-    return std::get_if<std::string>(&value.v);
-}
 
 // Go's parseIPv4: exactly four decimal fields, no leading zeros, each at most 255.
 std::optional<Address> parseV4(std::string_view text) {
@@ -67,27 +56,38 @@ std::optional<Address> parseV4(std::string_view text) {
     return address;
 }
 
-Result<Address> parseAddress(std::string_view text) {
-    const std::string quoted = "\"" + std::string(text) + "\"";
-    auto refused = [&](const std::string& why) {
-        return Error{"IP Address " + quoted + " parse error during conversion from string: " + why};
-    };
+// Go's netip.ParseAddr without upstream's two refusals (zones, IPv4-mapped), which each caller
+// words itself.
+std::optional<Address> parseBareAddress(std::string_view text) {
     if (text.find('%') != std::string_view::npos)
-        return Error{"IP address " + quoted + " with zone value is not allowed"};
-    if (text.find(':') == std::string_view::npos) {
-        if (auto v4 = parseV4(text))
-            return *v4;
-        return refused("ParseAddr(" + quoted + "): unable to parse IP");
-    }
+        return std::nullopt;
+    if (text.find(':') == std::string_view::npos)
+        return parseV4(text);
     Address address;
     const std::string copy(text);
     if (inet_pton(AF_INET6, copy.c_str(), address.bytes.data()) != 1)
-        return refused("ParseAddr(" + quoted + "): unable to parse IP");
+        return std::nullopt;
+    return address;
+}
+
+bool isV4Mapped(const Address& address) {
     static constexpr std::array<std::uint8_t, 12> kMappedPrefix{0, 0, 0, 0, 0,    0,
                                                                 0, 0, 0, 0, 0xff, 0xff};
-    if (std::equal(kMappedPrefix.begin(), kMappedPrefix.end(), address.bytes.begin()))
+    return !address.v4 &&
+           std::equal(kMappedPrefix.begin(), kMappedPrefix.end(), address.bytes.begin());
+}
+
+Result<Address> parseAddress(std::string_view text) {
+    const std::string quoted = "\"" + std::string(text) + "\"";
+    if (text.find('%') != std::string_view::npos)
+        return Error{"IP address " + quoted + " with zone value is not allowed"};
+    auto address = parseBareAddress(text);
+    if (!address)
+        return Error{"IP Address " + quoted + " parse error during conversion from string: " +
+                     "ParseAddr(" + quoted + "): unable to parse IP"};
+    if (isV4Mapped(*address))
         return Error{"IPv4-mapped IPv6 address " + quoted + " is not allowed"};
-    return address;
+    return *address;
 }
 
 // Go's netip.Addr.String(): dotted quad, or RFC 5952 (the longest run of two or more zero
@@ -183,18 +183,12 @@ class CidrValue final : public cel::Opaque {
     Prefix prefix_;
 };
 
-template <class T>
-const T* asOpaque(const Value& value) {
-    const auto* opaque = std::get_if<std::shared_ptr<const cel::Opaque>>(&value.v);
-    return opaque && *opaque ? dynamic_cast<const T*>(opaque->get()) : nullptr;
-}
-
 Value ipValue(const Address& address) {
-    return Value(std::shared_ptr<const cel::Opaque>(std::make_shared<const IpValue>(address)));
+    return opaqueValue<IpValue>(address);
 }
 
 Value cidrValue(const Prefix& prefix) {
-    return Value(std::shared_ptr<const cel::Opaque>(std::make_shared<const CidrValue>(prefix)));
+    return opaqueValue<CidrValue>(prefix);
 }
 
 Result<Prefix> parsePrefix(std::string_view text) {
@@ -211,12 +205,11 @@ Result<Prefix> parsePrefix(std::string_view text) {
     const std::string_view addressPart = text.substr(0, slash);
     if (addressPart.find('%') != std::string_view::npos)
         return refused("IPv6 zones cannot be present in a prefix");
-    auto address = parseAddress(addressPart);
-    if (!address) {
-        if (address.error().message.find("IPv4-mapped") != std::string::npos)
-            return Error{"IPv4-mapped IPv6 address " + quoted + " is not allowed"};
+    auto address = parseBareAddress(addressPart);
+    if (!address)
         return refused("ParseAddr(\"" + std::string(addressPart) + "\"): unable to parse IP");
-    }
+    if (isV4Mapped(*address))
+        return Error{"IPv4-mapped IPv6 address " + quoted + " is not allowed"};
     const std::string_view bitsPart = text.substr(slash + 1);
     int bits = -1;
     const bool digits = !bitsPart.empty() && bitsPart.size() <= 3 &&
@@ -364,7 +357,7 @@ void addNetworkFunctions(cel::Environment& environment) {
         return text ? Value(parsePrefix(*text).ok()) : noSuchOverload("isCIDR", args);
     };
     // string(ip) and string(cidr): the standard library's string() has no overload for them.
-    global["string"] = [](const Args& args) -> Value {
+    chain(global, "string", [](const Args& args) -> Value {
         if (args.size() == 1) {
             if (const IpValue* ip = asOpaque<IpValue>(args[0]))
                 return Value(addressText(ip->address()));
@@ -372,7 +365,7 @@ void addNetworkFunctions(cel::Environment& environment) {
                 return Value(cidr->text());
         }
         return noSuchOverload("string", args);
-    };
+    });
     member["family"] = [](const Args& args) -> Value {
         const IpValue* ip = args.size() == 1 ? asOpaque<IpValue>(args[0]) : nullptr;
         if (!ip)

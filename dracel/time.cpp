@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "host.hpp"
 #include "numadra/common/result.hpp"
 
 namespace numadra::dracel::detail {
@@ -21,7 +22,6 @@ namespace numadra::dracel::detail {
 namespace {
 
 using cel::Value;
-using Args = std::vector<Value>;
 using Int128 = __int128;
 
 constexpr std::int64_t kNanosPerSecond = 1'000'000'000;
@@ -30,17 +30,6 @@ constexpr std::int64_t kMinSeconds = -62135596800;
 constexpr std::int64_t kMaxSeconds = 253402300799;
 // cel-go's duration range: what an int64 of nanoseconds holds, as Go's time.Duration.
 constexpr Int128 kMaxDurationNanos = std::numeric_limits<std::int64_t>::max();
-
-Value noSuchOverload(std::string_view function, const Args& args) {
-    std::string message = "no such overload: " + std::string(function) + "(";
-    for (std::size_t i = 0; i < args.size(); ++i)
-        message += (i == 0 ? "" : ", ") + args[i].typeName();
-    return Value::error(message + ")");
-}
-
-const std::string* asString(const Value& value) {
-    return std::get_if<std::string>(&value.v);
-}
 
 class TimestampValue final : public cel::Opaque {
   public:
@@ -72,25 +61,22 @@ class DurationValue final : public cel::Opaque {
     Int128 nanos_;
 };
 
-template <class T>
-const T* asOpaque(const Value& value) {
-    const auto* opaque = std::get_if<std::shared_ptr<const cel::Opaque>>(&value.v);
-    return opaque && *opaque ? dynamic_cast<const T*>(opaque->get()) : nullptr;
+// Division rounding toward negative infinity: the second (day) an instant before 1970 is in.
+Int128 floorDiv(Int128 a, Int128 b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
 Value timestampValue(Int128 nanos, std::int32_t offset = 0) {
-    const Int128 seconds =
-        nanos >= 0 ? nanos / kNanosPerSecond : -((-nanos + kNanosPerSecond - 1) / kNanosPerSecond);
+    const Int128 seconds = floorDiv(nanos, kNanosPerSecond);
     if (seconds < kMinSeconds || seconds > kMaxSeconds)
         return Value::error("timestamp out of range");
-    return Value(
-        std::shared_ptr<const cel::Opaque>(std::make_shared<const TimestampValue>(nanos, offset)));
+    return opaqueValue<TimestampValue>(nanos, offset);
 }
 
 Value durationValue(Int128 nanos) {
     if (nanos > kMaxDurationNanos || nanos < -kMaxDurationNanos)
         return Value::error("duration out of range");
-    return Value(std::shared_ptr<const cel::Opaque>(std::make_shared<const DurationValue>(nanos)));
+    return opaqueValue<DurationValue>(nanos);
 }
 
 // Days since 1970-01-01 of a civil date, and back (Howard Hinnant's algorithms).
@@ -384,9 +370,7 @@ Result<std::int64_t> zoneOffset(const std::string& zone, Int128 instant) {
     if (!rules)
         return rules.error();
     const ZoneRules& z = **rules;
-    const auto seconds = static_cast<std::int64_t>(
-        instant >= 0 ? instant / kNanosPerSecond
-                     : -((-instant + kNanosPerSecond - 1) / kNanosPerSecond));
+    const auto seconds = static_cast<std::int64_t>(floorDiv(instant, kNanosPerSecond));
     if (z.transitions.empty() || seconds < z.transitions.front())
         return std::int64_t{z.initial};
     if (seconds >= z.transitions.back() && z.hasFutureRule &&
@@ -395,10 +379,6 @@ Result<std::int64_t> zoneOffset(const std::string& zone, Int128 instant) {
                      " follow a rule this build does not evaluate"};
     const auto after = std::upper_bound(z.transitions.begin(), z.transitions.end(), seconds);
     return std::int64_t{z.offsets[static_cast<std::size_t>(after - z.transitions.begin()) - 1]};
-}
-
-Int128 floorDiv(Int128 a, Int128 b) {
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
 enum class Part {
@@ -458,12 +438,24 @@ Value durationPart(std::string_view name, Int128 unit, const Args& args) {
     return d ? Value(static_cast<std::int64_t>(d->nanos() / unit)) : noSuchOverload(name, args);
 }
 
+// ".5", ".000000001": the nanoseconds of a second as Go prints them, trailing zeros dropped;
+// nothing for none.
+std::string fractionText(std::int64_t nanos) {
+    if (nanos == 0)
+        return {};
+    std::string digits = std::to_string(nanos);
+    digits.insert(0, 9 - digits.size(), '0');
+    while (digits.back() == '0')
+        digits.pop_back();
+    return "." + digits;
+}
+
 // Go's time.Time.Format(time.RFC3339Nano) in the offset it was written in, as cel-go prints a
 // timestamp ("Z" for UTC).
 std::string timestampText(Int128 instant, std::int32_t offset) {
     const Int128 nanos = instant + Int128{offset} * kNanosPerSecond;
     const auto seconds = static_cast<std::int64_t>(floorDiv(nanos, kNanosPerSecond));
-    auto fraction = static_cast<std::int64_t>(nanos - Int128{seconds} * kNanosPerSecond);
+    const auto fraction = static_cast<std::int64_t>(nanos - Int128{seconds} * kNanosPerSecond);
     const std::int64_t days = floorDiv(seconds, 86400);
     const std::int64_t secondOfDay = seconds - days * 86400;
     const Civil civil = civilFromDays(days);
@@ -474,13 +466,7 @@ std::string timestampText(Int128 instant, std::int32_t offset) {
                                static_cast<long long>(secondOfDay / 60 % 60),
                                static_cast<long long>(secondOfDay % 60));
     std::string out(buffer, static_cast<std::size_t>(length));
-    if (fraction != 0) {
-        std::string digits = std::to_string(fraction);
-        digits.insert(0, 9 - digits.size(), '0');
-        while (digits.back() == '0')
-            digits.pop_back();
-        out += "." + digits;
-    }
+    out += fractionText(fraction);
     if (offset == 0)
         return out + "Z";
     const std::int32_t magnitude = offset < 0 ? -offset : offset;
@@ -499,29 +485,8 @@ std::string durationText(Int128 nanos) {
     std::string out = (negative ? "-" : "") +
                       std::to_string(static_cast<std::int64_t>(magnitude / kNanosPerSecond));
     const auto fraction = static_cast<std::int64_t>(magnitude % kNanosPerSecond);
-    if (fraction != 0) {
-        std::string digits = std::to_string(fraction);
-        digits.insert(0, 9 - digits.size(), '0');
-        while (digits.back() == '0')
-            digits.pop_back();
-        out += "." + digits;
-    }
+    out += fractionText(fraction);
     return out + "s";
-}
-
-// A host function of a name that may already exist: this one first, the earlier one when this
-// one has no overload for the arguments.
-void chain(std::map<std::string, cel::Function, std::less<>>& functions, const std::string& name,
-           cel::Function first) {
-    cel::Function earlier = functions.count(name) ? functions[name] : cel::Function{};
-    functions[name] = [first = std::move(first), earlier = std::move(earlier),
-                       name](const Args& args) -> Value {
-        Value result = first(args);
-        if (earlier && result.isError() &&
-            result.as<cel::ErrorValue>().message.rfind("no such overload", 0) == 0)
-            return earlier(args);
-        return result;
-    };
 }
 
 template <class A, class B>

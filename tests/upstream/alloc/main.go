@@ -91,7 +91,7 @@ func runFiles(draAllocate string, paths []string, node string, verbose bool) int
 		fmt.Fprintln(os.Stderr, "upstream-allocate:", err)
 		return 2
 	}
-	diff, err := compare(draAllocate, paths, node, in, verbose)
+	diff, _, err := compare(draAllocate, paths, node, in, verbose)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "upstream-allocate:", err)
 		return 2
@@ -104,16 +104,16 @@ func runFiles(draAllocate string, paths []string, node string, verbose bool) int
 	return 0
 }
 
-// compare returns the first difference, or "".
-func compare(draAllocate string, paths []string, node string, in *inputs, verbose bool) (string, error) {
+// compare returns the first difference ("" when none) and upstream's answers.
+func compare(draAllocate string, paths []string, node string, in *inputs, verbose bool) (string, []outcome, error) {
 	target := findNode(in, node)
 	if target == nil {
-		return "", fmt.Errorf("no Node %q in the input", node)
+		return "", nil, fmt.Errorf("no Node %q in the input", node)
 	}
 	upstream := upstreamOutcomes(allocateUpstream(ctx, in, target))
 	ours, stderr, err := ourOutcomes(draAllocate, paths, node, in)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	if verbose {
 		for _, o := range upstream {
@@ -123,9 +123,9 @@ func compare(draAllocate string, paths []string, node string, in *inputs, verbos
 	}
 	lines := differences(upstream, ours)
 	if len(lines) == 0 {
-		return "", nil
+		return "", upstream, nil
 	}
-	return strings.Join(lines, "\n") + "\n  dra-allocate said: " + strings.TrimSpace(stderr), nil
+	return strings.Join(lines, "\n") + "\n  dra-allocate said: " + strings.TrimSpace(stderr), upstream, nil
 }
 
 func findNode(in *inputs, name string) *v1.Node {
@@ -155,15 +155,12 @@ func runSeeds(draAllocate string, first uint64, count int, scratch, failures str
 			fmt.Fprintln(os.Stderr, "upstream-allocate:", err)
 			return 2
 		}
-		diff, err := compare(draAllocate, []string{path}, nodeName, in, false)
+		diff, upstream, err := compare(draAllocate, []string{path}, nodeName, in, false)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "upstream-allocate: seed %d: %v\n", seed, err)
 			return 2
 		}
-		count := countOutcomes(in)
-		for key, n := range count {
-			stats[key] += n
-		}
+		countOutcomes(stats, upstream)
 		if diff == "" {
 			os.Remove(path)
 			continue
@@ -182,22 +179,19 @@ func runSeeds(draAllocate string, first uint64, count int, scratch, failures str
 	return 0
 }
 
-// countOutcomes tells how varied the inputs were, from upstream's answers.
-func countOutcomes(in *inputs) map[string]int {
-	counts := map[string]int{}
-	target := findNode(in, nodeName)
-	for _, answer := range allocateUpstream(ctx, in, target) {
+// countOutcomes adds upstream's answers to the tally that tells how varied the inputs were.
+func countOutcomes(counts map[string]int, upstream []outcome) {
+	for _, o := range upstream {
 		counts["claims"]++
 		switch {
-		case answer.err != nil:
+		case o.Refused:
 			counts["invalid"]++
-		case answer.allocation != nil:
+		case o.Allocated:
 			counts["allocated"]++
 		default:
 			counts["unallocated"]++
 		}
 	}
-	return counts
 }
 
 func writeInputsFile(path string, in *inputs) error {
@@ -248,6 +242,6 @@ func keepFailure(draAllocate, scratch, failures string, seed uint64, in *inputs)
 		fmt.Printf("  could not keep it: %v\n", err)
 		return
 	}
-	diff, _ := compare(draAllocate, []string{kept}, nodeName, small, false)
+	diff, _, _ := compare(draAllocate, []string{kept}, nodeName, small, false)
 	fmt.Printf("  minimised to %s (%d claims, %d slices):\n%s\n", kept, len(small.Claims), len(small.Slices), diff)
 }

@@ -18,7 +18,7 @@ func minimize(draAllocate, scratch string, in *inputs) (*inputs, error) {
 		if err := writeInputsFile(path, candidate); err != nil {
 			return false
 		}
-		diff, err := compare(draAllocate, []string{path}, nodeName, candidate, false)
+		diff, _, err := compare(draAllocate, []string{path}, nodeName, candidate, false)
 		return err == nil && diff != ""
 	}
 	current := clone(in)

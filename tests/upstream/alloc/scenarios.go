@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"numadra.dev/tests/upstream/internal/oracle"
@@ -108,7 +107,7 @@ func replayScenario(draAllocate, folder string) scenarioResult {
 		// dra-allocate needs no Node object for a named node; upstream needs one.
 		in.Nodes = append(in.Nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}})
 	}
-	diff, err := compare(draAllocate, files, node, in, false)
+	diff, _, err := compare(draAllocate, files, node, in, false)
 	switch {
 	case err != nil:
 		result.status, result.detail = "differs", err.Error()
@@ -182,31 +181,15 @@ func onlyNode(in *inputs) (string, error) {
 
 // readExpectations reads "scenario status reason..." lines; # starts a comment.
 func readExpectations(path string) (map[string]string, error) {
-	expected := map[string]string{}
-	if path == "" {
-		return expected, nil
-	}
-	file, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer file.Close()
-	scanner := bufio.NewScanner(file)
-	for line := 1; scanner.Scan(); line++ {
-		text := strings.TrimSpace(scanner.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		fields := strings.Fields(text)
+	return oracle.ReadExpectations(path, func(line string) (string, string, error) {
+		fields := strings.Fields(line)
 		if len(fields) < 3 {
-			return nil, fmt.Errorf("%s:%d: want \"scenario status reason\"", path, line)
+			return "", "", fmt.Errorf("want \"scenario status reason\"")
 		}
 		switch fields[1] {
 		case "differs", "unreadable", "skipped":
-		default:
-			return nil, fmt.Errorf("%s:%d: status %q is not differs, unreadable or skipped", path, line, fields[1])
+			return fields[0], fields[1], nil
 		}
-		expected[fields[0]] = fields[1]
-	}
-	return expected, scanner.Err()
+		return "", "", fmt.Errorf("status %q is not differs, unreadable or skipped", fields[1])
+	})
 }

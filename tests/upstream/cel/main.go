@@ -25,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"numadra.dev/tests/upstream/internal/oracle"
 	"os"
 	"os/exec"
 	"reflect"
@@ -242,25 +243,13 @@ func readCorpus(path string) ([]corpusEntry, error) {
 
 // readExpectations: "selector|derived <TAB> expression <TAB> why" lines.
 func readExpectations(path string) (map[string]string, error) {
-	expected := map[string]string{}
-	if path == "" {
-		return expected, nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	for number, line := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
+	return oracle.ReadExpectations(path, func(line string) (string, string, error) {
 		fields := strings.Split(line, "\t")
 		if len(fields) != 3 || (fields[0] != "selector" && fields[0] != "derived") {
-			return nil, fmt.Errorf("%s:%d: want \"selector|derived<TAB>expression<TAB>why\"", path, number+1)
+			return "", "", fmt.Errorf("want \"selector|derived<TAB>expression<TAB>why\"")
 		}
-		expected[fields[0]+"\t"+fields[1]] = fields[2]
-	}
-	return expected, nil
+		return fields[0] + "\t" + fields[1], fields[2], nil
+	})
 }
 
 func judge(ours *ourEngine, entry corpusEntry) ([]string, error) {

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"numadra.dev/tests/upstream/internal/oracle"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -275,29 +276,17 @@ func caseStatus(verdicts []verdict) string {
 	return status
 }
 
+// readExpectations: "case | status | reason" lines.
 func readExpectations(path string) (map[string]string, error) {
-	expected := map[string]string{}
-	if path == "" {
-		return expected, nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	for number, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		fields := strings.SplitN(line, " | ", 3)
+	return oracle.ReadExpectations(path, func(line string) (string, string, error) {
+		fields := strings.SplitN(strings.TrimSpace(line), " | ", 3)
 		if len(fields) != 3 {
-			return nil, fmt.Errorf("%s:%d: want \"case | status | reason\"", path, number+1)
+			return "", "", fmt.Errorf("want \"case | status | reason\"")
 		}
 		status := strings.TrimSpace(fields[1])
 		if status != "differs" && status != "refused-by-dra-allocate" {
-			return nil, fmt.Errorf("%s:%d: status %q is not differs or refused-by-dra-allocate", path, number+1, status)
+			return "", "", fmt.Errorf("status %q is not differs or refused-by-dra-allocate", status)
 		}
-		expected[strings.TrimSpace(fields[0])] = status
-	}
-	return expected, nil
+		return strings.TrimSpace(fields[0]), status, nil
+	})
 }
