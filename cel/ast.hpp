@@ -80,6 +80,7 @@ enum class Builtin {
     Join,
     Trim,
     CharAt,
+    Format,  // string.format(list), cel-go's strings extension version 2 (format.cpp)
     // Optional types: receiver functions and the optional.* constructors.
     HasValue,
     OptValue,

@@ -6,6 +6,7 @@
 #include <re2/re2.h>
 
 #include "ast.hpp"
+#include "functions.hpp"
 
 namespace numadra::cel::detail {
 
@@ -281,6 +282,8 @@ class Checker {
         for (std::size_t i = first; i < node.children.size(); ++i)
             check(*node.children[i], locals);
         exemptAggregates_ -= exempt ? 1 : 0;
+        if (!error_ && node.builtin == Builtin::Format)
+            checkFormatLiteral(node);
         if (!error_ && !node.receiver && node.children.size() == 1)
             checkLiteralArgument(node);
         if (!error_ && node.builtin == Builtin::Size && node.children.size() == 1) {
@@ -289,6 +292,23 @@ class Checker {
                 type != "map")
                 noOverload(node, "size", {&type});
         }
+    }
+
+    // cel-go validates a literal format string with a list literal when it compiles: the
+    // clauses, the number of arguments, and each argument's type as far as it is known here.
+    void checkFormatLiteral(const Node& call) {
+        if (!call.receiver || call.children.size() != 2)
+            return;
+        const Node& format = *call.children[0];
+        const Node& list = *call.children[1];
+        if (format.kind != NodeKind::Literal || !format.literal.is<std::string>() ||
+            list.kind != NodeKind::List)
+            return;
+        std::vector<const Node*> arguments;
+        for (const auto& child : list.children)
+            arguments.push_back(child.get());
+        if (auto error = checkFormat(format.literal.as<std::string>(), arguments))
+            fail(error->argument ? *error->argument : call, error->message);
     }
 
     void checkLiteralArgument(const Node& call) {
@@ -379,6 +399,7 @@ const std::string& callType(const Node& node) {
         case Builtin::Trim:
         case Builtin::Join:
         case Builtin::CharAt:
+        case Builtin::Format:
             return kString;
         case Builtin::Bytes:
             return kBytes;

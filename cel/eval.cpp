@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <type_traits>
 
 #include "ast.hpp"
+#include "checked.hpp"
 #include "functions.hpp"
 
 namespace numadra::cel {
@@ -15,6 +17,8 @@ struct Program::Impl {
     std::string source;
     detail::NodePtr root;
     const std::string* resultType = nullptr;  // one of deduceType()'s constants
+    std::string checkedResultType;            // with declared types: the checker's result
+    std::optional<detail::CheckedAst> checked;
 };
 
 namespace detail {
@@ -400,6 +404,32 @@ class Evaluator {
         return it->second(args);
     }
 
+    // format() writes more than its format string (a %e width pads to 65535 characters), so its
+    // output is charged as a scan of it; it stops writing once that would exceed the budget.
+    std::optional<Value> format(const std::vector<Value>& args) {
+        const std::int64_t left = std::max<std::int64_t>(environment_.costLimit - cost_, 0);
+        const auto maxOutput = left > std::numeric_limits<std::int64_t>::max() / 16
+                                   ? std::numeric_limits<std::size_t>::max()
+                                   : static_cast<std::size_t>(left) * 16;
+        const HostText hostText = [this](const Value& value) -> std::optional<std::string> {
+            Value text = callHost(environment_.globalFunctions, "string", {value});
+            if (const auto* s = std::get_if<std::string>(&text.v))
+                return *s;
+            return std::nullopt;
+        };
+        std::optional<Value> result = formatString(args, hostText, maxOutput);
+        if (!result)
+            return result;
+        const auto* text = std::get_if<std::string>(&result->v);
+        if (text && !charge(static_cast<std::int64_t>(text->size()) / 16))
+            return aborted();
+        if (!text && result->isError() && result->as<ErrorValue>().message == kCostLimitExceeded) {
+            charge(left + 1);
+            return aborted();
+        }
+        return result;
+    }
+
     // or() and orValue() evaluate their argument only when the receiver is optional.none().
     Value optionalOr(const Node& node, const Scope* scope) {
         Value receiver = eval(*node.children[0], scope);
@@ -453,6 +483,9 @@ class Evaluator {
             }
             if (!charge(scanned / 16))
                 return aborted();
+            if (node.builtin == Builtin::Format && node.receiver)
+                if (auto result = format(args))
+                    return std::move(*result);
             if (auto result = callBuiltin(node, args))
                 return std::move(*result);
         }
@@ -835,12 +868,83 @@ Result<Program> Program::compile(std::string_view expression, const CompileOptio
     auto impl = std::make_shared<Impl>();
     impl->source = std::string(expression);
     impl->resultType = &detail::deduceType(**root);
+    if (options.declarations && options.declarations->types) {
+        auto checked = detail::typeCheck(**root, *options.declarations->types);
+        if (!checked)
+            return checked.error();
+        impl->checkedResultType = resultTypeName(*checked->types[checked->root->id]);
+        impl->resultType = &impl->checkedResultType;
+        impl->checked = std::move(*checked);
+    }
     impl->root = std::move(*root);
     return Program(std::move(impl));
 }
 
+// The checker's result type in resultType()'s words: "dyn" for what values decide, else the
+// type's name (bool, int, list, map, null_type, kubernetes.Quantity, ...).
+std::string Program::resultTypeName(const CelType& type) {
+    const bool dynamic = type.kind == TypeKind::Dyn || type.kind == TypeKind::Any ||
+                         type.kind == TypeKind::Error || type.kind == TypeKind::TypeParam;
+    return dynamic ? "dyn" : typeName(type);
+}
+
 const std::string& Program::resultType() const {
     return *impl_->resultType;
+}
+
+namespace {
+
+bool isConversion(const detail::Node& node) {
+    static const std::set<std::string, std::less<>> conversions = {
+        "bool", "bytes", "double", "duration", "dyn", "int", "string", "timestamp", "type", "uint"};
+    return node.kind == detail::NodeKind::Call && !node.receiver && node.children.size() == 1 &&
+           conversions.contains(node.name);
+}
+
+// Whether the node is a constant once cel-go's planner has folded it (literals, list and map
+// literals of constants, conversions of constants); a failed conversion sets `error`.
+bool foldConstant(const detail::Node& node, const Environment& environment,
+                  std::optional<Error>& error) {
+    bool constantChildren = true;
+    for (const auto& child : node.children)
+        constantChildren = foldConstant(*child, environment, error) && constantChildren;
+    if (error)
+        return false;
+    switch (node.kind) {
+        case detail::NodeKind::Literal:
+            return true;
+        case detail::NodeKind::List:
+        case detail::NodeKind::Map:
+            return constantChildren;
+        default:
+            break;
+    }
+    if (!isConversion(node) || !constantChildren)
+        return false;
+    const Activation none;
+    const Value value = detail::Evaluator(none, environment).run(node);
+    if (const auto* failure = std::get_if<ErrorValue>(&value.v))
+        error = Error{"line " + std::to_string(node.line) + ", column " +
+                      std::to_string(node.column) + ": type conversion error: " + failure->message};
+    return true;
+}
+
+}  // namespace
+
+std::optional<Error> Program::checkConstantConversions(const Environment& environment) const {
+    std::optional<Error> error;
+    foldConstant(*impl_->root, environment, error);
+    return error;
+}
+
+TypePtr Program::checkedType() const {
+    return impl_->checked ? impl_->checked->types[impl_->checked->root->id] : nullptr;
+}
+
+std::optional<CostEstimate> Program::estimateCost(const CostEstimator& estimator) const {
+    if (!impl_->checked)
+        return std::nullopt;
+    return detail::estimateCost(*impl_->checked, estimator);
 }
 
 Value Program::evaluate(const Activation& activation, const Environment& environment,

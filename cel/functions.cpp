@@ -513,6 +513,8 @@ std::optional<Value> callBuiltin(const Node& node, const std::vector<Value>& arg
                 return std::nullopt;
             return charAt(*s0, *index);
         }
+        case Builtin::Format:  // the evaluator calls formatString(): it needs the host and budget
+            return std::nullopt;
         case Builtin::HasValue:
         case Builtin::OptValue:
         case Builtin::OrValue:

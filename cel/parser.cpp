@@ -614,16 +614,16 @@ class Parser {
             while (peekTok().kind == kind)
                 ops.push_back(take());
             NodePtr operand;
-            if (kind == Tok::Minus &&
-                (peekTok().kind == Tok::Int || peekTok().kind == Tok::Double)) {
-                const Token literal = take();
-                auto node = make(NodeKind::Literal, ops.back());
-                if (literal.kind == Tok::Int)
-                    node->literal = static_cast<std::int64_t>(0 - literal.number);
-                else
-                    node->literal = -literal.real;
+            const auto number = [this](std::size_t ahead) {
+                return peekTok(ahead).kind == Tok::Int || peekTok(ahead).kind == Tok::Double;
+            };
+            if (kind == Tok::Minus && number(0)) {
+                operand = member(negativeLiteral(ops.back(), take()));
                 ops.pop_back();
-                operand = member(std::move(node));
+            } else if (kind == Tok::Not && peekTok().kind == Tok::Minus && number(1)) {
+                // A number literal carries its sign in cel-go's grammar: `!-2` is `!(-2)`.
+                const Token minus = take();
+                operand = member(negativeLiteral(minus, take()));
             } else {
                 operand = member(primary());
             }
@@ -637,6 +637,15 @@ class Parser {
             return node;
         }
         return member(primary());
+    }
+
+    NodePtr negativeLiteral(const Token& minus, const Token& literal) {
+        auto node = make(NodeKind::Literal, minus);
+        if (literal.kind == Tok::Int)
+            node->literal = static_cast<std::int64_t>(0 - literal.number);
+        else
+            node->literal = -literal.real;
+        return node;
     }
 
     static void qualify(Node& node, const Node& operand) {

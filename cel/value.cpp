@@ -570,6 +570,7 @@ Builtin lookupBuiltin(std::string_view name) {
         {"join", Builtin::Join},
         {"trim", Builtin::Trim},
         {"charAt", Builtin::CharAt},
+        {"format", Builtin::Format},
         {"hasValue", Builtin::HasValue},
         {"value", Builtin::OptValue},
         {"orValue", Builtin::OrValue},

@@ -3,6 +3,8 @@
 #include <utility>
 #include <vector>
 
+#include "cost_model.hpp"
+#include "declarations.hpp"
 #include "numadra/dracel/environment.hpp"
 #include "numadra/dracel/semver.hpp"
 #include "time.hpp"
@@ -155,6 +157,31 @@ cel::Value derivedDeviceValue(const cel::Value& device, std::string_view name) {
     return cel::Value::map(std::move(named));
 }
 
+namespace {
+
+// Upstream's declarations, with device.name for derived attributes (KEP-6080; upstream 1.37.2
+// has no name field yet). nullptr only if the compiled-in declarations do not parse, which the
+// unit tests rule out.
+std::shared_ptr<const cel::TypeEnvironment> makeTypeEnvironment(ExpressionKind kind) {
+    auto environment = cel::TypeEnvironment::parse(detail::upstreamDeclarations());
+    if (!environment)
+        return nullptr;
+    if (kind == ExpressionKind::DerivedAttribute) {
+        // A device name is a DNS label: at most 63 characters.
+        environment->addField("kubernetes.DRADevice", "name", cel::makeType(cel::TypeKind::String));
+        environment->addSize("device.name", {63, "scalar", false});
+    }
+    return std::make_shared<const cel::TypeEnvironment>(std::move(*environment));
+}
+
+}  // namespace
+
+const std::shared_ptr<const cel::TypeEnvironment>& typeEnvironment(ExpressionKind kind) {
+    static const auto selector = makeTypeEnvironment(ExpressionKind::Selector);
+    static const auto derived = makeTypeEnvironment(ExpressionKind::DerivedAttribute);
+    return kind == ExpressionKind::Selector ? selector : derived;
+}
+
 cel::Declarations deviceDeclarations(ExpressionKind kind) {
     std::set<std::string> fields{"driver", "attributes", "capacity", "allowMultipleAllocations"};
     if (kind == ExpressionKind::DerivedAttribute)
@@ -164,10 +191,11 @@ cel::Declarations deviceDeclarations(ExpressionKind kind) {
     // The namespaces of the functions this environment has (math., base64. ... are not in
     // upstream's DRA environment either: there they are undeclared references).
     declarations.namespaces =
-        std::set<std::string, std::less<>>{"optional", "sets", "lists", "cel", "ip"};
+        std::set<std::string, std::less<>>{"optional", "sets", "lists", "cel", "ip", "format"};
     declarations.regexMemberFunctions = {"find", "findAll"};
     declarations.literalArgumentChecks.emplace("timestamp", detail::timestampLiteralError);
     declarations.literalArgumentChecks.emplace("duration", detail::durationLiteralError);
+    declarations.types = typeEnvironment(kind);
     return declarations;
 }
 
@@ -192,6 +220,56 @@ Error selectorCompileError(std::string_view text, Error error) {
 
 }  // namespace
 
+namespace {
+
+bool isDerivedElementType(const cel::CelType& type) {
+    switch (type.kind) {
+        case cel::TypeKind::Bool:
+        case cel::TypeKind::Int:
+        case cel::TypeKind::String:
+        case cel::TypeKind::Any:
+        case cel::TypeKind::Dyn:
+            return true;
+        case cel::TypeKind::Struct:
+            return type.name == "kubernetes.Semver";
+        default:
+            return false;
+    }
+}
+
+// Upstream's validateOutputType: a selector is bool or an attribute value (dyn); a derived
+// attribute a bool, int, string, semver or dyn, or a list of one of them.
+std::optional<Error> checkResultType(const cel::Program& program, ExpressionKind kind) {
+    const cel::TypePtr type = program.checkedType();
+    if (!type)
+        return Error{"the expression was not type-checked (upstream's declarations did not load)"};
+    if (kind == ExpressionKind::Selector) {
+        if (type->kind == cel::TypeKind::Bool || type->kind == cel::TypeKind::Dyn)
+            return std::nullopt;
+        return Error{"must evaluate to bool or the unknown type, not " + cel::formatType(*type)};
+    }
+    if (isDerivedElementType(*type) ||
+        (type->kind == cel::TypeKind::List && isDerivedElementType(*type->params[0])))
+        return std::nullopt;
+    return Error{
+        "must evaluate to a primitive scalar (string, integer, boolean, semver) or a list of "
+        "these scalars, not " +
+        cel::formatType(*type)};
+}
+
+// cel-go's static worst-case cost of the expression in upstream's environment (max of the
+// range; 2^64-1 when unbounded).
+std::uint64_t staticCost(const cel::Program& program, ExpressionKind kind) {
+    const auto& environment = typeEnvironment(kind);
+    if (!environment)
+        return 0;
+    const detail::DeviceCostEstimator estimator(*environment);
+    const auto cost = program.estimateCost(estimator);
+    return cost ? cost->max : 0;
+}
+
+}  // namespace
+
 Result<Expression> Expression::compile(std::string_view text, ExpressionKind kind) {
     if (text.size() > kMaxExpressionLength)
         return Error{"expression too long (" + std::to_string(text.size()) +
@@ -200,15 +278,18 @@ Result<Expression> Expression::compile(std::string_view text, ExpressionKind kin
     auto program = cel::Program::compile(text, compileOptions(kind));
     if (!program)
         return selector ? selectorCompileError(text, program.error()) : program.error();
-    const std::string& type = program->resultType();
-    if (selector) {
-        if (type != "bool" && type != "dyn")
-            return Error{"must evaluate to bool or the unknown type, not " + type};
-    } else if (type != "bool" && type != "int" && type != "string" && type != "list" &&
-               type != "dyn") {
-        return Error{"must evaluate to bool, int, string, list or the unknown type, not " + type};
-    }
-    return Expression(std::move(*program));
+    if (auto error = checkResultType(*program, kind))
+        return *error;
+    if (auto error = program->checkConstantConversions(draEnvironment()))
+        return *error;
+    // The API server refuses an expression whose worst-case cost exceeds the limit when the
+    // object is written; so do we, with the same estimate (the runtime limit stays as a
+    // second guard).
+    const std::uint64_t cost = staticCost(*program, kind);
+    if (cost > kMaxEstimatedCost)
+        return Error{"too complex, exceeds cost limit (estimated worst-case cost " +
+                     std::to_string(cost) + ", limit " + std::to_string(kMaxEstimatedCost) + ")"};
+    return Expression(std::move(*program), cost);
 }
 
 Result<Expression> Expression::compileSelector(std::string_view text) {

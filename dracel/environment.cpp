@@ -13,8 +13,10 @@
 #include <vector>
 
 #include "host.hpp"
+#include "k8s_format.hpp"
 #include "net.hpp"
 #include "time.hpp"
+#include "url.hpp"
 
 namespace numadra::dracel {
 
@@ -638,6 +640,8 @@ cel::Environment build() {
     member["findAll"] = findAllOf;
     detail::addNetworkFunctions(env);
     detail::addTimeFunctions(env);
+    detail::addUrlFunctions(env);
+    detail::addFormatFunctions(env);
     return env;
 }
 

@@ -1,29 +1,30 @@
 #include "numadra/dracel/quantity.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <optional>
+#include <system_error>
 
 namespace numadra::dracel {
 
 namespace {
 
 using Int128 = __int128;
-using UInt128 = unsigned __int128;
+using Big = Quantity::Big;
 
-constexpr Int128 kNano = 1'000'000'000;
-constexpr UInt128 kMaxMagnitude = static_cast<UInt128>(std::numeric_limits<Int128>::max());
-// Kubernetes caps binary-suffixed quantities at the largest int64.
-constexpr UInt128 kBinaryCap =
-    static_cast<UInt128>(std::numeric_limits<std::int64_t>::max()) * static_cast<UInt128>(kNano);
+constexpr std::int64_t kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kMinInt64 = std::numeric_limits<std::int64_t>::min();
 
 // Kubernetes' error texts (k8s.io/apimachinery resource.ErrFormatWrong, ErrSuffix).
 constexpr std::string_view kErrFormat =
     "quantities must match the regular expression "
     "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
 constexpr std::string_view kErrSuffix = "unable to parse quantity's suffix";
-constexpr std::string_view kErrRange = "value out of range";
+constexpr std::string_view kErrNumeric = "unable to parse numeric part of quantity";
+constexpr std::string_view kErrDigits = "value needs more digits than are kept";
 
 bool isDigit(char c) {
     return c >= '0' && c <= '9';
@@ -35,6 +36,7 @@ struct Pieces {
     std::string_view num;  // leading zeros stripped; "0" when no digit is left
     std::string_view denom;
     std::string_view suffix;
+    bool digits = true;  // the number has a digit (inf.Dec refuses "-." and ".")
 };
 
 // A faithful port of parseQuantityString, quirks included (`1.G` is accepted, a text without
@@ -47,6 +49,7 @@ std::optional<Pieces> split(std::string_view str) {
         p.positive = str[0] != '-';
         ++pos;
     }
+    const std::size_t numberStart = pos;
     while (pos < end && str[pos] == '0')
         ++pos;
     if (pos >= end) {
@@ -57,6 +60,7 @@ std::optional<Pieces> split(std::string_view str) {
     while (i < end && isDigit(str[i]))
         ++i;
     p.num = str.substr(pos, i - pos);
+    p.digits = i > numberStart;
     if (p.num.empty())
         p.num = "0";
     pos = i;
@@ -68,6 +72,7 @@ std::optional<Pieces> split(std::string_view str) {
         while (i < end && isDigit(str[i]))
             ++i;
         p.denom = str.substr(pos, i - pos);
+        p.digits = p.digits || !p.denom.empty();
         pos = i;
         if (pos >= end)
             return p;
@@ -88,7 +93,7 @@ std::optional<Pieces> split(std::string_view str) {
 
 struct Suffix {
     bool binary = false;
-    std::int64_t exponent = 0;  // of 10, or of 2 when binary
+    std::int32_t exponent = 0;  // of 10, or of 2 when binary; Kubernetes keeps 32 bits
     Quantity::Format format = Quantity::Format::DecimalSI;
 };
 
@@ -130,129 +135,312 @@ std::optional<std::int64_t> parseInt64(std::string_view s) {
     return static_cast<std::int64_t>(magnitude);
 }
 
+// Go's int32(x): the low 32 bits.
+std::int32_t wrap32(std::int64_t value) {
+    return static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(value)));
+}
+
 std::optional<Suffix> interpret(std::string_view suffix) {
     for (const auto& s : kDecimalSuffixes)
         if (s.name == suffix)
             return Suffix{false, s.exponent, Quantity::Format::DecimalSI};
     for (std::size_t i = 1; i < kBinarySuffixes.size(); ++i)
         if (kBinarySuffixes[i] == suffix)
-            return Suffix{true, static_cast<std::int64_t>(i) * 10, Quantity::Format::BinarySI};
+            return Suffix{true, static_cast<std::int32_t>(i) * 10, Quantity::Format::BinarySI};
     if (suffix.size() > 1 && (suffix[0] == 'e' || suffix[0] == 'E')) {
         if (auto exponent = parseInt64(suffix.substr(1)))
-            return Suffix{false, *exponent, Quantity::Format::DecimalExponent};
+            return Suffix{false, wrap32(*exponent), Quantity::Format::DecimalExponent};
     }
     return std::nullopt;
-}
-
-// Whether Kubernetes keeps the parsed text as the quantity's string (its int64 fast path with a
-// text already in canonical form).
-bool keepsText(const Pieces& p, const Suffix& s) {
-    const auto digits = static_cast<std::int64_t>(p.num.size() + p.denom.size());
-    std::int64_t precision = 0;
-    if (!s.binary)
-        precision = 18 - digits;
-    else if (p.denom.empty())
-        precision = 15 - static_cast<std::int64_t>(p.num.size()) - s.exponent * 3 / 10 - 1;
-    else
-        precision = -1;
-    if (precision < 0)
-        return false;
-    const std::int64_t scale =
-        (s.binary ? 0 : s.exponent) - static_cast<std::int64_t>(p.denom.size());
-    if (scale < -9)
-        return false;
-    std::string shifted;
-    shifted.reserve(p.num.size() + p.denom.size());
-    shifted.append(p.num).append(p.denom);
-    const auto value = parseInt64(shifted);
-    if (!value)
-        return false;
-    if (s.binary) {
-        // The multiplication by 2^exponent must not overflow int64.
-        if (*value > (std::numeric_limits<std::int64_t>::max() >> s.exponent))
-            return false;
-        return (*value & 0x07) != 0;
-    }
-    return scale % 3 == 0 && !(shifted.size() >= 3 && shifted.ends_with("000")) &&
-           shifted[0] != '0';
-}
-
-// Multiplies a decimal digit string by 2^exponent (exponent <= 60) in place.
-void multiplyByPowerOfTwo(std::string& digits, std::int64_t exponent) {
-    const auto factor = static_cast<UInt128>(1) << exponent;
-    UInt128 carry = 0;
-    for (std::size_t i = digits.size(); i-- > 0;) {
-        const UInt128 t = static_cast<UInt128>(digits[i] - '0') * factor + carry;
-        digits[i] = static_cast<char>('0' + static_cast<int>(t % 10));
-        carry = t / 10;
-    }
-    std::string head;
-    while (carry != 0) {
-        head.insert(head.begin(), static_cast<char>('0' + static_cast<int>(carry % 10)));
-        carry /= 10;
-    }
-    digits.insert(0, head);
-}
-
-// digits * 10^shift in nano-units, rounded up (away from zero) when digits are cut; nullopt on
-// overflow.
-std::optional<UInt128> toNano(std::string_view digits, std::int64_t shift) {
-    const std::size_t first = digits.find_first_not_of('0');
-    if (first == std::string_view::npos)
-        return UInt128{0};
-    const std::string_view sig = digits.substr(first);
-    const std::int64_t integerDigits = static_cast<std::int64_t>(sig.size()) + shift;
-    if (integerDigits > 39)
-        return std::nullopt;
-    UInt128 acc = 0;
-    auto push = [&acc](int d) {
-        if (acc > (kMaxMagnitude - static_cast<UInt128>(d)) / 10)
-            return false;
-        acc = acc * 10 + static_cast<UInt128>(d);
-        return true;
-    };
-    const std::int64_t kept = std::max<std::int64_t>(0, integerDigits);
-    for (std::int64_t i = 0; i < kept; ++i) {
-        const int d =
-            i < static_cast<std::int64_t>(sig.size()) ? sig[static_cast<std::size_t>(i)] - '0' : 0;
-        if (!push(d))
-            return std::nullopt;
-    }
-    bool fraction = false;
-    for (std::size_t i = static_cast<std::size_t>(
-             std::min<std::int64_t>(kept, static_cast<std::int64_t>(sig.size())));
-         i < sig.size(); ++i)
-        fraction = fraction || sig[i] != '0';
-    if (fraction) {
-        if (acc == kMaxMagnitude)
-            return std::nullopt;
-        ++acc;
-    }
-    return acc;
 }
 
 Error parseError(std::string_view text, std::string_view why) {
     return Error{"invalid quantity \"" + std::string(text) + "\": " + std::string(why)};
 }
 
-Int128 absolute(Int128 v) {
-    return v < 0 ? -v : v;
+// ---- magnitudes: decimal digit strings without leading zeros ("" is zero) ---------------------
+
+std::string stripLeadingZeros(std::string_view digits) {
+    const std::size_t first = digits.find_first_not_of('0');
+    return first == std::string_view::npos ? std::string() : std::string(digits.substr(first));
 }
 
-std::string toDecimal(Int128 value) {
-    if (value == 0)
-        return "0";
-    const bool negative = value < 0;
-    UInt128 magnitude =
-        negative ? static_cast<UInt128>(-(value + 1)) + 1 : static_cast<UInt128>(value);
+std::string magnitudeText(std::uint64_t value) {
+    return value == 0 ? std::string() : std::to_string(value);
+}
+
+std::uint64_t unsignedMagnitude(std::int64_t value) {
+    return value < 0 ? ~static_cast<std::uint64_t>(value) + 1 : static_cast<std::uint64_t>(value);
+}
+
+int compareMagnitudes(std::string_view a, std::string_view b) {
+    if (a.size() != b.size())
+        return a.size() < b.size() ? -1 : 1;
+    const int c = a.compare(b);
+    return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+std::string addMagnitudes(std::string_view a, std::string_view b) {
     std::string out;
-    while (magnitude != 0) {
-        out.push_back(static_cast<char>('0' + static_cast<int>(magnitude % 10)));
-        magnitude /= 10;
+    int carry = 0;
+    for (std::size_t i = 0; i < std::max(a.size(), b.size()) || carry != 0; ++i) {
+        const int x = i < a.size() ? a[a.size() - 1 - i] - '0' : 0;
+        const int y = i < b.size() ? b[b.size() - 1 - i] - '0' : 0;
+        const int t = x + y + carry;
+        out.push_back(static_cast<char>('0' + t % 10));
+        carry = t / 10;
     }
-    if (negative)
-        out.push_back('-');
-    return {out.rbegin(), out.rend()};
+    return stripLeadingZeros(std::string(out.rbegin(), out.rend()));
+}
+
+// a - b for a >= b.
+std::string subtractMagnitudes(std::string_view a, std::string_view b) {
+    std::string out;
+    int borrow = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        int t =
+            (a[a.size() - 1 - i] - '0') - borrow - (i < b.size() ? b[b.size() - 1 - i] - '0' : 0);
+        borrow = t < 0 ? 1 : 0;
+        out.push_back(static_cast<char>('0' + t + 10 * borrow));
+    }
+    return stripLeadingZeros(std::string(out.rbegin(), out.rend()));
+}
+
+// digits × factor + carry, for a small factor.
+std::string multiplySmall(std::string_view digits, std::uint64_t factor) {
+    std::string out;
+    unsigned __int128 carry = 0;
+    for (std::size_t i = digits.size(); i-- > 0;) {
+        const unsigned __int128 t =
+            static_cast<unsigned __int128>(digits[i] - '0') * factor + carry;
+        out.push_back(static_cast<char>('0' + static_cast<int>(t % 10)));
+        carry = t / 10;
+    }
+    for (; carry != 0; carry /= 10)
+        out.push_back(static_cast<char>('0' + static_cast<int>(carry % 10)));
+    return stripLeadingZeros(std::string(out.rbegin(), out.rend()));
+}
+
+// digits / divisor and whether it divides exactly.
+std::pair<std::string, bool> divideSmall(std::string_view digits, std::uint64_t divisor) {
+    std::string out;
+    std::uint64_t remainder = 0;
+    for (const char c : digits) {
+        const std::uint64_t t = remainder * 10 + static_cast<std::uint64_t>(c - '0');
+        out.push_back(static_cast<char>('0' + t / divisor));
+        remainder = t % divisor;
+    }
+    return {stripLeadingZeros(std::move(out)), remainder == 0};
+}
+
+std::optional<std::uint64_t> toUnsigned(std::string_view digits) {
+    std::uint64_t value = 0;
+    if (digits.empty())
+        return value;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (ec != std::errc() || end != digits.data() + digits.size())
+        return std::nullopt;
+    return value;
+}
+
+// Go's math.Pow10, whose products and quotients decide asApproximateFloat()'s last bit.
+double goPow10(std::int64_t n) {
+    static constexpr std::array<double, 32> kTab{1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                                 1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                                 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22, 1e23,
+                                                 1e24, 1e25, 1e26, 1e27, 1e28, 1e29, 1e30, 1e31};
+    static constexpr std::array<double, 10> kPos32{1e0,   1e32,  1e64,  1e96,  1e128,
+                                                   1e160, 1e192, 1e224, 1e256, 1e288};
+    static constexpr std::array<double, 11> kNeg32{1e-0,   1e-32,  1e-64,  1e-96,  1e-128, 1e-160,
+                                                   1e-192, 1e-224, 1e-256, 1e-288, 1e-320};
+    if (n >= 0 && n <= 308)
+        return kPos32[static_cast<std::size_t>(n / 32)] * kTab[static_cast<std::size_t>(n % 32)];
+    if (n >= -323 && n <= 0)
+        return kNeg32[static_cast<std::size_t>(-n / 32)] / kTab[static_cast<std::size_t>(-n % 32)];
+    return n > 0 ? HUGE_VAL : 0.0;
+}
+
+}  // namespace
+
+// sign × digits × 10^exponent, as inf.Dec keeps unscaled × 10^-scale.
+struct Quantity::Big {
+    bool negative = false;
+    std::string digits;  // the magnitude, without leading zeros; "" is zero
+    std::int64_t exponent = 0;
+
+    int sign() const { return digits.empty() ? 0 : (negative ? -1 : 1); }
+};
+
+namespace {
+
+// The magnitude's digits at a lower exponent (zeros appended); nullopt beyond kMaxDigits.
+std::optional<std::string> digitsAt(const Big& big, std::int64_t exponent) {
+    if (big.digits.empty())
+        return std::string();
+    const std::int64_t zeros = big.exponent - exponent;
+    if (zeros < 0 || static_cast<std::int64_t>(big.digits.size()) + zeros >
+                         static_cast<std::int64_t>(Quantity::kMaxDigits))
+        return std::nullopt;
+    return big.digits + std::string(static_cast<std::size_t>(zeros), '0');
+}
+
+int compareBig(const Big& a, const Big& b) {
+    if (a.sign() != b.sign())
+        return a.sign() < b.sign() ? -1 : 1;
+    if (a.sign() == 0)
+        return 0;
+    // The position of the leading digit decides first; then the digits, the shorter padded.
+    const std::int64_t topA = static_cast<std::int64_t>(a.digits.size()) + a.exponent;
+    const std::int64_t topB = static_cast<std::int64_t>(b.digits.size()) + b.exponent;
+    int magnitude = topA < topB ? -1 : (topA > topB ? 1 : 0);
+    if (magnitude == 0) {
+        const std::size_t common = std::min(a.digits.size(), b.digits.size());
+        const int c = a.digits.compare(0, common, b.digits, 0, common);
+        magnitude = c < 0 ? -1 : (c > 0 ? 1 : 0);
+        if (magnitude == 0 && a.digits.size() != b.digits.size()) {
+            const bool aLonger = a.digits.size() > b.digits.size();
+            const std::string& longer = aLonger ? a.digits : b.digits;
+            if (longer.find_first_not_of('0', common) != std::string::npos)
+                magnitude = aLonger ? 1 : -1;
+        }
+    }
+    return a.negative ? -magnitude : magnitude;
+}
+
+// inf.Dec's Add: exact, at the smaller exponent.
+std::optional<Big> addBig(const Big& a, const Big& b) {
+    const std::int64_t exponent = std::min(a.exponent, b.exponent);
+    auto x = digitsAt(a, exponent);
+    auto y = digitsAt(b, exponent);
+    if (!x || !y)
+        return std::nullopt;
+    Big sum{false, {}, exponent};
+    if (a.negative == b.negative || a.sign() == 0 || b.sign() == 0) {
+        sum.digits = addMagnitudes(*x, *y);
+        sum.negative = a.sign() != 0 ? a.negative : b.negative;
+    } else if (compareMagnitudes(*x, *y) >= 0) {
+        sum.digits = subtractMagnitudes(*x, *y);
+        sum.negative = a.negative;
+    } else {
+        sum.digits = subtractMagnitudes(*y, *x);
+        sum.negative = b.negative;
+    }
+    if (sum.digits.empty())
+        sum.negative = false;
+    if (sum.digits.size() > Quantity::kMaxDigits)
+        return std::nullopt;
+    return sum;
+}
+
+// inf.Dec's Round(x, 9, RoundUp) as parsing applies it: to exactly nine fraction digits, a cut
+// fraction rounding away from zero.
+std::optional<Big> roundUpToNano(Big big) {
+    if (big.exponent >= -9) {
+        auto digits = digitsAt(big, -9);
+        if (!digits)
+            return std::nullopt;
+        big.digits = std::move(*digits);
+        big.exponent = -9;
+        return big;
+    }
+    const std::int64_t cut = -9 - big.exponent;
+    const auto kept = static_cast<std::int64_t>(big.digits.size()) - cut;
+    const std::string_view dropped =
+        kept > 0 ? std::string_view(big.digits).substr(static_cast<std::size_t>(kept))
+                 : std::string_view(big.digits);
+    std::string digits = kept > 0 ? big.digits.substr(0, static_cast<std::size_t>(kept)) : "";
+    if (dropped.find_first_not_of('0') != std::string_view::npos)
+        digits = addMagnitudes(digits, "1");
+    big.digits = std::move(digits);
+    big.exponent = -9;
+    return big;
+}
+
+std::optional<std::int64_t> signedValue(bool negative, std::uint64_t magnitude) {
+    if (magnitude > static_cast<std::uint64_t>(kMaxInt64) + (negative ? 1 : 0))
+        return std::nullopt;
+    if (magnitude == static_cast<std::uint64_t>(kMaxInt64) + 1)
+        return kMinInt64;
+    const auto value = static_cast<std::int64_t>(magnitude);
+    return negative ? -value : value;
+}
+
+// Go's a + b with int64Add's overflow rule.
+std::optional<std::int64_t> add64(std::int64_t a, std::int64_t b) {
+    std::int64_t c = 0;
+    if (__builtin_add_overflow(a, b, &c))
+        return std::nullopt;
+    return c;
+}
+
+// Kubernetes' positiveScaleInt64: value × 10^scale when it fits.
+std::optional<std::int64_t> scaleUp(std::int64_t value, std::int64_t scale) {
+    if (value == 0)
+        return 0;
+    for (std::int64_t i = 0; i < scale; ++i)
+        if (__builtin_mul_overflow(value, std::int64_t{10}, &value))
+            return std::nullopt;
+    return value;
+}
+
+// Kubernetes' int64Amount.Add: a's mantissa and exponent after adding b, or nullopt when the
+// int64 overflows (the caller then adds in arbitrary precision).
+std::optional<std::pair<std::int64_t, std::int32_t>> addAmounts(std::int64_t a, std::int32_t ea,
+                                                                std::int64_t b, std::int32_t eb) {
+    if (b == 0)
+        return std::pair{a, ea};
+    if (a == 0)
+        return std::pair{b, eb};
+    if (ea == eb) {
+        auto c = add64(a, b);
+        return c ? std::optional(std::pair{*c, ea}) : std::nullopt;
+    }
+    if (ea > eb) {
+        auto scaled = scaleUp(a, static_cast<std::int64_t>(ea) - eb);
+        auto c = scaled ? add64(*scaled, b) : std::nullopt;
+        return c ? std::optional(std::pair{*c, eb}) : std::nullopt;
+    }
+    auto scaled = scaleUp(b, static_cast<std::int64_t>(eb) - ea);
+    auto c = scaled ? add64(a, *scaled) : std::nullopt;
+    return c ? std::optional(std::pair{*c, ea}) : std::nullopt;
+}
+
+// Removes the factors of `base` from a magnitude: the rest and how many were removed.
+std::pair<std::string, std::int64_t> removeFactors(std::string digits, std::uint64_t base) {
+    std::int64_t times = 0;
+    while (!digits.empty()) {
+        auto [quotient, exact] = divideSmall(digits, base);
+        if (!exact || quotient.empty())
+            break;
+        digits = std::move(quotient);
+        ++times;
+    }
+    return {std::move(digits), times};
+}
+
+std::string decimalSuffix(std::int64_t exponent, Quantity::Format format) {
+    if (format == Quantity::Format::DecimalExponent)
+        return exponent == 0 ? "" : "e" + std::to_string(exponent);
+    for (const auto& s : kDecimalSuffixes)
+        if (s.exponent == exponent)
+            return std::string(s.name);
+    return "";  // Kubernetes finds no suffix and prints the digits alone
+}
+
+// The magnitude of a whole number, or nullopt for a fraction (or beyond kMaxDigits).
+std::optional<std::string> wholeDigits(const Big& big) {
+    if (big.exponent >= 0)
+        return digitsAt(big, 0);
+    const auto fraction = static_cast<std::size_t>(
+        std::min<std::int64_t>(-big.exponent, static_cast<std::int64_t>(big.digits.size())));
+    const std::size_t integer = big.digits.size() - fraction;
+    if (big.digits.find_first_not_of('0', integer) != std::string::npos)
+        return std::nullopt;
+    return big.digits.substr(0, integer);
+}
+
+std::string signedText(const Big& big, const std::string& digits) {
+    return (big.negative ? "-" : "") + (digits.empty() ? std::string("0") : digits);
 }
 
 }  // namespace
@@ -261,7 +449,7 @@ Result<Quantity> Quantity::parse(std::string_view text) {
     if (text.empty())
         return parseError(text, kErrFormat);
     if (text == "0")
-        return Quantity();
+        return Quantity(0, 0, Format::DecimalSI, "0");
     const auto pieces = split(text);
     if (!pieces)
         return parseError(text, kErrFormat);
@@ -269,145 +457,257 @@ Result<Quantity> Quantity::parse(std::string_view text) {
     if (!suffix)
         return parseError(text, kErrSuffix);
 
-    std::string digits;
-    digits.reserve(pieces->num.size() + pieces->denom.size() + 20);
-    digits.append(pieces->num).append(pieces->denom);
-    std::int64_t shift = 9 - static_cast<std::int64_t>(pieces->denom.size());
-    if (suffix->binary) {
-        multiplyByPowerOfTwo(digits, suffix->exponent);
+    // Kubernetes' int64 fast path, with its conditions.
+    const auto digits = static_cast<std::int32_t>(pieces->num.size() + pieces->denom.size());
+    std::int32_t precision = 0;
+    std::int32_t scale = 0;
+    std::int64_t multiplier = 1;
+    if (!suffix->binary) {
+        scale = suffix->exponent;
+        precision = 18 - digits;
+    } else if (pieces->denom.empty()) {
+        multiplier = std::int64_t{1} << suffix->exponent;
+        precision =
+            15 - static_cast<std::int32_t>(pieces->num.size()) - suffix->exponent * 3 / 10 - 1;
     } else {
-        // Exponents that large only fit a zero; avoid overflowing the shift.
-        if (suffix->exponent > 1'000'000)
-            shift = 1'000'000;
-        else if (suffix->exponent < -1'000'000)
-            shift = -1'000'000;
-        else
-            shift += suffix->exponent;
+        precision = -1;
     }
-    auto magnitude = toNano(digits, shift);
-    if (suffix->binary && (!magnitude || *magnitude > kBinaryCap))
-        magnitude = kBinaryCap;
-    if (!magnitude)
-        return parseError(text, kErrRange);
+    if (precision >= 0) {
+        scale = wrap32(static_cast<std::int64_t>(scale) -
+                       static_cast<std::int64_t>(pieces->denom.size()));
+        if (scale >= -9) {
+            const std::string shifted = std::string(pieces->num) + std::string(pieces->denom);
+            const auto value = parseInt64(shifted);
+            if (!value)
+                return parseError(text, kErrNumeric);
+            std::int64_t result = 0;
+            if (!__builtin_mul_overflow(*value, multiplier, &result)) {
+                if (!pieces->positive)
+                    result = -result;
+                const bool canonical =
+                    suffix->binary
+                        ? (*value & 0x07) != 0
+                        : scale % 3 == 0 && !shifted.ends_with("000") && shifted[0] != '0';
+                return Quantity(result, scale, suffix->format,
+                                canonical ? std::string(text) : std::string());
+            }
+        }
+    }
 
+    // Arbitrary precision.
+    if (!pieces->digits)
+        return parseError(text, kErrNumeric);
+    Big big{!pieces->positive,
+            stripLeadingZeros(std::string(pieces->num) + std::string(pieces->denom)),
+            -static_cast<std::int64_t>(pieces->denom.size())};
+    if (big.digits.size() > kMaxDigits)
+        return parseError(text, kErrDigits);
+    if (suffix->binary)
+        big.digits = multiplySmall(big.digits, std::uint64_t{1} << suffix->exponent);
+    else  // inf.Dec keeps its scale in 32 bits too
+        big.exponent = -static_cast<std::int64_t>(wrap32(-big.exponent - suffix->exponent));
+    if (!big.digits.empty()) {
+        auto rounded = roundUpToNano(std::move(big));
+        if (!rounded)
+            return parseError(text, kErrDigits);
+        big = std::move(*rounded);
+    }
+    const Big maxInt64{false, std::to_string(kMaxInt64), 0};
     Format format = suffix->format;
-    if (suffix->binary && *magnitude < static_cast<UInt128>(kNano))
+    const bool negative = big.negative;
+    big.negative = false;
+    if (format == Format::BinarySI && compareBig(big, maxInt64) > 0)
+        big = maxInt64;
+    if (format == Format::BinarySI && big.sign() > 0 && compareBig(big, Big{false, "1", 0}) < 0)
         format = Format::DecimalSI;  // as Kubernetes does for binary values below 1
-    const Int128 nano =
-        pieces->positive ? static_cast<Int128>(*magnitude) : -static_cast<Int128>(*magnitude);
-    return Quantity(nano, format, keepsText(*pieces, *suffix) ? std::string(text) : std::string());
+    big.negative = negative && big.sign() != 0;
+    return Quantity(std::make_shared<const Big>(std::move(big)), format);
 }
 
 Quantity Quantity::fromInt(std::int64_t value, Format format) {
-    return Quantity(static_cast<Int128>(value) * kNano, format);
+    return Quantity(value, 0, format);
 }
 
 Quantity Quantity::fromMilli(std::int64_t milli, Format format) {
-    return Quantity(static_cast<Int128>(milli) * 1'000'000, format);
+    return Quantity(milli, -3, format);
 }
 
-std::optional<std::int64_t> Quantity::exactMilli() const {
-    if (nano_ % 1'000'000 != 0)
+Quantity::Big Quantity::toBig() const {
+    if (big_)
+        return *big_;
+    return Big{mantissa_ < 0, magnitudeText(unsignedMagnitude(mantissa_)), exponent_};
+}
+
+// The value in nano-units when an int128 holds it exactly (every parsed int64 value whose
+// exponent is at most 10): the fast path of comparisons and conversions.
+std::optional<Int128> Quantity::nano() const {
+    if (big_ || exponent_ < -9 || exponent_ > 10)
         return std::nullopt;
-    const Int128 milli = nano_ / 1'000'000;
-    if (milli < std::numeric_limits<std::int64_t>::min() ||
-        milli > std::numeric_limits<std::int64_t>::max())
-        return std::nullopt;
-    return static_cast<std::int64_t>(milli);
+    Int128 value = mantissa_;
+    for (std::int32_t i = -9; i < exponent_; ++i)
+        value *= 10;
+    return value;
+}
+
+int Quantity::sign() const {
+    if (big_)
+        return big_->sign();
+    return mantissa_ < 0 ? -1 : (mantissa_ > 0 ? 1 : 0);
+}
+
+std::strong_ordering Quantity::operator<=>(const Quantity& other) const {
+    if (!big_ && !other.big_ && exponent_ == other.exponent_)
+        return mantissa_ <=> other.mantissa_;
+    const auto a = nano();
+    const auto b = other.nano();
+    if (a && b)
+        return *a <=> *b;
+    return compareBig(toBig(), other.toBig()) <=> 0;
 }
 
 bool Quantity::isInteger() const {
-    if (nano_ % kNano != 0)
+    if (big_ || exponent_ < 0)
         return false;
-    const Int128 units = nano_ / kNano;
-    return units >= std::numeric_limits<std::int64_t>::min() &&
-           units <= std::numeric_limits<std::int64_t>::max();
+    return scaleUp(mantissa_, exponent_).has_value();
 }
 
 Result<std::int64_t> Quantity::asInteger() const {
     if (!isInteger())
-        return Error{"cannot convert value to integer: " + toString()};
-    return static_cast<std::int64_t>(nano_ / kNano);
+        return Error{"cannot convert value to integer"};
+    return *scaleUp(mantissa_, exponent_);
 }
 
 double Quantity::asApproximateFloat() const {
-    const Int128 whole = nano_ / kNano;
-    const Int128 fraction = nano_ % kNano;
-    return static_cast<double>(whole) + static_cast<double>(fraction) / static_cast<double>(kNano);
+    double base = static_cast<double>(mantissa_);
+    std::int64_t exponent = exponent_;
+    if (big_) {
+        base = 0;
+        const auto [end, ec] =
+            std::from_chars(big_->digits.data(), big_->digits.data() + big_->digits.size(), base);
+        if (ec == std::errc::result_out_of_range)
+            base = HUGE_VAL;
+        base = big_->negative ? -base : base;
+        exponent = big_->exponent;
+    }
+    return exponent == 0 ? base : base * goPow10(exponent);
 }
 
-std::int64_t Quantity::scaled(Int128 unit) const {
-    Int128 q = nano_ / unit;
-    if (nano_ % unit != 0)
-        q += nano_ > 0 ? 1 : -1;
-    if (q > std::numeric_limits<std::int64_t>::max())
-        return std::numeric_limits<std::int64_t>::max();
-    if (q < std::numeric_limits<std::int64_t>::min())
-        return std::numeric_limits<std::int64_t>::min();
-    return static_cast<std::int64_t>(q);
+// Rounded up (away from zero) to a multiple of 10^unitExponent, saturated at the int64 limits.
+std::int64_t Quantity::scaled(int unitExponent) const {
+    if (const auto value = nano()) {
+        Int128 unit = 1;
+        for (int i = -9; i < unitExponent; ++i)
+            unit *= 10;
+        Int128 q = *value / unit;
+        if (*value % unit != 0)
+            q += *value > 0 ? 1 : -1;
+        return static_cast<std::int64_t>(std::clamp<Int128>(q, kMinInt64, kMaxInt64));
+    }
+    const Big big = toBig();
+    std::string digits = big.digits;
+    if (big.exponent < unitExponent) {
+        const auto cut = static_cast<std::size_t>(std::min<std::int64_t>(
+            unitExponent - big.exponent, static_cast<std::int64_t>(digits.size())));
+        const bool fraction =
+            digits.find_first_not_of('0', digits.size() - cut) != std::string::npos;
+        digits = stripLeadingZeros(digits.substr(0, digits.size() - cut));
+        if (fraction)
+            digits = addMagnitudes(digits, "1");
+    } else if (!digits.empty()) {
+        const std::int64_t zeros = big.exponent - unitExponent;
+        if (zeros > 19)
+            return big.negative ? kMinInt64 : kMaxInt64;
+        digits += std::string(static_cast<std::size_t>(zeros), '0');
+    }
+    const auto magnitude = toUnsigned(digits);
+    const auto value = magnitude ? signedValue(big.negative, *magnitude) : std::nullopt;
+    return value ? *value : (big.negative ? kMinInt64 : kMaxInt64);
 }
 
 std::int64_t Quantity::value() const {
-    return scaled(kNano);
+    return scaled(0);
 }
 
 std::int64_t Quantity::milliValue() const {
-    return scaled(1'000'000);
+    return scaled(-3);
+}
+
+std::optional<std::int64_t> Quantity::exactMilli() const {
+    if (const auto value = nano()) {
+        if (*value % 1'000'000 != 0)
+            return std::nullopt;
+        const Int128 milli = *value / 1'000'000;
+        if (milli < kMinInt64 || milli > kMaxInt64)
+            return std::nullopt;
+        return static_cast<std::int64_t>(milli);
+    }
+    const std::int64_t milli = scaled(-3);
+    const Quantity back(milli, -3, format_);
+    if (milli == kMinInt64 || milli == kMaxInt64 || back != *this)
+        return std::nullopt;
+    return milli;
 }
 
 Result<Quantity> Quantity::add(const Quantity& other) const {
-    Int128 sum = 0;
-    if (__builtin_add_overflow(nano_, other.nano_, &sum))
-        return Error{"quantity overflow: " + toString() + " + " + other.toString()};
-    return Quantity(sum, nano_ == 0 ? other.format_ : format_);
+    const Format format = isZero() ? other.format_ : format_;
+    if (!big_ && !other.big_) {
+        if (auto sum = addAmounts(mantissa_, exponent_, other.mantissa_, other.exponent_))
+            return Quantity(sum->first, sum->second, format);
+    }
+    auto sum = addBig(toBig(), other.toBig());
+    if (!sum)
+        return Error{"quantity overflow: " + toString() + " + " + other.toString() +
+                     " needs more digits than are kept"};
+    return Quantity(std::make_shared<const Big>(std::move(*sum)), format);
 }
 
 Result<Quantity> Quantity::sub(const Quantity& other) const {
-    Int128 difference = 0;
-    if (__builtin_sub_overflow(nano_, other.nano_, &difference))
-        return Error{"quantity overflow: " + toString() + " - " + other.toString()};
-    return Quantity(difference, nano_ == 0 ? other.format_ : format_);
+    const Format format = isZero() ? other.format_ : format_;
+    if (!big_ && !other.big_) {
+        // Go negates in 64 bits: the most negative int64 stays itself, as in Kubernetes.
+        const auto negated =
+            static_cast<std::int64_t>(0 - static_cast<std::uint64_t>(other.mantissa_));
+        if (auto difference = addAmounts(mantissa_, exponent_, negated, other.exponent_))
+            return Quantity(difference->first, difference->second, format);
+    }
+    Big negated = other.toBig();
+    negated.negative = !negated.negative && negated.sign() != 0;
+    auto difference = addBig(toBig(), negated);
+    if (!difference)
+        return Error{"quantity overflow: " + toString() + " - " + other.toString() +
+                     " needs more digits than are kept"};
+    return Quantity(std::make_shared<const Big>(std::move(*difference)), format);
 }
 
+// Kubernetes' CanonicalizeBytes: binary when the value is a whole number of at least 1024,
+// else the digits without trailing zeros, the exponent brought down to a multiple of 3.
 std::string Quantity::toString() const {
     if (!text_.empty())
         return text_;
-    if (nano_ == 0)
+    if (isZero())
         return "0";
+    const Big big = toBig();
     Format format = format_;
-    if (format == Format::BinarySI && (absolute(nano_) < 1024 * kNano || nano_ % kNano != 0))
-        format = Format::DecimalSI;  // small or fractional: shown in decimal, without rounding
-    if (format == Format::BinarySI) {
-        Int128 units = nano_ / kNano;
-        std::size_t exponent = 0;
-        while (exponent + 1 < kBinarySuffixes.size() && absolute(units) >= 1024 &&
-               units % 1024 == 0) {
-            units /= 1024;
-            ++exponent;
-        }
-        return toDecimal(units) + std::string(kBinarySuffixes[exponent]);
+    const auto whole = format == Format::BinarySI ? wholeDigits(big) : std::nullopt;
+    if (whole && compareMagnitudes(*whole, "1024") >= 0) {
+        auto [mantissa, times] = removeFactors(*whole, 1024);
+        // Beyond "Ei" Kubernetes finds no suffix and prints the digits alone.
+        const std::string suffix =
+            times < static_cast<std::int64_t>(kBinarySuffixes.size())
+                ? std::string(kBinarySuffixes[static_cast<std::size_t>(times)])
+                : "";
+        return signedText(big, mantissa) + suffix;
     }
-    // Decimal: trailing zeros into the exponent, then the exponent down to a multiple of 3.
-    Int128 mantissa = nano_;
-    std::int64_t exponent = -9;
-    while (mantissa % 10 == 0) {
-        mantissa /= 10;
-        ++exponent;
-    }
+    if (format == Format::BinarySI)
+        format = Format::DecimalSI;  // small or fractional: decimal, without rounding
+    const std::size_t zeros = big.digits.size() - 1 - big.digits.find_last_not_of('0');
+    std::string mantissa = big.digits.substr(0, big.digits.size() - zeros);
+    std::int64_t exponent = big.exponent + static_cast<std::int64_t>(zeros);
     while (exponent % 3 != 0) {
-        mantissa *= 10;
+        mantissa += '0';
         --exponent;
     }
-    if (format == Format::DecimalSI) {
-        for (const auto& s : kDecimalSuffixes)
-            if (s.exponent == exponent)
-                return toDecimal(mantissa) + std::string(s.name);
-        // Beyond "E" Kubernetes finds no suffix (and prints the digits alone); the exponent
-        // form keeps the value.
-    }
-    if (exponent == 0)
-        return toDecimal(mantissa);
-    return toDecimal(mantissa) + "e" + std::to_string(exponent);
+    return signedText(big, mantissa) + decimalSuffix(exponent, format);
 }
 
 bool Quantity::equals(const cel::Opaque& other) const {

@@ -44,6 +44,9 @@ CEL_TABLE(Not,                       //
           {"!!false", "false"},      //
           {"!!'a' == 'a'", "true"},  // an even run cancels out in the parser, as cel-go's
           {"!!!1", "error(no such overload: !_(int))"},  //
+          // A number literal carries its sign (cel-go's grammar): `!!-2` is `-2`.
+          {"!!-2 > 3", "false"},                         //
+          {"!-2", "error(no such overload: !_(int))"},   //
           {"--'a' == 'a'", "true"},                      //
           {"!(1 / 0 == 1)", "error(division by zero)"},  //
           {"!1", "error(no such overload: !_(int))"},    //

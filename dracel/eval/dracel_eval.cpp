@@ -10,6 +10,7 @@
 //   out: {"compileError": "..."}                                  // refused when read
 //        {"value": true}  or  {"value": {"int": 3}}               // selector / derived result
 //        {"error": "..."}                                          // evaluation error
+//        with "maxCost": the static worst-case cost, when the expression compiled
 //
 // A line that is not such an object gets {"inputError": "..."}; the program never stops early.
 
@@ -66,6 +67,8 @@ const Json& objectField(const Json& object, const char* name) {
     return it == object.end() ? empty : *it;
 }
 
+Json evaluate(const Json& question, const numadra::dracel::Expression& compiled, bool derived);
+
 Json answerFor(const Json& question) {
     const std::string expression = question.at("expression").get<std::string>();
     const bool derived = question.value("kind", "selector") == "derived";
@@ -73,7 +76,12 @@ Json answerFor(const Json& question) {
                             : numadra::dracel::Expression::compileSelector(expression);
     if (!compiled)
         return {{"compileError", compiled.error().message}};
+    Json answer = evaluate(question, *compiled, derived);
+    answer["maxCost"] = compiled->estimatedCost();
+    return answer;
+}
 
+Json evaluate(const Json& question, const numadra::dracel::Expression& compiled, bool derived) {
     const Json& device = objectField(question, "device");
     std::map<std::string, AttributeValue> attributes;
     for (const auto& [name, attribute] : objectField(device, "attributes").items())
@@ -92,13 +100,13 @@ Json answerFor(const Json& question) {
     if (!value)
         return {{"error", value.error().message}};
     if (!derived) {
-        auto matched = compiled->matches(*value);
+        auto matched = compiled.matches(*value);
         if (!matched)
             return {{"error", matched.error().message}};
         return {{"value", *matched}};
     }
     auto result =
-        compiled->derive(numadra::dracel::derivedDeviceValue(*value, device.value("name", "")));
+        compiled.derive(numadra::dracel::derivedDeviceValue(*value, device.value("name", "")));
     if (!result)
         return {{"error", result.error().message}};
     return {{"value", numadra::api::toJson(*result)}};

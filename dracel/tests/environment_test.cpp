@@ -81,10 +81,11 @@ TEST(QuantityLibrary, AddAndSubWithQuantitiesAndInts) {
     EXPECT_EQ(eval("quantity('50k').sub(50000).sign()"), "0");
     EXPECT_EQ(eval("quantity('1').sub(2).sign()"), "-1");
     EXPECT_TRUE(failsWith("quantity('1').add('x')", "no such overload"));
-    EXPECT_TRUE(
-        failsWith("quantity('170000000000000000000000000000').add("
-                  "quantity('170000000000000000000000000000'))",
-                  "overflow"));
+    EXPECT_EQ(eval("quantity('170000000000000000000000000000').add("
+                   "quantity('170000000000000000000000000000')) == "
+                   "quantity('340000000000000000000000000000')"),
+              "true");
+    EXPECT_TRUE(failsWith("quantity('1e5000').add(1)", "needs more digits"));
 }
 
 TEST(QuantityLibrary, Comparisons) {
@@ -396,6 +397,65 @@ TEST(ListsLibrary, FirstAndLastAreOptionals) {
     EXPECT_EQ(eval("[1, 2].first() == optional.of(1) && [1, 2].last().value() == 2"), "true");
     EXPECT_EQ(eval("[].first().hasValue() || [].last().hasValue()"), "false");
     EXPECT_TRUE(failsWith("'ab'.first()", "no such overload"));
+}
+
+}  // namespace
+}  // namespace numadra::dracel
+
+namespace numadra::dracel {
+namespace {
+
+// format("%s") prints timestamps and durations as string() does, and as CEL literals inside a
+// list (cel-go's strings extension version 2).
+TEST(FormatLibrary, PrintsTimestampsAndDurations) {
+    EXPECT_EQ(eval("'%s'.format([timestamp('2023-02-03T23:31:20+00:00')])"),
+              "\"2023-02-03T23:31:20Z\"");
+    EXPECT_EQ(eval("'%s'.format([duration('1h45m47s')])"), "\"6347s\"");
+    EXPECT_EQ(eval("'%s'.format([[timestamp('2023-02-03T23:31:20Z'), duration('1.5s')]])"),
+              "\"[timestamp(\\\"2023-02-03T23:31:20Z\\\"), duration(\\\"1.5s\\\")]\"");
+}
+
+TEST(FormatLibrary, RefusesHostValuesItCannotPrint) {
+    EXPECT_TRUE(failsWith("'%s'.format([quantity('1')])", "was given kubernetes.Quantity"));
+    EXPECT_TRUE(failsWith("'%s'.format([[semver('1.0.0')]])", "no formatting function"));
+}
+
+// Quantities beyond int64 with a power of ten are kept with arbitrary precision, as
+// Kubernetes keeps them in an inf.Dec.
+TEST(QuantityLibrary, BigValuesAreNotIntegers) {
+    EXPECT_EQ(eval("quantity('9999999999999999999999999999999999999G').isInteger()"), "false");
+    EXPECT_TRUE(failsWith("quantity('1e40').add(1).asInteger()", "cannot convert"));
+}
+
+TEST(QuantityLibrary, BigValuesCompareExactly) {
+    EXPECT_EQ(eval("quantity('1e40').add(1).compareTo(quantity('"
+                   "10000000000000000000000000000000000000001'))"),
+              "0");
+    EXPECT_EQ(eval("quantity('1e40').add(2).isGreaterThan(quantity('1e40'))"), "true");
+    EXPECT_EQ(eval("quantity('-1e40').add(1).isLessThan(quantity('-1e40'))"), "false");
+    EXPECT_EQ(eval("quantity('1e40') == quantity('10e39')"), "true");
+}
+
+TEST(QuantityLibrary, BigValuesConvertToTheNearestDouble) {
+    EXPECT_EQ(eval("quantity('1e400').asApproximateFloat()"), "+Inf");
+    EXPECT_EQ(eval("quantity('1e-400').asApproximateFloat()"), "1e-09");  // rounded up to 1n
+    EXPECT_EQ(eval("quantity('9999999999999999999999999999999999999G').asApproximateFloat()"),
+              "1.0000000000000001e+46");
+}
+
+TEST(QuantityLibrary, SumsLeavingInt64GoArbitraryPrecision) {
+    EXPECT_EQ(eval("quantity('9223372036854775807').add(1).isInteger()"), "false");
+    EXPECT_EQ(eval("quantity('9223372036854775807').add(quantity('1')).sub(1).isInteger()"),
+              "false");
+    EXPECT_EQ(
+        eval("quantity('9223372036854775807').add(1).sub(1) == quantity('9223372036854775807')"),
+        "true");
+}
+
+TEST(QuantityLibrary, IsIntegerFollowsTheRepresentation) {
+    EXPECT_EQ(eval("quantity('1000m').isInteger()"), "false");
+    EXPECT_EQ(eval("quantity('1k').asInteger()"), "1000");
+    EXPECT_EQ(eval("quantity('1e4294967296').asInteger()"), "1");  // the exponent keeps 32 bits
 }
 
 }  // namespace

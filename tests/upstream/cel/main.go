@@ -4,8 +4,9 @@
 //
 // Every expression of the corpus is compiled by both; one refused is an error when read,
 // the other's compile error must match it (the category, not the words). An expression both
-// accept is evaluated on every device of the corpus's device set: same value, or an error on
-// both. Upstream's static cost estimate above 1,000,000 is a compile-time refusal
+// accept must get the same static worst-case cost estimate (cel-go's checker.Cost with
+// upstream's size and cost model), and is evaluated on every device of the corpus's device set:
+// same value, or an error on both. Upstream's estimate above 1,000,000 is a compile-time refusal
 // ("too complex, exceeds cost limit"), as the API server's validation makes it.
 //
 // Every expression whose answers differ must be listed in the expectations file with why
@@ -13,9 +14,10 @@
 // list stays true.
 //
 //	upstream-cel --dracel-eval BIN --corpus FILE [--expectations FILE] [--generate N [--first S]] [-v]
+//	upstream-cel --dracel-eval BIN --upstream-tests GOMODCACHE [--upstream-expectations FILE] [-v]
 //
-// Generated expressions (generate.go) must agree too, except where the difference is one of
-// the named gaps knownGap recognises; those are counted, the others fail with their seed.
+// Generated expressions (generate.go) must agree too, static cost estimate included; a
+// difference fails with its seed.
 package main
 
 import (
@@ -44,6 +46,9 @@ type answer struct {
 	Value        json.RawMessage `json:"value,omitempty"`
 	Error        string          `json:"error,omitempty"`
 	InputError   string          `json:"inputError,omitempty"`
+	// MaxCost is the static worst-case cost of an expression that compiled; both sides
+	// must estimate the same.
+	MaxCost *uint64 `json:"maxCost,omitempty"`
 }
 
 func (a answer) category() string {
@@ -121,7 +126,20 @@ func run() int {
 	verbose := flag.Bool("v", false, "print every expression's answers")
 	generated := flag.Int("generate", 0, "also compare this many generated expressions")
 	first := flag.Uint64("first", 1, "the first seed of the generated expressions")
+	dump := flag.String("dump-declarations", "", "write upstream's declarations to this file and stop")
+	checkDecls := flag.String("check-declarations", "", "fail unless this file is upstream's declarations")
 	flag.Parse()
+	if *upstreamTestsFlag != "" { // upstreamtests.go: upstream's own test tables as the corpus
+		return upstreamTestsMode(*evalBinary, *verbose)
+	}
+	if *dump != "" {
+		return dumpDeclarations(*dump)
+	}
+	if *checkDecls != "" {
+		if status := checkDeclarations(*checkDecls); status != 0 || *corpusPath == "" {
+			return status
+		}
+	}
 	if *evalBinary == "" || *corpusPath == "" {
 		fmt.Fprintln(os.Stderr, "upstream-cel: --dracel-eval and --corpus are required")
 		return 2
@@ -275,6 +293,9 @@ func judge(ours *ourEngine, entry corpusEntry) ([]string, error) {
 
 func detail(a answer) string {
 	text := a.CompileError + a.Error + a.InputError
+	if a.MaxCost != nil {
+		text += fmt.Sprintf(" maxCost %d", *a.MaxCost)
+	}
 	if text == "" {
 		return ""
 	}
@@ -285,6 +306,9 @@ func detail(a answer) string {
 }
 
 func sameAnswer(a, b answer) bool {
+	if a.MaxCost != nil && b.MaxCost != nil && *a.MaxCost != *b.MaxCost {
+		return false
+	}
 	if a.category() == b.category() {
 		return true
 	}
@@ -309,6 +333,11 @@ func upstreamEvaluate(compiled dracel.CompilationResult, device questionDevice, 
 	if compiled.MaxCost > resourceapi.CELSelectorExpressionMaxCost {
 		return answer{CompileError: "too complex, exceeds cost limit"}
 	}
+	maxCost := compiled.MaxCost
+	withCost := func(a answer) answer {
+		a.MaxCost = &maxCost
+		return a
+	}
 	input := dracel.Device{
 		Driver: device.Driver, AllowMultipleAllocations: ptr.To(device.AllowMultipleAllocations),
 		Attributes: device.Attributes, Capacity: device.Capacity,
@@ -316,17 +345,17 @@ func upstreamEvaluate(compiled dracel.CompilationResult, device questionDevice, 
 	if derived {
 		value, _, err := compiled.EvaluateDerivedAttribute(context.Background(), input)
 		if err != nil {
-			return answer{Error: err.Error()}
+			return withCost(answer{Error: err.Error()})
 		}
 		text, _ := json.Marshal(value)
-		return answer{Value: text}
+		return withCost(answer{Value: text})
 	}
 	matches, _, err := compiled.DeviceMatches(context.Background(), input)
 	if err != nil {
-		return answer{Error: err.Error()}
+		return withCost(answer{Error: err.Error()})
 	}
 	text, _ := json.Marshal(matches)
-	return answer{Value: text}
+	return withCost(answer{Value: text})
 }
 
 // ourEngine is one dracel-eval process, asked line by line.

@@ -19,22 +19,6 @@ func TestTheSameSeedGivesTheSameExpression(t *testing.T) {
 	}
 }
 
-func TestOnlyUpstreamCompileTimeRefusalsAreKnownGaps(t *testing.T) {
-	cases := map[string]string{
-		"device d: upstream compile error (too complex, exceeds cost limit), ours value true":                          "static cost estimation",
-		"device d: upstream compile error (found no matching overload for 'f'), ours runtime error (no such overload)": "type checking: overloads",
-		"device d: upstream compile error (expected type 'bool' but found 'int'), ours value false":                    "type checking: operand and element types",
-		"device d: upstream value true, ours value false":                                                              "",
-		"device d: upstream compile error (found no matching overload), ours compile error (something else)":           "",
-		"device d: upstream runtime error (no such key: x), ours value false":                                          "",
-	}
-	for difference, want := range cases {
-		if got := knownGap([]string{difference}); got != want {
-			t.Errorf("knownGap(%q) = %q, want %q", difference, got, want)
-		}
-	}
-}
-
 func TestExpectationsNeedAReason(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "expected.txt")
 	if err := os.WriteFile(path, []byte("selector\t1 == 1\n"), 0o644); err != nil {

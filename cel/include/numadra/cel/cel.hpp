@@ -15,6 +15,7 @@
 #include <variant>
 #include <vector>
 
+#include "numadra/cel/checker.hpp"
 #include "numadra/common/result.hpp"
 
 namespace numadra::cel {
@@ -159,6 +160,10 @@ struct Declarations {
     std::map<std::string, std::function<std::optional<std::string>(const std::string&)>,
              std::less<>>
         literalArgumentChecks;
+    // cel-go's declarations of every function, variable and object field: with them the
+    // expression is type-checked as cel-go checks it (overloads resolved, so a call no overload
+    // accepts is a compile error) and its static cost can be estimated (Program::estimateCost).
+    std::shared_ptr<const TypeEnvironment> types;
 };
 struct CompileOptions {
     std::optional<Declarations> declarations;  // nullopt: no check, names resolve at evaluation
@@ -175,6 +180,15 @@ class Program {
     // require a bool result at compile time ("must evaluate to bool") as the Kubernetes
     // environments do.
     const std::string& resultType() const;
+    // cel-go's static worst-case cost (checker.Cost) with the host's sizes and function costs;
+    // nullopt unless compiled with Declarations::types.
+    std::optional<CostEstimate> estimateCost(const CostEstimator& estimator) const;
+    // The checker's result type; nullptr unless compiled with Declarations::types.
+    TypePtr checkedType() const;
+    // cel-go plans a type conversion (int, string, duration, ...) of a constant argument by
+    // evaluating it once, so a conversion that fails is refused when the program is built:
+    // the error of the first such conversion (bottom-up), or nullopt.
+    std::optional<Error> checkConstantConversions(const Environment& environment) const;
     // The result (an ErrorValue when evaluation failed or exceeded the cost limit) and the cost
     // it took.
     Value evaluate(const Activation& activation, const Environment& environment,
@@ -182,6 +196,7 @@ class Program {
     const std::string& source() const;
 
   private:
+    static std::string resultTypeName(const CelType& type);
     struct Impl;
     explicit Program(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
     std::shared_ptr<const Impl> impl_;

@@ -53,6 +53,13 @@ enum class ExpressionKind { Selector, DerivedAttribute };
 // {"device": {driver, attributes, capacity, allowMultipleAllocations}}, plus name for a derived
 // attribute.
 cel::Declarations deviceDeclarations(ExpressionKind kind);
+// Upstream's declarations of the DRA environment (functions, `device` and its fields, size
+// limits), with `name` for derived attributes.
+const std::shared_ptr<const cel::TypeEnvironment>& typeEnvironment(ExpressionKind kind);
+
+// The largest worst-case cost the API server accepts (resource.k8s.io
+// CELSelectorExpressionMaxCost), estimated statically when an expression is compiled.
+inline constexpr std::uint64_t kMaxEstimatedCost = 1'000'000;
 
 // The longest expression accepted (resource.k8s.io CELSelectorExpressionMaxLength).
 inline constexpr std::size_t kMaxExpressionLength = std::size_t{10} * 1024;
@@ -79,13 +86,18 @@ class Expression {
 
     const std::string& source() const { return program_.source(); }
     const std::string& resultType() const { return program_.resultType(); }
+    // The static worst-case cost upstream's API server estimates for it (at most
+    // kMaxEstimatedCost: a costlier one does not compile).
+    std::uint64_t estimatedCost() const { return estimatedCost_; }
 
   private:
-    explicit Expression(cel::Program program) : program_(std::move(program)) {}
+    Expression(cel::Program program, std::uint64_t estimatedCost)
+        : program_(std::move(program)), estimatedCost_(estimatedCost) {}
     static Result<Expression> compile(std::string_view text, ExpressionKind kind);
     cel::Value evaluate(const cel::Value& device, std::int64_t* cost) const;
 
     cel::Program program_;
+    std::uint64_t estimatedCost_ = 0;
 };
 
 }  // namespace numadra::dracel

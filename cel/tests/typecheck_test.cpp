@@ -1,0 +1,177 @@
+// The type checker (cel-go's, ported): declarations read from text, overload resolution with type
+// parameters, the homogeneous-literal rule on checked types, comprehension ranges, result types.
+// Upstream's whole DRA environment is judged in tests/upstream/cel; these pin the rules.
+
+#include <gtest/gtest.h>
+
+#include "numadra/cel/cel.hpp"
+
+namespace numadra::cel {
+namespace {
+
+// A small environment in the declarations' text form.
+constexpr std::string_view kDeclarations =
+    "# comment\n"
+    "overload\t_+_\tadd_int64\tglobal\t-\tint\tint\tint\n"
+    "overload\t_+_\tadd_string\tglobal\t-\tstring\tstring\tstring\n"
+    "overload\t_+_\tadd_list\tglobal\tA\tlist(~A)\tlist(~A)\tlist(~A)\n"
+    "overload\t_==_\tequals\tglobal\tA\tbool\t~A\t~A\n"
+    "overload\t_&&_\tlogical_and\tglobal\t-\tbool\tbool\tbool\n"
+    "overload\t@not_strictly_false\tnot_strictly_false\tglobal\t-\tbool\tbool\n"
+    "overload\t_[_]\tindex_list\tglobal\tA\t~A\tlist(~A)\tint\n"
+    "overload\t_[_]\tindex_map\tglobal\tA,B\t~B\tmap(~A,~B)\t~A\n"
+    "overload\tsize\tlist_size\tmember\tA\tint\tlist(~A)\n"
+    "overload\tsize\tsize_string\tglobal\t-\tint\tstring\n"
+    "overload\tformat\tstring_format\tmember\t-\tstring\tstring\tlist(dyn)\n"
+    "overload\tquantity\tstring_to_quantity\tglobal\t-\tstruct:kubernetes.Quantity\tstring\n"
+    "variable\tdevice\tstruct:kubernetes.DRADevice\n"
+    "field\tkubernetes.DRADevice\tdriver\tstring\n"
+    "field\tkubernetes.DRADevice\tattributes\tmap(string,map(string,dyn))\n";
+
+std::shared_ptr<const TypeEnvironment> environment() {
+    auto parsed = TypeEnvironment::parse(kDeclarations);
+    EXPECT_TRUE(parsed.ok()) << (parsed ? "" : parsed.error().message);
+    return std::make_shared<const TypeEnvironment>(std::move(*parsed));
+}
+
+Result<Program> compile(std::string_view expression) {
+    CompileOptions options;
+    options.declarations.emplace();
+    options.declarations->variables["device"] = std::nullopt;
+    options.declarations->types = environment();
+    return Program::compile(expression, options);
+}
+
+// The checker's result type, or the compile error.
+std::string typeOf(std::string_view expression) {
+    auto program = compile(expression);
+    if (!program)
+        return "error: " + program.error().message;
+    return formatType(*program->checkedType());
+}
+
+TEST(TypeEnvironment, ReadsEveryKindOfLine) {
+    const auto env = environment();
+    ASSERT_NE(env->function("_+_"), nullptr);
+    EXPECT_EQ(env->function("_+_")->size(), 3U);
+    EXPECT_EQ(env->function("_+_")->at(2).typeParams, std::vector<std::string>{"A"});
+    ASSERT_NE(env->variable("device"), nullptr);
+    EXPECT_EQ(formatType(**env->field("kubernetes.DRADevice", "attributes")),
+              "map(string, map(string, dyn))");
+    EXPECT_EQ(env->field("kubernetes.DRADevice", "name"), nullptr);
+}
+
+TEST(TypeEnvironment, AMalformedLineIsAnErrorNamingIt) {
+    auto unknown = TypeEnvironment::parse("variable\tx\tint\nfunction\tf\n");
+    ASSERT_FALSE(unknown.ok());
+    EXPECT_EQ(unknown.error().message, "declarations line 2: malformed 'function' line");
+    auto badType = TypeEnvironment::parse("variable\tx\tlist(int\n");
+    ASSERT_FALSE(badType.ok());
+    EXPECT_EQ(badType.error().message, "declarations line 1: invalid type 'list(int'");
+    auto badSize = TypeEnvironment::parse("size\tdevice\tmany\tobject\n");
+    ASSERT_FALSE(badSize.ok());
+    EXPECT_EQ(badSize.error().message, "declarations line 1: invalid size 'many'");
+}
+
+TEST(TypeParse, EveryEncodingRoundTrips) {
+    for (const char* text : {"int", "list(~A)", "map(string,list(dyn))", "type(int)",
+                             "opaque:optional_type(~V)", "struct:kubernetes.Quantity"})
+        EXPECT_TRUE(parseType(text).has_value()) << text;
+    EXPECT_EQ(formatType(**parseType("opaque:optional_type(list(int))")),
+              "optional_type(list(int))");
+    for (const char* text : {"", "list", "list(int", "map(int)", "int(x)", "float"})
+        EXPECT_FALSE(parseType(text).has_value()) << text;
+}
+
+TEST(TypeCheck, OverloadsResolveByArgumentTypes) {
+    EXPECT_EQ(typeOf("1 + 2"), "int");
+    EXPECT_EQ(typeOf("'a' + 'b'"), "string");
+    EXPECT_EQ(typeOf("[1] + [2]"), "list(int)");
+    EXPECT_EQ(typeOf("1 + 'a'"),
+              "error: line 1, column 3: found no matching overload for '_+_' applied to '(int, "
+              "string)'");
+}
+
+TEST(TypeCheck, TypeParametersFlowThroughCalls) {
+    EXPECT_EQ(typeOf("[1, 2][0]"), "int");
+    EXPECT_EQ(typeOf("[[1]][0]"), "list(int)");
+    EXPECT_EQ(typeOf("device.attributes['a']['b']"), "dyn");
+    EXPECT_EQ(typeOf("[].size()"), "int");
+}
+
+TEST(TypeCheck, ADynArgumentMatchesEveryOverloadAndTheResultIsDyn) {
+    EXPECT_EQ(typeOf("device.attributes['a']['b'] + 1"), "int");
+    EXPECT_EQ(typeOf("device.attributes['a']['b'] + device.attributes['a']['c']"), "dyn");
+}
+
+TEST(TypeCheck, MemberAndGlobalStylesAreDifferentOverloads) {
+    EXPECT_EQ(typeOf("size('abc')"), "int");
+    EXPECT_EQ(typeOf("'abc'.size()"),
+              "error: line 1, column 7: found no matching overload for 'size' applied to "
+              "'string.()'");
+}
+
+TEST(TypeCheck, FieldsOfDeclaredObjects) {
+    EXPECT_EQ(typeOf("device.driver"), "string");
+    EXPECT_EQ(typeOf("device.name"), "error: line 1, column 8: undefined field 'name'");
+    EXPECT_EQ(typeOf("device.driver.x"),
+              "error: line 1, column 15: type 'string' does not support field selection");
+    EXPECT_EQ(typeOf("has(device.driver)"), "bool");
+}
+
+TEST(TypeCheck, UndeclaredFunctionsAreErrors) {
+    EXPECT_EQ(typeOf("nope(1)"),
+              "error: line 1, column 1: undeclared reference to 'nope' (in "
+              "container '')");
+}
+
+TEST(TypeCheck, ListAndMapLiteralsHoldOneType) {
+    EXPECT_EQ(typeOf("[1, 'a'].size()"),
+              "error: line 1, column 5: expected type 'int' but found 'string'");
+    EXPECT_EQ(typeOf("[1, device.attributes['a']['b']].size()"),
+              "error: line 1, column 27: expected type 'int' but found 'dyn'");
+    EXPECT_EQ(typeOf("'%s %d'.format(['a', 1])"), "string");  // format()'s arguments are exempt
+}
+
+TEST(TypeCheck, ComprehensionsNeedAListMapOrDyn) {
+    EXPECT_EQ(typeOf("[1, 2].all(x, x == 1)"), "bool");
+    EXPECT_EQ(typeOf("device.attributes['a']['b'].all(x, x == 1)"), "bool");
+    EXPECT_EQ(typeOf("1.all(x, x == 1)"),
+              "error: line 1, column 1: expression of type 'int' cannot be range of a "
+              "comprehension (must be list, map, or dynamic)");
+    EXPECT_EQ(typeOf("[1, 2].all(x, x + 'a' == 'b')"),
+              "error: line 1, column 17: found no matching overload for '_+_' applied to '(int, "
+              "string)'");
+}
+
+TEST(TypeCheck, StructResultsKeepTheirName) {
+    auto program = compile("quantity('1')");
+    ASSERT_TRUE(program.ok());
+    EXPECT_EQ(program->resultType(), "kubernetes.Quantity");
+    EXPECT_EQ(typeOf("quantity('1') == quantity('2')"), "bool");
+}
+
+TEST(TypeCheck, WithoutDeclaredTypesNothingIsChecked) {
+    auto program = Program::compile("1 + 'a'");
+    ASSERT_TRUE(program.ok());
+    EXPECT_EQ(program->checkedType(), nullptr);
+}
+
+TEST(TypeUnification, AParameterBindsToTheFirstTypeAndRefusesAnother) {
+    TypeMapping mapping;
+    const TypePtr param = typeParam("A");
+    EXPECT_TRUE(isAssignable(mapping, makeType(TypeKind::Int), param));
+    EXPECT_EQ(formatType(*substitute(mapping, param, false)), "int");
+    EXPECT_FALSE(isAssignable(mapping, makeType(TypeKind::String), param));
+    EXPECT_TRUE(isAssignable(mapping, makeType(TypeKind::Dyn), param));
+    EXPECT_EQ(formatType(*substitute(mapping, typeParam("B"), true)), "dyn");
+}
+
+TEST(TypeUnification, NullIsAssignableOnlyToNullableTypes) {
+    TypeMapping mapping;
+    EXPECT_TRUE(isAssignable(mapping, makeType(TypeKind::Null), structType("x.Y")));
+    EXPECT_FALSE(isAssignable(mapping, makeType(TypeKind::Null), makeType(TypeKind::Int)));
+}
+
+}  // namespace
+}  // namespace numadra::cel
