@@ -518,35 +518,24 @@ Result<Clause> parseClause(std::string_view text) {
         return Error{"could not parse formatting clause: " + parsed.error().message};
     Clause clause = *parsed;
     const char verb = text[clause.length++];
-    switch (verb) {
-        case 's':
-            clause.verb = Verb::String;
+    static constexpr std::array<std::pair<char, Verb>, 8> kVerbs = {{
+        {'s', Verb::String},
+        {'d', Verb::Decimal},
+        {'f', Verb::Fixed},
+        {'e', Verb::Scientific},
+        {'b', Verb::Binary},
+        {'x', Verb::Hex},
+        {'X', Verb::HexUpper},
+        {'o', Verb::Octal},
+    }};
+    for (const auto& [letter, kind] : kVerbs) {
+        if (letter == verb) {
+            clause.verb = kind;
             return clause;
-        case 'd':
-            clause.verb = Verb::Decimal;
-            return clause;
-        case 'f':
-            clause.verb = Verb::Fixed;
-            return clause;
-        case 'e':
-            clause.verb = Verb::Scientific;
-            return clause;
-        case 'b':
-            clause.verb = Verb::Binary;
-            return clause;
-        case 'x':
-            clause.verb = Verb::Hex;
-            return clause;
-        case 'X':
-            clause.verb = Verb::HexUpper;
-            return clause;
-        case 'o':
-            clause.verb = Verb::Octal;
-            return clause;
-        default:
-            return Error{"could not parse formatting clause: unrecognized formatting clause \"" +
-                         byteAsRune(static_cast<unsigned char>(verb)) + "\""};
+        }
     }
+    return Error{"could not parse formatting clause: unrecognized formatting clause \"" +
+                 byteAsRune(static_cast<unsigned char>(verb)) + "\""};
 }
 
 // %f and %e take doubles, and the strings "NaN", "Infinity" and "-Infinity".

@@ -270,25 +270,9 @@ func readExpectations(path string) (map[string]string, error) {
 	})
 }
 
+// judge asks both engines the entry on the corpus's device set.
 func judge(ours *ourEngine, entry corpusEntry) ([]string, error) {
-	derived := entry.Kind == "derived"
-	compiled := upstreamCompile(entry.Expression, derived)
-	var differences []string
-	for _, device := range devices {
-		theirs := upstreamEvaluate(compiled, device, derived)
-		mine, err := ours.ask(question{Expression: entry.Expression, Kind: entry.Kind, Device: device})
-		if err != nil {
-			return nil, err
-		}
-		if !sameAnswer(theirs, mine) {
-			differences = append(differences, fmt.Sprintf("device %s: upstream %s%s, ours %s%s",
-				device.Name, theirs.category(), detail(theirs), mine.category(), detail(mine)))
-		}
-		if theirs.CompileError != "" && mine.CompileError != "" {
-			break // a compile error does not depend on the device
-		}
-	}
-	return differences, nil
+	return judgeOn(ours, entry, devices)
 }
 
 func detail(a answer) string {
