@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "functions.hpp"
-#include "go_isprint.hpp"
+#include "numadra/cel/go_text.hpp"
 
 namespace numadra::cel::detail {
 
@@ -33,106 +33,6 @@ constexpr std::string_view kNoVerb = "%!(NOVERB)";
 constexpr std::int64_t kDefaultPrecision = 6;
 
 // ---- Go's strconv.Quote -------------------------------------------------------------------------
-
-struct Decoded {
-    char32_t codePoint;
-    std::size_t length;
-    bool valid;
-};
-
-// One code point as Go's utf8.DecodeRuneInString reads it: an invalid sequence is one byte.
-Decoded decodeRune(std::string_view text) {
-    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-    const unsigned char lead = byte(0);
-    if (lead < 0x80)
-        return {lead, 1, true};
-    std::size_t length = 0;
-    char32_t codePoint = 0;
-    char32_t minimum = 0;
-    if (lead >= 0xC2 && lead <= 0xDF) {
-        length = 2, codePoint = lead & 0x1FU, minimum = 0x80;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-        length = 3, codePoint = lead & 0x0FU, minimum = 0x800;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-        length = 4, codePoint = lead & 0x07U, minimum = 0x10000;
-    } else {
-        return {lead, 1, false};
-    }
-    if (text.size() < length)
-        return {lead, 1, false};
-    for (std::size_t i = 1; i < length; ++i) {
-        if ((byte(i) & 0xC0U) != 0x80)
-            return {lead, 1, false};
-        codePoint = (codePoint << 6) | (byte(i) & 0x3FU);
-    }
-    if (codePoint < minimum || codePoint > 0x10FFFF || (codePoint >= 0xD800 && codePoint <= 0xDFFF))
-        return {lead, 1, false};
-    return {codePoint, length, true};
-}
-
-void appendHex(std::string& out, std::uint32_t value, int digits) {
-    constexpr std::string_view kHex = "0123456789abcdef";
-    for (int shift = (digits - 1) * 4; shift >= 0; shift -= 4)
-        out += kHex[(value >> static_cast<unsigned>(shift)) & 0xFU];
-}
-
-void appendEscaped(std::string& out, char32_t r) {
-    switch (r) {
-        case '\a':
-            out += "\\a";
-            return;
-        case '\b':
-            out += "\\b";
-            return;
-        case '\f':
-            out += "\\f";
-            return;
-        case '\n':
-            out += "\\n";
-            return;
-        case '\r':
-            out += "\\r";
-            return;
-        case '\t':
-            out += "\\t";
-            return;
-        case '\v':
-            out += "\\v";
-            return;
-        default:
-            break;
-    }
-    if (r < ' ' || r == 0x7F) {
-        out += "\\x";
-        appendHex(out, r, 2);
-    } else if (r < 0x10000) {
-        out += "\\u";
-        appendHex(out, r, 4);
-    } else {
-        out += "\\U";
-        appendHex(out, r, 8);
-    }
-}
-
-std::string goQuote(std::string_view text) {
-    std::string out = "\"";
-    while (!text.empty()) {
-        const Decoded d = decodeRune(text);
-        if (!d.valid) {
-            out += "\\x";
-            appendHex(out, static_cast<unsigned char>(text[0]), 2);
-        } else if (d.codePoint == '"' || d.codePoint == '\\') {
-            out += '\\';
-            out += static_cast<char>(d.codePoint);
-        } else if (goIsPrint(d.codePoint)) {
-            out.append(text.substr(0, d.length));
-        } else {
-            appendEscaped(out, d.codePoint);
-        }
-        text.remove_prefix(d.length);
-    }
-    return out + "\"";
-}
 
 // ---- integers -----------------------------------------------------------------------------------
 

@@ -8,95 +8,18 @@
 #include <utility>
 
 #include "host.hpp"
+#include "numadra/cel/go_text.hpp"
 #include "numadra/common/result.hpp"
 
 namespace numadra::dracel::detail {
+
+using cel::goQuote;
 
 namespace {
 
 using cel::Value;
 
 // ---- Go's strconv.Quote ----------------------------------------------------------------------
-
-// One character as Go's utf8.DecodeRune reads it: a byte that does not start a valid sequence
-// (overlong, surrogate, beyond U+10FFFF, truncated) is one invalid character of width 1.
-struct Rune {
-    char32_t value = 0;
-    std::size_t width = 1;
-    bool valid = false;
-};
-
-Rune decodeRune(std::string_view text, std::size_t at) {
-    const auto lead = static_cast<unsigned char>(text[at]);
-    if (lead < 0x80)
-        return {lead, 1, true};
-    std::size_t width = 0;
-    unsigned char low = 0x80;
-    unsigned char high = 0xBF;  // the range of the second byte
-    if (lead >= 0xC2 && lead <= 0xDF) {
-        width = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-        width = 3;
-        low = lead == 0xE0 ? 0xA0 : 0x80;
-        high = lead == 0xED ? 0x9F : 0xBF;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-        width = 4;
-        low = lead == 0xF0 ? 0x90 : 0x80;
-        high = lead == 0xF4 ? 0x8F : 0xBF;
-    } else {
-        return {};
-    }
-    if (at + width > text.size())
-        return {};
-    char32_t value = lead & (0xFFU >> (width + 1));
-    for (std::size_t i = 1; i < width; ++i) {
-        const auto byte = static_cast<unsigned char>(text[at + i]);
-        const unsigned char from = i == 1 ? low : 0x80;
-        const unsigned char to = i == 1 ? high : 0xBF;
-        if (byte < from || byte > to)
-            return {};
-        value = (value << 6U) | (byte & 0x3FU);
-    }
-    return {value, width, true};
-}
-
-// Go's unicode.IsPrint beyond ASCII, approximated: what is not a letter, mark, number,
-// punctuation or symbol among the characters one meets in practice.
-bool isPrintableBeyondAscii(char32_t r) {
-    const auto in = [r](char32_t from, char32_t to) { return r >= from && r <= to; };
-    return !(in(0x80, 0xA0) || r == 0xAD || r == 0x61C || r == 0x1680 || r == 0x180E ||
-             in(0x2000, 0x200F) || in(0x2028, 0x202F) || in(0x205F, 0x206F) || r == 0x3000 ||
-             in(0xD800, 0xF8FF) || r == 0xFEFF || in(0xFFF0, 0xFFFB) || in(0xFFFE, 0xFFFF) ||
-             in(0xE0000, 0xE007F) || r >= 0xF0000);
-}
-
-void appendHex(std::string& out, std::uint32_t value, int digits) {
-    static constexpr std::string_view kLowerHex = "0123456789abcdef";
-    for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4)
-        out += kLowerHex[(value >> static_cast<unsigned>(shift)) & 0xFU];
-}
-
-// Go's appendEscapedRune for a valid character that is not printed as itself.
-void appendEscapedRune(std::string& out, char32_t r) {
-    static constexpr std::string_view kNamed = "\a\b\f\n\r\t\v";
-    static constexpr std::string_view kLetters = "abfnrtv";
-    if (const auto named = r < 0x80 ? kNamed.find(static_cast<char>(r)) : std::string_view::npos;
-        named != std::string_view::npos) {
-        out += '\\';
-        out += kLetters[named];
-        return;
-    }
-    if (r < ' ' || r == 0x7F) {
-        out += "\\x";
-        appendHex(out, r, 2);
-    } else if (r < 0x10000) {
-        out += "\\u";
-        appendHex(out, r, 4);
-    } else {
-        out += "\\U";
-        appendHex(out, r, 8);
-    }
-}
 
 // ---- Go's net/url escaping -------------------------------------------------------------------
 
@@ -765,27 +688,6 @@ cel::Function urlGetter(std::string name, Getter getter) {
 std::optional<std::string> requestUriError(std::string_view text) {
     auto url = parseRequestUri(text);
     return url ? std::nullopt : std::optional<std::string>(url.error().message);
-}
-
-std::string goQuote(std::string_view text) {
-    std::string out = "\"";
-    for (std::size_t i = 0; i < text.size();) {
-        const Rune rune = decodeRune(text, i);
-        if (!rune.valid) {
-            out += "\\x";
-            appendHex(out, static_cast<unsigned char>(text[i]), 2);
-        } else if (rune.value == '"' || rune.value == '\\') {
-            out += '\\';
-            out += static_cast<char>(rune.value);
-        } else if (rune.value < 0x80 ? rune.value >= ' ' && rune.value < 0x7F
-                                     : isPrintableBeyondAscii(rune.value)) {
-            out += text.substr(i, rune.width);
-        } else {
-            appendEscapedRune(out, rune.value);
-        }
-        i += rune.width;
-    }
-    return out + "\"";
 }
 
 void addUrlFunctions(cel::Environment& environment) {

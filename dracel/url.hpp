@@ -21,10 +21,4 @@ void addUrlFunctions(cel::Environment& environment);
 // or nullopt when it parses: the format library's "uri" format reports it.
 std::optional<std::string> requestUriError(std::string_view text);
 
-// Go's strconv.Quote (the %q of Go's error messages): "text" with \", \\, control bytes and
-// bytes that are not UTF-8 escaped. Unicode's non-printable characters beyond ASCII are
-// approximated (the space and line separators, C1 controls, common format characters, private
-// use and noncharacters), not looked up in Go's full tables.
-std::string goQuote(std::string_view text);
-
 }  // namespace numadra::dracel::detail

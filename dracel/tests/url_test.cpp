@@ -134,12 +134,5 @@ TEST(UrlLibrary, EscapedPathKeepsAValidRawForm) {
     EXPECT_EQ(eval("url('https://a/é').getEscapedPath()"), "\"/%C3%A9\"");
 }
 
-TEST(GoQuote, EscapesAsStrconvQuote) {
-    EXPECT_EQ(detail::goQuote("a\"b\\c"), "\"a\\\"b\\\\c\"");
-    EXPECT_EQ(detail::goQuote("\t\x01\x7f"), "\"\\t\\x01\\x7f\"");
-    EXPECT_EQ(detail::goQuote("\xff"), "\"\\xff\"");
-    EXPECT_EQ(detail::goQuote("é\u00a0"), "\"é\\u00a0\"");
-}
-
 }  // namespace
 }  // namespace numadra::dracel
