@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ast.hpp"
@@ -37,13 +38,17 @@ struct CheckedExpr {
 
 struct CheckedAst {
     CheckedPtr root;
-    std::vector<TypePtr> types;                       // by expression id
-    std::vector<std::vector<std::string>> overloads;  // by expression id (calls)
+    std::vector<TypePtr> types;  // by expression id
+    // By expression id (calls): the ids of the overloads the call may resolve to, viewing the
+    // environment's declarations, which `environment` keeps alive.
+    std::vector<std::vector<std::string_view>> overloads;
+    std::shared_ptr<const TypeEnvironment> environment;
 };
 
 // Lowers and type-checks `root` against `environment`. Errors: "line L, column C: message" with
 // cel-go's wording (undeclared reference, no matching overload, type mismatch, ...).
-Result<CheckedAst> typeCheck(const Node& root, const TypeEnvironment& environment);
+Result<CheckedAst> typeCheck(const Node& root,
+                             const std::shared_ptr<const TypeEnvironment>& environment);
 
 // cel-go's checker.Cost on a checked expression, with the Kubernetes environments' options
 // (has() costs nothing; the estimators of the Lists v3 and Sets libraries).

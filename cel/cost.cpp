@@ -350,7 +350,7 @@ class Coster {
         }
         CostEstimate fnCost{kMax, 0};
         std::optional<SizeEstimate> resultSize;
-        for (const std::string& overload : overloads) {
+        for (const std::string_view overload : overloads) {
             const CallEstimate estimate =
                 functionCost(e, overload, target ? &*target : nullptr, args, argCosts);
             fnCost = fnCost.unite(estimate.cost);
@@ -450,7 +450,7 @@ class Coster {
 
     // --- function costs ----------------------------------------------------------------------
 
-    CallEstimate functionCost(const CheckedExpr& e, const std::string& overload,
+    CallEstimate functionCost(const CheckedExpr& e, std::string_view overload,
                               const CostNode* target, const std::vector<CostNode>& args,
                               const std::vector<CostEstimate>& argCosts) {
         CostEstimate argSum;
@@ -478,7 +478,7 @@ class Coster {
 
     // The cost the standard rules give a function of the sizes of its arguments (nullopt: the
     // fixed cost of 1).
-    std::optional<CallEstimate> standardCost(const CheckedExpr& e, const std::string& overload,
+    std::optional<CallEstimate> standardCost(const CheckedExpr& e, std::string_view overload,
                                              const CostNode* target,
                                              const std::vector<CostNode>& args,
                                              const std::vector<CostEstimate>& argCosts) {
@@ -531,7 +531,7 @@ class Coster {
         return x * y;
     }
 
-    static bool isSizeComparison(const std::string& overload) {
+    static bool isSizeComparison(std::string_view overload) {
         static const std::set<std::string, std::less<>> comparisons = {
             "less_string", "greater_string", "less_equals_string", "greater_equals_string",
             "less_bytes",  "greater_bytes",  "less_equals_bytes",  "greater_equals_bytes",
@@ -539,7 +539,7 @@ class Coster {
         return comparisons.contains(overload);
     }
 
-    std::optional<CallEstimate> matchesCost(const std::string& overload, const CostNode* target,
+    std::optional<CallEstimate> matchesCost(std::string_view overload, const CostNode* target,
                                             const std::vector<CostNode>& args) {
         const CostNode* text = nullptr;
         const CostNode* regex = nullptr;
@@ -559,7 +559,7 @@ class Coster {
         return CallEstimate{textCost.multiply(regexCost), {}};
     }
 
-    CallEstimate concatenationCost(const CheckedExpr& e, const std::string& overload,
+    CallEstimate concatenationCost(const CheckedExpr& e, std::string_view overload,
                                    const std::vector<CostNode>& args) {
         const SizeEstimate size = sizeOrUnknown(args[0]).add(sizeOrUnknown(args[1]));
         if (auto entries = uniteEntries(entrySize(*e.args[0]), entrySize(*e.args[1])))
@@ -571,8 +571,10 @@ class Coster {
 
     // The Lists v3 and Sets libraries' estimators (cel-go ext), which the Kubernetes
     // environments enable; they take precedence over the host's.
-    std::optional<CallEstimate> libraryEstimate(const std::string& overload, const CostNode* target,
+    std::optional<CallEstimate> libraryEstimate(std::string_view overload, const CostNode* target,
                                                 const std::vector<CostNode>& args) {
+        if (!overload.starts_with("list"))  // every one of these overloads' ids does
+            return std::nullopt;
         if (overload == "list_sets_contains_list" || overload == "list_sets_intersects_list" ||
             overload == "list_sets_equivalent_list") {
             if (args.size() != 2)
@@ -608,7 +610,7 @@ class Coster {
         return sortEstimate(overload, target, args);
     }
 
-    std::optional<CallEstimate> sortEstimate(const std::string& overload, const CostNode* target,
+    std::optional<CallEstimate> sortEstimate(std::string_view overload, const CostNode* target,
                                              const std::vector<CostNode>& args) {
         static const std::vector<std::string> comparable = {"int",
                                                             "uint",

@@ -869,7 +869,7 @@ Result<Program> Program::compile(std::string_view expression, const CompileOptio
     impl->source = std::string(expression);
     impl->resultType = &detail::deduceType(**root);
     if (options.declarations && options.declarations->types) {
-        auto checked = detail::typeCheck(**root, *options.declarations->types);
+        auto checked = detail::typeCheck(**root, options.declarations->types);
         if (!checked)
             return checked.error();
         impl->checkedResultType = resultTypeName(*checked->types[checked->root->id]);

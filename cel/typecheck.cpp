@@ -721,12 +721,16 @@ class TypeChecker {
         for (const auto& overload : overloads) {
             if (overload.member != member || overload.args.size() != argTypes.size())
                 continue;
+            // A generic overload is instantiated with fresh type variables; the others are
+            // tried as declared (no copies).
             TypeMapping fresh;
+            std::vector<TypePtr> instantiated;
             for (const auto& param : overload.typeParams)
                 fresh.add(*typeParam(param), newTypeVar());
-            std::vector<TypePtr> candidate;
-            for (const auto& arg : overload.args)
-                candidate.push_back(substitute(fresh, arg, false));
+            if (!overload.typeParams.empty())
+                for (const auto& arg : overload.args)
+                    instantiated.push_back(substitute(fresh, arg, false));
+            const auto& candidate = overload.typeParams.empty() ? overload.args : instantiated;
             if (!isAssignableList(mapping_, argTypes, candidate))
                 continue;
             matched.push_back(overload.id);
@@ -881,10 +885,14 @@ class TypeChecker {
 
 }  // namespace
 
-Result<CheckedAst> typeCheck(const Node& root, const TypeEnvironment& environment) {
+Result<CheckedAst> typeCheck(const Node& root,
+                             const std::shared_ptr<const TypeEnvironment>& environment) {
     Lowering lowering;
     CheckedPtr lowered = lowering.lower(root);
-    return TypeChecker(environment, lowering.count()).run(std::move(lowered));
+    auto checked = TypeChecker(*environment, lowering.count()).run(std::move(lowered));
+    if (checked)
+        checked->environment = environment;
+    return checked;
 }
 
 }  // namespace numadra::cel::detail

@@ -38,49 +38,62 @@ bool isOneOf(std::string_view name, std::initializer_list<std::string_view> name
 
 }  // namespace
 
-DeviceCostEstimator::DeviceCostEstimator(const cel::TypeEnvironment& environment)
-    : environment_(environment) {}
+DeviceCostEstimator::DeviceCostEstimator(const cel::TypeEnvironment& environment) {
+    for (const auto& [path, size] : environment.sizes())
+        if (path == "device" || path.starts_with("device."))
+            addSize(path, size);
+}
+
+void DeviceCostEstimator::addSize(const std::string& path, const cel::DeclaredSize& size) {
+    SizeNode* node = &device_;
+    std::string_view rest = std::string_view(path).substr(std::string_view("device").size());
+    while (!rest.empty()) {
+        rest.remove_prefix(1);  // '.'
+        const std::size_t dot = rest.find('.');
+        const std::string_view name = rest.substr(0, dot);
+        auto it = node->children.find(name);
+        if (it == node->children.end())
+            it = node->children.emplace(std::string(name), SizeNode{}).first;
+        node = &it->second;
+        rest = dot == std::string_view::npos ? std::string_view{} : rest.substr(dot);
+    }
+    node->maxElements = size.maxElements;
+    node->object = size.kind == "object";
+    node->attribute = size.attribute;
+}
 
 // upstream's sizeEstimator: the declared limit of the value the path reaches from `device`.
 std::optional<SizeEstimate> DeviceCostEstimator::estimateSize(const CostNode& node) const {
     if (node.path.empty() || node.path[0] != "device")
         return std::nullopt;
-    std::string current = "device";
-    for (std::size_t i = 1; i < node.path.size(); ++i) {
-        auto next = step(current, node.path[i]);
-        if (!next)
-            return std::nullopt;
-        current = std::move(*next);
-    }
-    const cel::DeclaredSize* size = environment_.size(current);
-    if (!size)
+    const SizeNode* current = &device_;
+    for (std::size_t i = 1; i < node.path.size() && current; ++i)
+        current = step(*current, node.path[i]);
+    if (!current)
         return std::nullopt;
-    return SizeEstimate{0, size->maxElements};
+    return SizeEstimate{0, current->maxElements};
 }
 
-std::optional<std::string> DeviceCostEstimator::step(const std::string& current,
-                                                     const std::string& name) const {
-    const auto declared = [&](const std::string& path) -> std::optional<std::string> {
-        if (environment_.size(path))
-            return path;
-        return std::nullopt;
+const DeviceCostEstimator::SizeNode* DeviceCostEstimator::step(const SizeNode& current,
+                                                               const std::string& name) const {
+    const auto child = [&](std::string_view key) -> const SizeNode* {
+        const auto it = current.children.find(key);
+        return it == current.children.end() ? nullptr : &it->second;
     };
     if (name == "@items" || name == "@values") {
-        if (auto values = declared(current + ".@values"))
+        if (const SizeNode* values = child("@values"))
             return values;
-        return declared(current + ".@items");
+        return child("@items");
     }
     if (name == "@keys")
-        return declared(current + ".@keys");
-    const cel::DeclaredSize* here = environment_.size(current);
-    if (here && here->kind == "object")
-        if (auto field = declared(current + "." + name))
+        return child("@keys");
+    if (current.object)
+        if (const SizeNode* field = child(name))
             return field;
     // Any name selected from a map of attributes reaches the attribute type.
-    const std::string values = current + ".@values";
-    if (const cel::DeclaredSize* element = environment_.size(values); element && element->attribute)
+    if (const SizeNode* values = child("@values"); values && values->attribute)
         return values;
-    return std::nullopt;
+    return nullptr;
 }
 
 SizeEstimate DeviceCostEstimator::sizeOf(const CostNode& node) const {

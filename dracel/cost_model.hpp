@@ -1,6 +1,8 @@
 #pragma once
 // The static cost model of upstream's DRA CEL environment (see cost_model.cpp).
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,7 +14,7 @@ namespace numadra::dracel::detail {
 
 class DeviceCostEstimator : public cel::CostEstimator {
   public:
-    // `environment` holds the declared sizes under `device`; it must outlive the estimator.
+    // Reads the declared sizes under `device` from the environment.
     explicit DeviceCostEstimator(const cel::TypeEnvironment& environment);
 
     std::optional<cel::SizeEstimate> estimateSize(const cel::CostNode& node) const override;
@@ -21,7 +23,15 @@ class DeviceCostEstimator : public cel::CostEstimator {
         const std::vector<cel::CostNode>& args) const override;
 
   private:
-    std::optional<std::string> step(const std::string& current, const std::string& name) const;
+    // The declared sizes under `device` as a tree, built once from the environment's paths.
+    struct SizeNode {
+        std::uint64_t maxElements = 0;
+        bool object = false;
+        bool attribute = false;
+        std::map<std::string, SizeNode, std::less<>> children;  // fields, @keys, @values, @items
+    };
+    void addSize(const std::string& path, const cel::DeclaredSize& size);
+    const SizeNode* step(const SizeNode& current, const std::string& name) const;
     cel::SizeEstimate sizeOf(const cel::CostNode& node) const;
     static std::optional<cel::CostNode> listElement(const cel::CostNode& list);
     std::optional<cel::CallEstimate> listFunctionCost(std::string_view function,
@@ -41,7 +51,7 @@ class DeviceCostEstimator : public cel::CostEstimator {
     std::optional<cel::CallEstimate> equalityCost(const cel::CostNode& left,
                                                   const cel::CostNode& right) const;
 
-    const cel::TypeEnvironment& environment_;
+    SizeNode device_;
 };
 
 }  // namespace numadra::dracel::detail

@@ -1,5 +1,6 @@
 #include "numadra/dracel/device.hpp"
 
+#include <array>
 #include <utility>
 #include <vector>
 
@@ -260,11 +261,17 @@ std::optional<Error> checkResultType(const cel::Program& program, ExpressionKind
 // cel-go's static worst-case cost of the expression in upstream's environment (max of the
 // range; 2^64-1 when unbounded).
 std::uint64_t staticCost(const cel::Program& program, ExpressionKind kind) {
-    const auto& environment = typeEnvironment(kind);
-    if (!environment)
+    static const auto estimators = [] {
+        std::array<std::optional<detail::DeviceCostEstimator>, 2> built;
+        for (const auto each : {ExpressionKind::Selector, ExpressionKind::DerivedAttribute})
+            if (const auto& environment = typeEnvironment(each))
+                built[static_cast<std::size_t>(each)].emplace(*environment);
+        return built;
+    }();
+    const auto& estimator = estimators[static_cast<std::size_t>(kind)];
+    if (!estimator)
         return 0;
-    const detail::DeviceCostEstimator estimator(*environment);
-    const auto cost = program.estimateCost(estimator);
+    const auto cost = program.estimateCost(*estimator);
     return cost ? cost->max : 0;
 }
 

@@ -50,6 +50,7 @@ class TypeEnvironment {
     bool hasObject(std::string_view object) const;
     const TypePtr* field(std::string_view object, std::string_view field) const;
     const DeclaredSize* size(std::string_view path) const;
+    const std::map<std::string, DeclaredSize, std::less<>>& sizes() const { return sizes_; }
 
   private:
     std::map<std::string, std::vector<OverloadDeclaration>, std::less<>> functions_;
