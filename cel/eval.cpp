@@ -784,14 +784,18 @@ class Evaluator {
     }
 
     // sortBy: the elements in the order of their keys (stable), which must all be of one
-    // orderable kind: int, uint, double, string, bool or bytes.
+    // orderable kind: int, uint, double, string, bool, bytes, or a host type with an order
+    // (timestamps, durations).
     static Value sortByKeys(Loop& loop) {
         const auto orderable = [](const Value& key) {
+            const auto* host = std::get_if<std::shared_ptr<const Opaque>>(&key.v);
             return key.is<std::int64_t>() || key.is<std::uint64_t>() || key.is<double>() ||
-                   key.is<std::string>() || key.is<bool>() || key.is<Bytes>();
+                   key.is<std::string>() || key.is<bool>() || key.is<Bytes>() ||
+                   (host && *host && (*host)->order(**host).has_value());
         };
         for (const Value& key : loop.keys)
-            if (!orderable(key) || key.v.index() != loop.keys.front().v.index())
+            if (!orderable(key) || key.v.index() != loop.keys.front().v.index() ||
+                key.typeName() != loop.keys.front().typeName())
                 return Value::error("sortBy: the keys must be of one orderable type, found " +
                                     key.typeName());
         std::vector<std::size_t> order(loop.list.size());
@@ -808,6 +812,8 @@ class Evaluator {
                                        std::is_same_v<T, double> || std::is_same_v<T, bool> ||
                                        std::is_same_v<T, std::string>)
                         return x < loop.keys[b].template as<T>();
+                    else if constexpr (std::is_same_v<T, std::shared_ptr<const Opaque>>)
+                        return x->order(*loop.keys[b].template as<T>()) == -1;
                     else
                         return false;
                 },

@@ -3,6 +3,7 @@
 
 #include "functions.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -206,10 +207,14 @@ Value indexOf(const std::string& s, const std::string& sub, std::optional<std::i
             return Value(std::int64_t{-1});
         return Value(findCodePoint(s, sub, last ? count - 1 : 0, last));
     }
-    if (sub.empty())
-        return Value(*offset);
-    if (*offset < 0 || *offset >= count)
+    // cel-go v0.29's rules (both directions): a negative offset is an error, even for ''; '' is
+    // found at the offset clamped to the end; past the end nothing else is found.
+    if (*offset < 0)
         return outOfRange(*offset);
+    if (sub.empty())
+        return Value(std::min(*offset, count));
+    if (*offset >= count)
+        return Value(std::int64_t{-1});
     return Value(findCodePoint(s, sub, *offset, last));
 }
 

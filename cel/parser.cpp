@@ -764,6 +764,17 @@ class Parser {
         return arg->name;
     }
 
+    // cel-go refuses an iteration variable named as its accumulator (`__result__`, or the hidden
+    // `@result`) in every comprehension macro except optMap/optFlatMap, which bind a value.
+    static bool overwritesAccumulator(const Node& comprehension) {
+        if (comprehension.macro == Macro::OptMap || comprehension.macro == Macro::OptFlatMap)
+            return false;
+        const auto accumulator = [](const std::string& name) {
+            return name == "__result__" || name == "@result";
+        };
+        return accumulator(comprehension.name) || accumulator(comprehension.name2);
+    }
+
     // Which comprehension macro a receiver call `fn(args...)` is, and with how many variables.
     static std::optional<std::pair<Macro, int>> comprehensionMacro(std::string_view fn,
                                                                    std::size_t args) {
@@ -855,6 +866,8 @@ class Parser {
                 return fail(name, "duplicate variable name: " + *var);
             node->name2 = *second;
         }
+        if (overwritesAccumulator(*node))
+            return fail(name, "iteration variable overwrites accumulator variable");
         if (!attach(*node, std::move(target), name))
             return nullptr;
         for (std::size_t i = static_cast<std::size_t>(kind->second); i < args.size(); ++i)

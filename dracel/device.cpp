@@ -191,8 +191,8 @@ cel::Declarations deviceDeclarations(ExpressionKind kind) {
     declarations.variables.emplace("device", std::move(fields));
     // The namespaces of the functions this environment has (math., base64. ... are not in
     // upstream's DRA environment either: there they are undeclared references).
-    declarations.namespaces =
-        std::set<std::string, std::less<>>{"optional", "sets", "lists", "cel", "ip", "format"};
+    declarations.namespaces = std::set<std::string, std::less<>>{
+        "optional", "sets", "lists", "cel", "ip", "format", "strings"};
     declarations.regexMemberFunctions = {"find", "findAll"};
     declarations.literalArgumentChecks.emplace("timestamp", detail::timestampLiteralError);
     declarations.literalArgumentChecks.emplace("duration", detail::durationLiteralError);

@@ -233,63 +233,94 @@ std::optional<int> compareScalars(const Value& a, const Value& b) {
         return three(x->data, b.as<cel::Bytes>().data);
     if (const auto* x = std::get_if<bool>(&a.v))
         return three(*x, b.as<bool>());
+    const auto* x = std::get_if<std::shared_ptr<const cel::Opaque>>(&a.v);
+    const auto* y = std::get_if<std::shared_ptr<const cel::Opaque>>(&b.v);
+    if (x && y && *x && *y && (*x)->typeName() == (*y)->typeName())
+        return (*x)->order(**y);
     return std::nullopt;
 }
 
+// cel-go's traits.Comparer: what the lists library orders (numbers, strings, bytes, bools, and
+// the host values with an order, timestamps and durations). NaN is one: it just compares with
+// nothing.
+bool comparable(const Value& v) {
+    if (v.is<double>())
+        return true;
+    return compareScalars(v, v).has_value();
+}
+
+// Two values of one type (sort()'s rule: int and uint differ, and so do two host types).
+bool sameType(const Value& a, const Value& b) {
+    return a.v.index() == b.v.index() && a.typeName() == b.typeName();
+}
+
+// Kubernetes' isSorted(): a pair that does not compare (NaN, two types in a list(dyn)) leaves
+// the list sorted, as upstream only looks for "greater".
 Value isSorted(const Args& args) {
     const cel::List* list = args.size() == 1 ? asList(args[0]) : nullptr;
     if (!list)
         return noSuchOverload("isSorted", args);
-    for (std::size_t i = 1; i < list->size(); ++i) {
-        const auto c = compareScalars((*list)[i - 1], (*list)[i]);
-        if (!c)
+    const Value* previous = nullptr;
+    for (const Value& next : *list) {
+        if (!comparable(next))
             return noSuchOverload("isSorted", args);
-        if (*c > 0)
+        if (previous && compareScalars(*previous, next) == 1)
             return Value(false);
+        previous = &next;
     }
     return Value(true);
 }
 
+// What sum() adds to: upstream's overload for the first element's type (int for an empty list,
+// upstream's first overload), nullopt when there is none.
+std::optional<Value> sumStart(const cel::List& list) {
+    if (list.empty() || list.front().is<std::int64_t>())
+        return fromInt(0);
+    if (list.front().is<std::uint64_t>())
+        return Value(std::uint64_t{0});
+    if (list.front().is<double>())
+        return Value(0.0);
+    if (detail::isDuration(list.front()))
+        return detail::zeroDuration();
+    return std::nullopt;
+}
+
+// cel-go's Add of a running total and the next element: numbers of the total's type only;
+// durations (and a timestamp they reach) as CEL's `+` adds them.
+Value addToSum(const Value& total, const Value& next) {
+    if (const auto* i = std::get_if<std::int64_t>(&total.v)) {
+        const auto* j = std::get_if<std::int64_t>(&next.v);
+        std::int64_t out = 0;
+        if (!j)
+            return noSuchOverload("sum", {total, next});
+        return __builtin_add_overflow(*i, *j, &out) ? Value::error("integer overflow") : Value(out);
+    }
+    if (const auto* u = std::get_if<std::uint64_t>(&total.v)) {
+        const auto* v = std::get_if<std::uint64_t>(&next.v);
+        std::uint64_t out = 0;
+        if (!v)
+            return noSuchOverload("sum", {total, next});
+        return __builtin_add_overflow(*u, *v, &out) ? Value::error("unsigned integer overflow")
+                                                    : Value(out);
+    }
+    if (const auto* d = std::get_if<double>(&total.v)) {
+        const auto* e = std::get_if<double>(&next.v);
+        return e ? Value(*d + *e) : noSuchOverload("sum", {total, next});
+    }
+    return detail::addTimes(total, next);
+}
+
 Value sum(const Args& args) {
     const cel::List* list = args.size() == 1 ? asList(args[0]) : nullptr;
-    if (!list)
+    std::optional<Value> total = list ? sumStart(*list) : std::nullopt;
+    if (!total)
         return noSuchOverload("sum", args);
-    if (list->empty())
-        return fromInt(0);
-    const Value& first = list->front();
-    if (first.is<std::int64_t>()) {
-        std::int64_t total = 0;
-        for (const Value& v : *list) {
-            const auto* i = std::get_if<std::int64_t>(&v.v);
-            if (!i)
-                return noSuchOverload("sum", args);
-            if (__builtin_add_overflow(total, *i, &total))
-                return Value::error("integer overflow");
-        }
-        return Value(total);
+    for (const Value& next : *list) {
+        *total = addToSum(*total, next);
+        if (total->isError())
+            break;
     }
-    if (first.is<std::uint64_t>()) {
-        std::uint64_t total = 0;
-        for (const Value& v : *list) {
-            const auto* u = std::get_if<std::uint64_t>(&v.v);
-            if (!u)
-                return noSuchOverload("sum", args);
-            if (__builtin_add_overflow(total, *u, &total))
-                return Value::error("unsigned integer overflow");
-        }
-        return Value(total);
-    }
-    if (first.is<double>()) {
-        double total = 0;
-        for (const Value& v : *list) {
-            const auto* d = std::get_if<double>(&v.v);
-            if (!d)
-                return noSuchOverload("sum", args);
-            total += *d;
-        }
-        return Value(total);
-    }
-    return noSuchOverload("sum", args);
+    return std::move(*total);
 }
 
 // min() / max(): the first least / greatest element.
@@ -297,16 +328,16 @@ Value extreme(std::string_view name, const Args& args, int replaceWhen) {
     const cel::List* list = args.size() == 1 ? asList(args[0]) : nullptr;
     if (!list)
         return noSuchOverload(name, args);
-    if (list->empty())
-        return Value::error(std::string(name) + "(list) argument must not be empty");
-    const Value* best = &list->front();
-    for (const Value& v : *list) {
-        const auto c = compareScalars(*best, v);
-        if (!c)
+    const Value* best = nullptr;
+    for (const Value& next : *list) {
+        if (!comparable(next))
             return noSuchOverload(name, args);
-        if (*c == replaceWhen)
-            best = &v;
+        // As upstream: a pair that does not compare (NaN, two types) keeps the one found so far.
+        if (!best || compareScalars(*best, next) == replaceWhen)
+            best = &next;
     }
+    if (!best)
+        return Value::error(std::string(name) + " called on empty list");
     return *best;
 }
 
@@ -430,18 +461,91 @@ Value slice(const Args& args) {
 
 Value sortList(const Args& args) {
     const cel::List* list = args.size() == 1 ? asList(args[0]) : nullptr;
-    if (!list)
+    if (!list || (!list->empty() && !comparable(list->front())))
         return noSuchOverload("sort", args);
-    for (const Value& item : *list) {
-        if (!compareScalars(item, item))  // not an orderable type (or NaN)
-            return noSuchOverload("sort", args);
-        if (item.v.index() != list->front().v.index())
+    for (const Value& item : *list)
+        if (!sameType(item, list->front()))
             return Value::error("list elements must have the same type");
-    }
+    // Upstream sorts with "less" only: NaN is less than nothing and nothing is less than NaN.
     cel::List out(*list);
     std::stable_sort(out.begin(), out.end(),
-                     [](const Value& a, const Value& b) { return *compareScalars(a, b) < 0; });
+                     [](const Value& a, const Value& b) { return compareScalars(a, b) == -1; });
     return Value::list(std::move(out));
+}
+
+// ---- Strings extension: strings.quote() (cel-go ext.Strings, version 1 and up) ----------------
+
+// The length of the UTF-8 sequence at `at` as Go's utf8.DecodeRune accepts it (no overlong
+// forms, surrogates or values above U+10FFFF), 0 when the byte starts none.
+std::size_t validSequenceLength(std::string_view text, std::size_t at) {
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[at + k]); };
+    const unsigned char lead = byte(0);
+    if (lead < 0x80)
+        return 1;
+    const std::size_t length = lead >= 0xC2 && lead <= 0xDF   ? 2
+                               : lead >= 0xE0 && lead <= 0xEF ? 3
+                               : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                              : 0;
+    if (length == 0 || at + length > text.size())
+        return 0;
+    // The second byte's range is narrower after E0, ED, F0 and F4.
+    const unsigned char low = lead == 0xE0 ? 0xA0 : (lead == 0xF0 ? 0x90 : 0x80);
+    const unsigned char high = lead == 0xED ? 0x9F : (lead == 0xF4 ? 0x8F : 0xBF);
+    if (byte(1) < low || byte(1) > high)
+        return 0;
+    for (std::size_t k = 2; k < length; ++k)
+        if (byte(k) < 0x80 || byte(k) > 0xBF)
+            return 0;
+    return length;
+}
+
+// CEL's escape for an ASCII character strings.quote() escapes, empty for the others.
+std::string_view quoteEscape(char c) {
+    switch (c) {
+        case '\a':
+            return "\\a";
+        case '\b':
+            return "\\b";
+        case '\f':
+            return "\\f";
+        case '\n':
+            return "\\n";
+        case '\r':
+            return "\\r";
+        case '\t':
+            return "\\t";
+        case '\v':
+            return "\\v";
+        case '\\':
+            return "\\\\";
+        case '"':
+            return "\\\"";
+        default:
+            return {};
+    }
+}
+
+// cel-go's quote(): the text in double quotes with those escapes; every other character as it
+// is (control characters too), and each byte of invalid UTF-8 as U+FFFD, as Go reads it.
+std::string quoted(std::string_view text) {
+    std::string out = "\"";
+    for (std::size_t i = 0; i < text.size();) {
+        const std::size_t length = validSequenceLength(text, i);
+        const std::string_view escape = length == 1 ? quoteEscape(text[i]) : std::string_view();
+        if (length == 0)
+            out += "\xEF\xBF\xBD";
+        else if (!escape.empty())
+            out += escape;
+        else
+            out.append(text.substr(i, length));
+        i += std::max<std::size_t>(length, 1);
+    }
+    return out + "\"";
+}
+
+Value quote(const Args& args) {
+    const std::string* text = args.size() == 1 ? asString(args[0]) : nullptr;
+    return text ? Value(quoted(*text)) : noSuchOverload("strings.quote", args);
 }
 
 // ---- Regex library ---------------------------------------------------------------------------
@@ -615,6 +719,7 @@ cel::Environment build() {
         return setsFunction("sets.intersects", args);
     };
     global["lists.range"] = range;
+    global["strings.quote"] = quote;
     member["distinct"] = distinct;
     member["flatten"] = flatten;
     member["reverse"] = reverse;

@@ -31,6 +31,10 @@ constexpr std::int64_t kMaxSeconds = 253402300799;
 // cel-go's duration range: what an int64 of nanoseconds holds, as Go's time.Duration.
 constexpr Int128 kMaxDurationNanos = std::numeric_limits<std::int64_t>::max();
 
+int compareNanos(Int128 a, Int128 b) {
+    return a < b ? -1 : (b < a ? 1 : 0);
+}
+
 class TimestampValue final : public cel::Opaque {
   public:
     // nanos since the Unix epoch; offset: seconds east of UTC it was written in, kept (as Go's
@@ -39,6 +43,9 @@ class TimestampValue final : public cel::Opaque {
     std::string typeName() const override { return "google.protobuf.Timestamp"; }
     bool equals(const cel::Opaque& other) const override {
         return nanos_ == static_cast<const TimestampValue&>(other).nanos_;
+    }
+    std::optional<int> order(const cel::Opaque& other) const override {
+        return compareNanos(nanos_, static_cast<const TimestampValue&>(other).nanos_);
     }
     Int128 nanos() const { return nanos_; }
     std::int32_t offset() const { return offset_; }
@@ -54,6 +61,9 @@ class DurationValue final : public cel::Opaque {
     std::string typeName() const override { return "google.protobuf.Duration"; }
     bool equals(const cel::Opaque& other) const override {
         return nanos_ == static_cast<const DurationValue&>(other).nanos_;
+    }
+    std::optional<int> order(const cel::Opaque& other) const override {
+        return compareNanos(nanos_, static_cast<const DurationValue&>(other).nanos_);
     }
     Int128 nanos() const { return nanos_; }
 
@@ -542,6 +552,18 @@ Value subtract(const Args& args) {
 }
 
 }  // namespace
+
+bool isDuration(const cel::Value& value) {
+    return asOpaque<DurationValue>(value) != nullptr;
+}
+
+cel::Value zeroDuration() {
+    return durationValue(0);
+}
+
+cel::Value addTimes(const cel::Value& a, const cel::Value& b) {
+    return add({a, b});
+}
 
 std::optional<std::string> timestampLiteralError(const std::string& text) {
     return parseRfc3339(text) ? std::nullopt

@@ -23,6 +23,13 @@ namespace numadra::dracel::detail {
 
 void addTimeFunctions(cel::Environment& environment);
 
+// For the lists library's sum(): whether a value is a duration, the zero duration (where a
+// sum of durations starts), and `a + b` as CEL adds timestamps and durations ("no such overload"
+// for other operands).
+bool isDuration(const cel::Value& value);
+cel::Value zeroDuration();
+cel::Value addTimes(const cel::Value& a, const cel::Value& b);
+
 // For the compile-time check of literal arguments (cel-go refuses `timestamp("2026-13-01...")`
 // and `duration("1d")` when it compiles them): the error, or nullopt for a valid literal.
 std::optional<std::string> timestampLiteralError(const std::string& text);

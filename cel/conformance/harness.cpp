@@ -550,6 +550,17 @@ const std::map<std::pair<std::string, std::string>, std::string>& skippedSection
     return sections;
 }
 
+const std::map<std::vector<std::string>, std::string>& skippedTests() {
+    static const std::string pastTheEnd =
+        "cel-go v0.29.2 (Kubernetes' Strings v2) finds nothing (-1) at an offset past the end; "
+        "the cel-spec expects an error";
+    static const std::map<std::vector<std::string>, std::string> tests = {
+        {{"string_ext", "value_errors", "indexof_out_of_range"}, pastTheEnd},
+        {{"string_ext", "value_errors", "lastindexof_out_of_range"}, pastTheEnd},
+    };
+    return tests;
+}
+
 std::optional<Declarations> declarationsOf(const json& test) {
     if (!test.contains("typeEnv") || test.value("disableCheck", false)) {
         return std::nullopt;
@@ -694,8 +705,12 @@ Result<TestFile> parseTestFile(const json& j, const Extensions& supported) {
         const auto skip = skippedSections().find({file.name, sectionName});
         for (const auto& test : section.value("tests", json::array())) {
             file.tests.push_back(parseTest(sectionName, test, supported));
-            if (skip != skippedSections().end() && !file.tests.back().malformed) {
-                file.tests.back().unsupported = skip->second;
+            TestCase& added = file.tests.back();
+            const auto skipTest = skippedTests().find({file.name, sectionName, added.name});
+            if (skip != skippedSections().end() && !added.malformed) {
+                added.unsupported = skip->second;
+            } else if (skipTest != skippedTests().end() && !added.malformed) {
+                added.unsupported = skipTest->second;
             }
         }
     }

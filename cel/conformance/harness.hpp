@@ -62,6 +62,10 @@ const std::vector<std::pair<std::string, std::string>>& extensionProbes();
 // Whole sections outside the interpreter's scope, by (file, section), with the reason.
 const std::map<std::pair<std::string, std::string>, std::string>& skippedSections();
 
+// Single tests whose expectation the cel-go version Kubernetes pins does not share (the
+// interpreter follows Kubernetes), by (file, section, test), with the reason.
+const std::map<std::vector<std::string>, std::string>& skippedTests();
+
 // The declarations a type-checked test (type_env given, disable_check false) compiles with.
 std::optional<Declarations> declarationsOf(const nlohmann::json& test);
 

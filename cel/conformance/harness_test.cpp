@@ -197,6 +197,17 @@ TEST(ConformanceFeatures, ListedSectionsAreSkippedWithTheirReason) {
     EXPECT_EQ(file->tests[1].unsupported, std::nullopt);
 }
 
+TEST(ConformanceFeatures, ListedTestsAreSkippedWithTheirReason) {
+    const auto file = parseTestFile(json::parse(R"({"name": "string_ext", "sections": [
+        {"name": "value_errors", "tests": [{"name": "indexof_out_of_range", "expr": "1 == 1"},
+                                           {"name": "other", "expr": "1 == 1"}]}]})"));
+    ASSERT_TRUE(file.ok());
+    ASSERT_EQ(file->tests.size(), 2U);
+    EXPECT_EQ(file->tests[0].unsupported,
+              skippedTests().at({"string_ext", "value_errors", "indexof_out_of_range"}));
+    EXPECT_EQ(file->tests[1].unsupported, std::nullopt);
+}
+
 TEST(ConformanceFeatures, DetectedExtensionsRun) {
     const Extensions supported = {"charAt", "strings.quote"};
     auto reason = [&](const std::string& expr) {

@@ -68,6 +68,48 @@ std::string evalWith(const std::string& expr, const Environment& env,
     return testing::evalText(expr, activation, env);
 }
 
+// A host type with an order (as the DRA environment's timestamps and durations have).
+class Rank : public Opaque {
+  public:
+    explicit Rank(std::int64_t rank) : rank_(rank) {}
+    std::string typeName() const override { return "test.Rank"; }
+    bool equals(const Opaque& other) const override {
+        return rank_ == static_cast<const Rank&>(other).rank_;
+    }
+    std::optional<int> order(const Opaque& other) const override {
+        const std::int64_t theirs = static_cast<const Rank&>(other).rank_;
+        return rank_ < theirs ? -1 : (rank_ > theirs ? 1 : 0);
+    }
+
+  private:
+    std::int64_t rank_;
+};
+
+Environment rankEnvironment() {
+    Environment env = versionEnvironment();
+    env.globalFunctions["rank"] = [](const std::vector<Value>& args) -> Value {
+        if (args.size() != 1 || !args[0].is<std::int64_t>())
+            return Value::error("rank() wants one int");
+        return Value(
+            std::shared_ptr<const Opaque>(std::make_shared<Rank>(args[0].as<std::int64_t>())));
+    };
+    return env;
+}
+
+TEST(HostFunctions, SortByOrdersKeysOfAHostTypeWithAnOrder) {
+    EXPECT_EQ(evalWith("[1, 2, 3].sortBy(x, rank(-x))", rankEnvironment()), "[3, 2, 1]");
+}
+
+TEST(HostFunctions, SortByRefusesKeysOfAHostTypeWithoutAnOrder) {
+    EXPECT_EQ(evalWith("[1, 2].sortBy(x, version(x))", rankEnvironment()),
+              "error(sortBy: the keys must be of one orderable type, found test.Version)");
+}
+
+TEST(HostFunctions, SortByRefusesKeysOfTwoHostTypes) {
+    EXPECT_EQ(evalWith("[1, 2].sortBy(x, x == 1 ? rank(x) : version(x))", rankEnvironment()),
+              "error(sortBy: the keys must be of one orderable type, found test.Version)");
+}
+
 TEST(HostFunctions, GlobalFunctionIsCalled) {
     EXPECT_EQ(evalWith("version(2)", versionEnvironment()), "v2");
 }

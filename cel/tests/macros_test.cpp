@@ -84,6 +84,28 @@ CEL_TABLE(Bind,                                                  //
           {"cel.bind(x, 1 / 0, x)", "error(division by zero)"},  //
           {"cel.bind(a, 1, cel.bind(b, a + 1, a + b))", "3"});
 
+// cel-go refuses an iteration variable named as the accumulator (__result__) in every
+// comprehension macro, one- and two-variable forms and sortBy alike.
+CEL_TABLE(IterationVariableNamedAsTheAccumulator,  //
+          {"[].exists(__result__, true)",
+           "compile error: line 1, column 4: iteration variable overwrites accumulator variable"},
+          {"[].map(__result__, true, 1)",
+           "compile error: line 1, column 4: iteration variable overwrites accumulator variable"},
+          {"[].filter(__result__, true)",
+           "compile error: line 1, column 4: iteration variable overwrites accumulator variable"},
+          {"[].sortBy(__result__, 1)",
+           "compile error: line 1, column 4: iteration variable overwrites accumulator variable"},
+          {"[].all(i, __result__, true)",
+           "compile error: line 1, column 4: iteration variable overwrites accumulator variable"},
+          {"{}.transformMapEntry(__result__, v, {})",
+           "compile error: line 1, column 4: iteration variable overwrites accumulator variable"});
+
+// cel.bind, optMap and optFlatMap bind a value instead of iterating: upstream allows the name.
+CEL_TABLE(BoundVariableNamedAsTheAccumulator,                                  //
+          {"cel.bind(__result__, 1, __result__ + 1)", "2"},                    //
+          {"optional.of(1).optMap(__result__, __result__ + 1).value()", "2"},  //
+          {"optional.of(1).optFlatMap(__result__, optional.of(__result__)).value()", "1"});
+
 CEL_TABLE(MacroLikeCalls,                                             //
           {"[1].all(1)", "error(no such overload: all(list, int))"},  //
           {"[1].exists(x, y, true, false)", "error(undeclared reference to 'x')"});

@@ -45,34 +45,45 @@ CEL_TABLE(CharAt,                                                 //
           {"'hello'.charAt(6)", "error(index out of range: 6)"},  //
           {"'hello'.charAt(-1)", "error(index out of range: -1)"});
 
-CEL_TABLE(IndexOf,                                                          //
-          {"'tacocat'.indexOf('')", "0"},                                   //
-          {"'tacocat'.indexOf('ac')", "1"},                                 //
-          {"'tacocat'.indexOf('none')", "-1"},                              //
-          {"'tacocat'.indexOf('', 3)", "3"},                                //
-          {"'tacocat'.indexOf('a', 3)", "5"},                               //
-          {"'tacocat'.indexOf('at', 3)", "5"},                              //
-          {"'ta©o©αT'.indexOf('©')", "2"},                                  //
-          {"'ta©o©αT'.indexOf('©', 3)", "4"},                               //
-          {"'ta©o©αT'.indexOf('©αT', 3)", "4"},                             //
-          {"'ta©o©αT'.indexOf('©α', 5)", "-1"},                             //
-          {"''.indexOf('a')", "-1"},                                        //
-          {"'abc'.indexOf('abcd')", "-1"},                                  //
-          {"'tacocat'.indexOf('a', 30)", "error(index out of range: 30)"},  //
+CEL_TABLE(IndexOf,                               //
+          {"'tacocat'.indexOf('')", "0"},        //
+          {"'tacocat'.indexOf('ac')", "1"},      //
+          {"'tacocat'.indexOf('none')", "-1"},   //
+          {"'tacocat'.indexOf('', 3)", "3"},     //
+          {"'tacocat'.indexOf('a', 3)", "5"},    //
+          {"'tacocat'.indexOf('at', 3)", "5"},   //
+          {"'ta©o©αT'.indexOf('©')", "2"},       //
+          {"'ta©o©αT'.indexOf('©', 3)", "4"},    //
+          {"'ta©o©αT'.indexOf('©αT', 3)", "4"},  //
+          {"'ta©o©αT'.indexOf('©α', 5)", "-1"},  //
+          {"''.indexOf('a')", "-1"},             //
+          {"'abc'.indexOf('abcd')", "-1"},       //
           {"'tacocat'.indexOf('a', -1)", "error(index out of range: -1)"});
 
-CEL_TABLE(LastIndexOf,                                                          //
-          {"'tacocat'.lastIndexOf('')", "7"},                                   //
-          {"'tacocat'.lastIndexOf('at')", "5"},                                 //
-          {"'tacocat'.lastIndexOf('none')", "-1"},                              //
-          {"'tacocat'.lastIndexOf('', 3)", "3"},                                //
-          {"'tacocat'.lastIndexOf('a', 3)", "1"},                               //
-          {"'ta©o©αT'.lastIndexOf('©')", "4"},                                  //
-          {"'ta©o©αT'.lastIndexOf('©', 3)", "2"},                               //
-          {"'ta©o©αT'.lastIndexOf('©α', 4)", "4"},                              //
-          {"''.lastIndexOf('a')", "-1"},                                        //
-          {"'tacocat'.lastIndexOf('a', 30)", "error(index out of range: 30)"},  //
+CEL_TABLE(LastIndexOf,                              //
+          {"'tacocat'.lastIndexOf('')", "7"},       //
+          {"'tacocat'.lastIndexOf('at')", "5"},     //
+          {"'tacocat'.lastIndexOf('none')", "-1"},  //
+          {"'tacocat'.lastIndexOf('', 3)", "3"},    //
+          {"'tacocat'.lastIndexOf('a', 3)", "1"},   //
+          {"'ta©o©αT'.lastIndexOf('©')", "4"},      //
+          {"'ta©o©αT'.lastIndexOf('©', 3)", "2"},   //
+          {"'ta©o©αT'.lastIndexOf('©α', 4)", "4"},  //
+          {"''.lastIndexOf('a')", "-1"},            //
           {"'tacocat'.lastIndexOf('a', -1)", "error(index out of range: -1)"});
+
+// cel-go v0.29 (Strings v2 as Kubernetes pins it): an offset past the end finds nothing, or ''
+// at the end; a negative offset is an error even for ''.
+CEL_TABLE(IndexOfOffsetOutOfRange,                                         //
+          {"'tacocat'.indexOf('a', 30)", "-1"},                            //
+          {"'tacocat'.indexOf('a', 7)", "-1"},                             //
+          {"'tacocat'.indexOf('', 30)", "7"},                              //
+          {"'tacocat'.indexOf('', 7)", "7"},                               //
+          {"'tacocat'.indexOf('', -1)", "error(index out of range: -1)"},  //
+          {"''.indexOf('', 0)", "0"},                                      //
+          {"'tacocat'.lastIndexOf('a', 30)", "-1"},                        //
+          {"'tacocat'.lastIndexOf('', 30)", "7"},                          //
+          {"'tacocat'.lastIndexOf('', -1)", "error(index out of range: -1)"});
 
 CEL_TABLE(Replace,                                                       //
           {"'hello hello'.replace('he', 'we')", "\"wello wello\""},      //

@@ -298,6 +298,15 @@ TEST(CompileErrors, UndeclaredReference) {
     EXPECT_TRUE(contains(result, "undeclared reference to 'noSuchVar'")) << result;
 }
 
+TEST(Selector, StringsQuoteIsAFunctionOfTheStringsNamespace) {
+    EXPECT_EQ(select(R"(strings.quote(device.driver) == '"dra.example.com"')"), "true");
+}
+
+TEST(CompileErrors, UndeclaredFunctionOfTheStringsNamespace) {
+    const std::string result = select("strings.nope('a') == 'a'");
+    EXPECT_TRUE(contains(result, "undeclared reference to 'strings'")) << result;
+}
+
 TEST(CompileErrors, UndefinedFieldOfDevice) {
     const std::string result = select("device.foo == 1");
     EXPECT_TRUE(contains(result, "compile error: ")) << result;

@@ -184,8 +184,111 @@ TEST(ListsLibrary, MinAndMax) {
     EXPECT_EQ(eval("[3, 1, 2].min()"), "1");
     EXPECT_EQ(eval("[3, 1, 2].max()"), "3");
     EXPECT_EQ(eval("['b', 'a'].min()"), "\"a\"");
-    EXPECT_TRUE(failsWith("[].min()", "min(list) argument must not be empty"));
-    EXPECT_TRUE(failsWith("[].max()", "max(list) argument must not be empty"));
+    EXPECT_TRUE(failsWith("[].min()", "min called on empty list"));
+    EXPECT_TRUE(failsWith("[].max()", "max called on empty list"));
+}
+
+// Upstream looks only for a "greater" pair: one that does not compare leaves the list sorted.
+TEST(ListsLibrary, IsSortedSkipsPairsThatDoNotCompare) {
+    EXPECT_EQ(eval("[0.0/0.0, 1.0].isSorted()"), "true");
+    EXPECT_EQ(eval("[dyn(1), dyn('a')].isSorted()"), "true");
+}
+
+TEST(ListsLibrary, IsSortedNeedsOrderedElements) {
+    EXPECT_TRUE(failsWith("[dyn([1])].isSorted()", "no such overload"));
+}
+
+TEST(ListsLibrary, MinAndMaxKeepTheFoundElementOverOneThatDoesNotCompare) {
+    EXPECT_EQ(eval("[1.0, 0.0/0.0, 0.5].max()"), "1.0");
+    EXPECT_EQ(eval("[dyn(2), dyn('a'), dyn(1)].min()"), "1");
+}
+
+TEST(ListsLibrary, DurationsAreSummed) {
+    EXPECT_EQ(eval("string([duration('1s'), duration('2.5s')].sum())"), "\"3.5s\"");
+}
+
+TEST(ListsLibrary, SumOfDurationsOutOfRangeIsAnError) {
+    EXPECT_TRUE(failsWith("[duration('9223372036s'), duration('1s')].sum()", "out of range"));
+}
+
+TEST(ListsLibrary, SumOfTimestampsIsNoSuchOverload) {
+    EXPECT_TRUE(failsWith("[timestamp('2011-01-01T00:00:00Z')].sum()", "no such overload"));
+}
+
+TEST(ListsLibrary, MinAndMaxOfDurations) {
+    EXPECT_EQ(eval("string([duration('1s'), duration('-3s'), duration('2s')].min())"), "\"-3s\"");
+    EXPECT_EQ(eval("string([duration('1s'), duration('-3s'), duration('2s')].max())"), "\"2s\"");
+}
+
+TEST(ListsLibrary, MinAndMaxOfTimestampsCompareInstants) {
+    const std::string list =
+        "[timestamp('2011-01-02T00:00:00Z'), timestamp('2011-01-01T00:00:00+01:00')]";
+    EXPECT_EQ(eval("string(" + list + ".min())"), "\"2011-01-01T00:00:00+01:00\"");
+    EXPECT_EQ(eval("string(" + list + ".max())"), "\"2011-01-02T00:00:00Z\"");
+}
+
+TEST(ListsLibrary, IsSortedOnDurationsAndTimestamps) {
+    EXPECT_EQ(eval("[duration('1s'), duration('2s')].isSorted()"), "true");
+    EXPECT_EQ(eval("[duration('2s'), duration('1s')].isSorted()"), "false");
+    EXPECT_EQ(eval("[timestamp('2011-01-02T00:00:00Z'), timestamp(0)].isSorted()"), "false");
+}
+
+TEST(ListsLibrary, SortOrdersDurationsAndTimestamps) {
+    EXPECT_EQ(eval("[duration('2s'), duration('1s')].sort() == [duration('1s'), duration('2s')]"),
+              "true");
+    EXPECT_EQ(eval("[timestamp(2), timestamp(1)].sort() == [timestamp(1), timestamp(2)]"), "true");
+}
+
+TEST(ListsLibrary, SortRefusesElementsOfTwoTypes) {
+    EXPECT_TRUE(failsWith("[dyn(duration('1s')), dyn(1)].sort()", "must have the same type"));
+}
+
+TEST(ListsLibrary, SortByOrdersByDurationKeys) {
+    EXPECT_EQ(eval("[2, 1].sortBy(x, x == 1 ? duration('1s') : duration('2s'))"), "[1, 2]");
+}
+
+// ---- strings.quote() ----------------------------------------------------------------------------
+
+// The result of strings.quote(s) for a string bound as `s` (any bytes, even invalid UTF-8).
+std::string quote(const std::string& text) {
+    auto program = cel::Program::compile("strings.quote(s)");
+    if (!program)
+        return "compile error: " + program.error().message;
+    cel::Activation activation;
+    activation.bind("s", cel::Value(text));
+    const cel::Value result = program->evaluate(activation, draEnvironment());
+    const auto* quoted = std::get_if<std::string>(&result.v);
+    return quoted ? *quoted : cel::toString(result);
+}
+
+TEST(StringsQuote, WrapsInDoubleQuotes) {
+    EXPECT_EQ(quote("verbatim"), "\"verbatim\"");
+    EXPECT_EQ(quote(""), "\"\"");
+}
+
+TEST(StringsQuote, EscapesCelEscapeSequences) {
+    EXPECT_EQ(quote("\a\b\f\n\r\t\v"), R"("\a\b\f\n\r\t\v")");
+}
+
+TEST(StringsQuote, EscapesBackslashAndDoubleQuote) {
+    EXPECT_EQ(quote(R"(a\b"c)"), R"("a\\b\"c")");
+}
+
+TEST(StringsQuote, KeepsOtherControlCharactersAndUnicode) {
+    EXPECT_EQ(quote(std::string("a\0b\x7F", 4)), std::string("\"a\0b\x7F\"", 6));
+    EXPECT_EQ(quote("ta©o©αT😀"), "\"ta©o©αT😀\"");
+}
+
+// Go reads each byte that starts no valid sequence as U+FFFD.
+TEST(StringsQuote, ReplacesEachInvalidByteWithTheReplacementCharacter) {
+    EXPECT_EQ(quote(std::string("a\xFF") + "b"), "\"a\uFFFDb\"");
+    EXPECT_EQ(quote("\xE2\x82"), "\"\uFFFD\uFFFD\"");            // truncated
+    EXPECT_EQ(quote("\xED\xA0\x80"), "\"\uFFFD\uFFFD\uFFFD\"");  // a surrogate
+    EXPECT_EQ(quote("\xC0\xAF"), "\"\uFFFD\uFFFD\"");            // overlong
+}
+
+TEST(StringsQuote, AnythingButAStringIsNoSuchOverload) {
+    EXPECT_TRUE(failsWith("strings.quote(1)", "no such overload"));
 }
 
 TEST(ListsLibrary, IndexOfAndLastIndexOf) {

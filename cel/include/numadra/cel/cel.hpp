@@ -56,6 +56,10 @@ class Opaque {
     virtual bool equals(const Opaque& other) const = 0;
     // For toString() (tests, error messages).
     virtual std::string debugString() const { return typeName() + "(...)"; }
+    // cel-go's traits.Comparer, for the host types CEL orders (timestamps, durations): the sign
+    // of this value against `other` (only called with the same typeName()), or nullopt when the
+    // type has no order. sortBy() and the host's list functions order values through it.
+    virtual std::optional<int> order(const Opaque& /*other*/) const { return std::nullopt; }
 };
 
 struct Value;
