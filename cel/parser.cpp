@@ -732,12 +732,11 @@ class Parser {
         for (auto& arg : args)
             if (!attach(*node, std::move(arg), name))
                 return nullptr;
-        if (node->builtin == Builtin::Matches) {
+        if (node->builtin == Builtin::Matches && node->children.size() == 2) {
             // A literal pattern is compiled once here; a bad one is reported at evaluation, as
             // for computed patterns.
             const Node& pattern = *node->children.back();
-            if (node->children.size() == 2 && pattern.kind == NodeKind::Literal &&
-                pattern.literal.is<std::string>()) {
+            if (pattern.kind == NodeKind::Literal && pattern.literal.is<std::string>()) {
                 re2::RE2::Options options;
                 options.set_log_errors(false);
                 auto regex =

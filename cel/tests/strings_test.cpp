@@ -30,7 +30,8 @@ CEL_TABLE(Matches,                                                              
           {"'abc'.matches('a' + 'b')", "true"},                                                //
           {"'abc'.matches('(')", "error(invalid regular expression '(': missing ): ()"},       //
           {"'abc'.matches('(' + '')", "error(invalid regular expression '(': missing ): ()"},  //
-          {"'abc'.matches(1)", "error(no such overload: matches(string, int))"});
+          {"'abc'.matches(1)", "error(no such overload: matches(string, int))"},               //
+          {"matches()", "error(no such overload: matches())"});  // found by the fuzzer
 
 CEL_TABLE(Case,                                               //
           {"'Hello World'.lowerAscii()", "\"hello world\""},  //
