@@ -91,6 +91,66 @@ Status readRequiredQuantity(const Reader& r, std::string_view name, Quantity& ou
     return Status::Ok();
 }
 
+// k8s-short-name: a DNS label (RFC 1123): at most 63 lowercase alphanumerics and '-', starting
+// and ending with an alphanumeric.
+bool isShortName(std::string_view s) {
+    auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    if (s.empty() || s.size() > 63 || !alnum(s.front()) || !alnum(s.back()))
+        return false;
+    return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
+}
+
+// A list the API types as a set: each value once.
+Status rejectDuplicates(const Reader& r, std::string_view name,
+                        const std::vector<std::string>& values) {
+    std::set<std::string_view> seen;
+    for (size_t i = 0; i < values.size(); ++i)
+        if (!seen.insert(values[i]).second)
+            return r.field(name).item(i).error("duplicate value \"" + values[i] + "\"");
+    return Status::Ok();
+}
+
+// consumesCounters[].compatibilityGroups (DRADeviceCompatibilityGroups): at most 2 unique
+// k8s-short-names.
+Status readCompatibilityGroups(const Reader& r, std::vector<std::string>& out) {
+    if (Status s = readStrings(r, "compatibilityGroups", out, 2); !s)
+        return s;
+    for (size_t i = 0; i < out.size(); ++i)
+        if (!isShortName(out[i]))
+            return r.field("compatibilityGroups")
+                .item(i)
+                .error("\"" + out[i] +
+                       "\" is not a valid group name: must be a DNS label (at most 63 lowercase "
+                       "alphanumeric characters or '-', starting and ending with an alphanumeric)");
+    return rejectDuplicates(r, "compatibilityGroups", out);
+}
+
+// spec.skipNodeOperations (DRAOptionalNodeOperations): a set of NodePrepareResources,
+// NodeUnprepareResources and "*"; NodePrepareResources only with NodeUnprepareResources or "*".
+Status readSkipNodeOperations(const Reader& r, std::vector<std::string>& out) {
+    if (Status s = readStrings(r, "skipNodeOperations", out, SIZE_MAX); !s)
+        return s;
+    static const std::set<std::string, std::less<>> kOperations{"NodePrepareResources",
+                                                                "NodeUnprepareResources", "*"};
+    for (size_t i = 0; i < out.size(); ++i)
+        if (!kOperations.contains(out[i]))
+            return r.field("skipNodeOperations")
+                .item(i)
+                .error("unsupported value \"" + out[i] +
+                       "\": supported values: \"NodePrepareResources\", "
+                       "\"NodeUnprepareResources\", \"*\"");
+    if (Status s = rejectDuplicates(r, "skipNodeOperations", out); !s)
+        return s;
+    auto has = [&](std::string_view value) {
+        return std::find(out.begin(), out.end(), value) != out.end();
+    };
+    if (has("NodePrepareResources") && !has("NodeUnprepareResources") && !has("*"))
+        return r.fieldError("skipNodeOperations",
+                            "NodePrepareResources may only be listed together with "
+                            "NodeUnprepareResources or \"*\"");
+    return Status::Ok();
+}
+
 Status checkExpression(const Reader& r, std::string_view name, const std::string& expression) {
     if (expression.empty())
         return r.fieldError(name, "required value");
@@ -339,10 +399,13 @@ Result<Device> decodeDevice(const Reader& r, bool perDeviceNodeSelection) {
     if (device.attributes.size() + device.capacity.size() > 32)
         return r.error("a device may have at most 32 attributes and capacities together");
     Status counters = r.each("consumesCounters", [&](const Reader& item) -> Status {
-        if (Status s = item.rejectUnknownFields({"counterSet", "counters"}); !s)
+        if (Status s = item.rejectUnknownFields({"counterSet", "counters", "compatibilityGroups"});
+            !s)
             return s;
         CounterConsumption use;
         if (Status s = readRequiredString(item, "counterSet", use.counterSet); !s)
+            return s;
+        if (Status s = readCompatibilityGroups(item, use.compatibilityGroups); !s)
             return s;
         Status entries = item.eachEntry("counters", [&](const std::string& key, const Reader& v) {
             if (Status s = v.rejectUnknownFields({"value", "valueFrom"}); !s)
@@ -424,9 +487,9 @@ Result<Slice> decodeSlice(const Reader& object) {
     auto spec = object.requiredObject("spec");
     if (!spec)
         return spec.error();
-    if (Status s =
-            spec->rejectUnknownFields({"driver", "pool", "nodeName", "nodeSelector", "allNodes",
-                                       "perDeviceNodeSelection", "devices", "sharedCounters"});
+    if (Status s = spec->rejectUnknownFields({"driver", "pool", "nodeName", "nodeSelector",
+                                              "allNodes", "perDeviceNodeSelection", "devices",
+                                              "sharedCounters", "skipNodeOperations"});
         !s)
         return s.error();
     if (Status s = readRequiredString(*spec, "driver", slice.driver); !s)
@@ -451,6 +514,8 @@ Result<Slice> decodeSlice(const Reader& object) {
     if (Status s = readBool(*spec, "perDeviceNodeSelection", slice.perDeviceNodeSelection); !s)
         return s.error();
     if (Status s = readNodeSelection(*spec, slice.nodeName, slice.nodeSelector, slice.allNodes); !s)
+        return s.error();
+    if (Status s = readSkipNodeOperations(*spec, slice.skipNodeOperations); !s)
         return s.error();
     Status devices = spec->each("devices", [&](const Reader& item) -> Status {
         auto device = decodeDevice(item, slice.perDeviceNodeSelection);
@@ -746,9 +811,10 @@ Result<Request> decodeRequest(const Reader& r) {
 }
 
 Result<DeviceResult> decodeResult(const Reader& r) {
-    if (Status s = r.rejectUnknownFields(
-            {"request", "driver", "pool", "device", "adminAccess", "tolerations",
-             "bindingConditions", "bindingFailureConditions", "shareID", "consumedCapacity"});
+    if (Status s =
+            r.rejectUnknownFields({"request", "driver", "pool", "device", "adminAccess",
+                                   "tolerations", "bindingConditions", "bindingFailureConditions",
+                                   "shareID", "consumedCapacity", "skipNodeOperations"});
         !s)
         return s.error();
     DeviceResult result;
@@ -780,6 +846,8 @@ Result<DeviceResult> decodeResult(const Reader& r) {
     });
     if (!consumed)
         return consumed.error();
+    if (Status s = readSkipNodeOperations(r, result.skipNodeOperations); !s)
+        return s.error();
     return result;
 }
 
@@ -926,6 +994,14 @@ Result<Node> decodeNode(const Reader& object) {
         return labels.error();
     for (auto& [key, value] : *labels)
         node.labels.emplace(key, value);
+    auto status = object.optionalObject("status");
+    if (!status)
+        return status.error();
+    if (*status) {
+        if (Status s = readStrings(**status, "declaredFeatures", node.declaredFeatures, SIZE_MAX);
+            !s)
+            return s.error();
+    }
     return node;
 }
 
@@ -1161,6 +1237,8 @@ Json encodeAllocation(const Allocation& allocation) {
                 consumed[name] = amount.toString();
             entry["consumedCapacity"] = std::move(consumed);
         }
+        if (!result.skipNodeOperations.empty())
+            entry["skipNodeOperations"] = result.skipNodeOperations;
         results.push_back(std::move(entry));
     }
     Json devices = {{"results", results}};

@@ -37,8 +37,12 @@ std::string Search::explainPlan(const ClaimState& state, const Plan& plan) {
     size_t capacityOk = 0;
     size_t tolerated = 0;
     size_t countersOk = 0;
+    size_t groupsOk = 0;
+    size_t nodeOperationsOk = 0;
     std::string capacityWhy;
     std::string counterWhy;
+    std::string groupWhy;
+    std::string nodeOperationsWhy;
     for (int device : view_.searchOrder) {
         bool classMatch = true;
         for (size_t i = 0; i < plan.classSelectors && classMatch; ++i)
@@ -84,6 +88,23 @@ std::string Search::explainPlan(const ClaimState& state, const Plan& plan) {
             }
         }
         ++countersOk;
+        if (!info.device->consumesCounters.empty()) {
+            PoolKey key{info.slice->driver, info.slice->pool.name};
+            const PoolView& pool = view_.pools[view_.poolByKey.at(key)];
+            const bool alreadyShared = info.device->allowMultipleAllocations &&
+                                       impl_.committed.sharedCapacity.contains(info.id);
+            if (!alreadyShared && !groupsAdmit(key, pool, *info.device, nullptr, &groupWhy))
+                continue;
+        }
+        ++groupsOk;
+        if (!nodeOperationsSupported(*info.slice)) {
+            nodeOperationsWhy = "node " + node_.name + " does not declare the " +
+                                std::string(kOptionalNodeOperationsFeature) +
+                                " feature (status.declaredFeatures), which slice " +
+                                info.slice->name + " needs: it sets skipNodeOperations";
+            continue;
+        }
+        ++nodeOperationsOk;
     }
     const size_t needed = plan.all ? std::max<size_t>(plan.numDevices, 1) : plan.numDevices;
     std::ostringstream out;
@@ -95,7 +116,11 @@ std::string Search::explainPlan(const ClaimState& state, const Plan& plan) {
         out << ", " << capacityOk << " with the requested capacity";
     out << ", " << tolerated << " without an untolerated taint, " << countersOk
         << " within their counters";
-    if (countersOk >= needed)
+    if (groupsOk != countersOk)
+        out << ", " << groupsOk << " with compatible groups";
+    if (nodeOperationsOk != groupsOk)
+        out << ", " << nodeOperationsOk << " on a node that allows skipping node operations";
+    if (nodeOperationsOk >= needed)
         return out.str();
     out << " -> ";
     if (ofClass == 0)
@@ -109,8 +134,12 @@ std::string Search::explainPlan(const ClaimState& state, const Plan& plan) {
         out << "not enough capacity (" << capacityWhy << ")";
     else if (tolerated < needed)
         out << (capacityOk - tolerated) << " are tainted and not tolerated";
-    else
+    else if (countersOk < needed)
         out << counterWhy;
+    else if (groupsOk < needed)
+        out << "incompatible groups: " << groupWhy;
+    else
+        out << nodeOperationsWhy;
     return out.str();
 }
 
@@ -204,7 +233,7 @@ std::string Search::explain() {
         }
         if (!constraintFound)
             out << "every request has enough devices on its own, but no combination satisfies all "
-                   "requests, constraints, capacities and counters together ("
+                   "requests, constraints, capacities, counters and compatibility groups together ("
                 << steps_ << " search steps)\n";
     }
     std::string text = out.str();

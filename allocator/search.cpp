@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <set>
 
 #include "capacity.hpp"
@@ -407,6 +408,129 @@ bool Search::countersFit(const PoolView& pool, const PoolKey& key,
     return true;
 }
 
+namespace {
+
+std::vector<std::string> sortedGroups(const CounterConsumption& use) {
+    std::vector<std::string> groups = use.compatibilityGroups;
+    std::sort(groups.begin(), groups.end());
+    groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+    return groups;
+}
+
+std::string describeGroups(const std::vector<std::string>& groups) {
+    if (groups.empty())
+        return "no groups";
+    std::string out = "{";
+    for (const std::string& group : groups)
+        out += (out.size() > 1 ? ", " : "") + group;
+    return out + "}";
+}
+
+}  // namespace
+
+bool GroupIntersection::admits(const std::vector<std::string>& sortedGroups) const {
+    if (!hasMembers)
+        return true;
+    if (sortedGroups.empty())
+        return allEmpty;  // no groups only with no groups
+    if (allEmpty)
+        return false;
+    return std::find_first_of(groups.begin(), groups.end(), sortedGroups.begin(),
+                              sortedGroups.end()) != groups.end();
+}
+
+GroupIntersection GroupIntersection::add(const std::vector<std::string>& sortedGroups) const {
+    GroupIntersection next = *this;
+    if (!hasMembers) {
+        next.hasMembers = true;
+        next.allEmpty = sortedGroups.empty();
+        next.groups = sortedGroups;
+        return next;
+    }
+    if (allEmpty || sortedGroups.empty())
+        return next;  // admits() let only the matching kind in: unchanged
+    next.groups.clear();
+    std::set_intersection(groups.begin(), groups.end(), sortedGroups.begin(), sortedGroups.end(),
+                          std::back_inserter(next.groups));
+    return next;
+}
+
+std::string GroupIntersection::describe() const {
+    if (!hasMembers)
+        return "no devices";
+    return allEmpty ? "no groups" : describeGroups(groups);
+}
+
+const GroupsBySet& Search::groupBaseline(const PoolKey& key, const PoolView& pool) const {
+    auto cached = groupBaselines_.find(key);
+    if (cached != groupBaselines_.end())
+        return cached->second;
+    // Like the counters of allocated devices: every device of the pool that is allocated,
+    // exclusively or shared (admin access takes nothing), with its groups as the slice has them.
+    GroupsBySet baseline;
+    for (int index : pool.allDevices) {
+        const DeviceInfo& info = impl_.devices[static_cast<size_t>(index)];
+        const auto id = static_cast<size_t>(info.id);
+        const bool allocated =
+            (id < impl_.committed.exclusive.size() && impl_.committed.exclusive[id]) ||
+            impl_.committed.sharedCapacity.contains(info.id);
+        if (!allocated)
+            continue;
+        for (const CounterConsumption& use : info.device->consumesCounters) {
+            GroupIntersection& entry = baseline[use.counterSet];
+            entry = entry.add(sortedGroups(use));
+        }
+    }
+    return groupBaselines_.emplace(key, std::move(baseline)).first->second;
+}
+
+bool Search::groupsAdmit(const PoolKey& key, const PoolView& pool, const Device& device,
+                         std::vector<std::pair<std::string, GroupIntersection>>* updated,
+                         std::string* why) const {
+    const GroupsBySet& baseline = groupBaseline(key, pool);
+    const GroupsBySet* running = nullptr;
+    if (auto found = groupsInFlight_.find(key); found != groupsInFlight_.end())
+        running = &found->second;
+    std::vector<std::pair<std::string, GroupIntersection>> local;
+    for (const CounterConsumption& use : device.consumesCounters) {
+        // The running state when the set has one (this call's devices), else the allocated ones.
+        GroupIntersection current;
+        auto earlier = std::find_if(local.rbegin(), local.rend(), [&](const auto& entry) {
+            return entry.first == use.counterSet;
+        });
+        if (earlier != local.rend()) {
+            current = earlier->second;
+        } else if (auto it =
+                       running ? running->find(use.counterSet) : GroupsBySet::const_iterator{};
+                   running && it != running->end()) {
+            current = it->second;
+        } else if (auto base = baseline.find(use.counterSet); base != baseline.end()) {
+            current = base->second;
+        }
+        const std::vector<std::string> groups = sortedGroups(use);
+        if (!current.admits(groups)) {
+            if (why)
+                *why = "device " + device.name + " declares " + describeGroups(groups) +
+                       " on counter set " + use.counterSet + " of pool " + pool.name +
+                       ", where the devices allocated from it have " +
+                       (current.allEmpty ? std::string("no groups")
+                                         : "only " + describeGroups(current.groups)) +
+                       " in common";
+            return false;
+        }
+        local.emplace_back(use.counterSet, current.add(groups));
+    }
+    if (updated)
+        *updated = std::move(local);
+    return true;
+}
+
+bool Search::nodeOperationsSupported(const Slice& slice) const {
+    return slice.skipNodeOperations.empty() ||
+           std::find(node_.declaredFeatures.begin(), node_.declaredFeatures.end(),
+                     kOptionalNodeOperationsFeature) != node_.declaredFeatures.end();
+}
+
 bool Search::allocateDevice(ClaimState& state, const Plan& plan, size_t position, int device,
                             bool must) {
     const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
@@ -427,15 +551,27 @@ bool Search::allocateDevice(ClaimState& state, const Plan& plan, size_t position
     result.tolerations = plan.spec->tolerations;
     result.bindingConditions = dev.bindingConditions;
     result.bindingFailureConditions = dev.bindingFailureConditions;
+    result.skipNodeOperations = info.slice->skipNodeOperations;
 
+    if (!nodeOperationsSupported(*info.slice))
+        return false;
     if (!taintsTolerated(dev, plan.spec->tolerations))
         return false;
     // Counters: a shared device pays its static counters once; request-driven ones per share.
+    std::vector<std::pair<std::string, GroupIntersection>> groups;
     if (!dev.consumesCounters.empty()) {
         PoolKey key{info.slice->driver, info.slice->pool.name};
         const PoolView& pool = view_.pools[view_.poolByKey.at(key)];
         const bool alreadyShared = multi && (impl_.committed.sharedCapacity.contains(info.id) ||
                                              sharedInFlight_.contains(info.id));
+        // Compatibility groups, checked as upstream checks them: not again for a further share
+        // of a device already in use (its groups are already on the counter sets).
+        if (!alreadyShared) {
+            if (!groupsAdmit(key, pool, dev, &groups, nullptr))
+                return false;
+            placement.groups.emplace(
+                key, std::vector<std::pair<std::string, std::optional<GroupIntersection>>>{});
+        }
         std::map<std::string, Quantity> requestDriven;
         auto demand = counterDemand(dev, pool.counterSets, plan.spec->capacityRequests,
                                     &requestDriven, alreadyShared);
@@ -531,6 +667,17 @@ bool Search::allocateDevice(ClaimState& state, const Plan& plan, size_t position
                 slot = slot.add(amount).value_or(slot);
             }
     }
+    if (placement.groups) {
+        GroupsBySet& running = groupsInFlight_[placement.groups->first];
+        for (auto& [setName, next] : groups) {
+            auto previous = running.find(setName);
+            placement.groups->second.emplace_back(
+                setName, previous == running.end()
+                             ? std::nullopt
+                             : std::optional<GroupIntersection>(previous->second));
+            running[setName] = std::move(next);
+        }
+    }
     state.results.push_back(std::move(result));
     state.placements.push_back(std::move(placement));
     return true;
@@ -559,6 +706,17 @@ void Search::deallocate(ClaimState& state) {
                 Quantity& slot = flying[setName][counterName];
                 slot = slot.sub(amount).value_or(slot);
             }
+    }
+    if (placement.groups) {
+        GroupsBySet& running = groupsInFlight_[placement.groups->first];
+        auto& saved = placement.groups->second;
+        for (size_t i = saved.size(); i-- > 0;) {
+            const auto& [setName, previous] = saved[i];
+            if (previous)
+                running[setName] = *previous;
+            else
+                running.erase(setName);
+        }
     }
 }
 

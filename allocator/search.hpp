@@ -59,6 +59,19 @@ struct ConstraintState {
     bool appliesTo(const Plan& plan) const;
 };
 
+// DRADeviceCompatibilityGroups: what the devices placed on one counter set have in common so far
+// (upstream's compatibilityGroupIntersection). A device without groups pairs only with devices
+// without groups, so "every member had none" is a state of its own, not an empty intersection.
+struct GroupIntersection {
+    bool hasMembers = false;
+    bool allEmpty = false;            // every member so far declared no groups
+    std::vector<std::string> groups;  // the members' common groups, sorted (when !allEmpty)
+    bool admits(const std::vector<std::string>& sortedGroups) const;
+    GroupIntersection add(const std::vector<std::string>& sortedGroups) const;
+    std::string describe() const;  // for explanations: "{a, b}", "no groups", "no members"
+};
+using GroupsBySet = std::map<std::string, GroupIntersection>;  // counter set -> intersection
+
 struct Placement {
     int device = -1;  // DeviceInfo index
     int id = -1;
@@ -66,6 +79,11 @@ struct Placement {
     bool inFlight = false;
     std::optional<std::map<std::string, Quantity>> sharedCapacity;
     std::optional<std::pair<PoolKey, CounterAmounts>> counters;
+    // The running group intersections this device changed, as they were before (nullopt: the
+    // counter set had no running entry yet), to restore on deallocation.
+    std::optional<
+        std::pair<PoolKey, std::vector<std::pair<std::string, std::optional<GroupIntersection>>>>>
+        groups;
 };
 
 struct ClaimState {
@@ -128,6 +146,16 @@ class Search {
     bool someValueFeasible(const ClaimState& state) const;
     bool enoughDistinctValues(const ClaimState& state, size_t constraint) const;
     bool countersFit(const PoolView& pool, const PoolKey& key, const CounterAmounts& demand) const;
+    // The groups of the pool's allocated (committed) devices per counter set; built once per call.
+    const GroupsBySet& groupBaseline(const PoolKey& key, const PoolView& pool) const;
+    // Whether the device may join the devices on each counter set it consumes; on success
+    // `updated` holds the new intersections in consumption order. `why` (when given) names the
+    // counter set and the groups that refused it.
+    bool groupsAdmit(const PoolKey& key, const PoolView& pool, const Device& device,
+                     std::vector<std::pair<std::string, GroupIntersection>>* updated,
+                     std::string* why) const;
+    // DRAOptionalNodeOperations: a slice skipping node operations needs a node declaring it.
+    bool nodeOperationsSupported(const Slice& slice) const;
     Step fail(std::string message);
     std::string explain();  // why the claims do not fit (explain.cpp)
     std::string explainPlan(const ClaimState& state, const Plan& plan);
@@ -150,6 +178,8 @@ class Search {
     };
     std::unordered_map<int, SharedUse> sharedInFlight_;
     std::map<PoolKey, CounterAmounts> countersInFlight_;
+    std::map<PoolKey, GroupsBySet> groupsInFlight_;  // seeded from the baseline per counter set
+    mutable std::map<PoolKey, GroupsBySet> groupBaselines_;
     std::string failure_;
     std::uint64_t steps_ = 0;
     std::chrono::steady_clock::time_point deadline_;

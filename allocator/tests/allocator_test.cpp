@@ -253,6 +253,125 @@ TEST(AllocatorCounters, ExhaustedCounterSetBlocksTheDevice) {
     EXPECT_EQ(devicesOf(one), std::vector<std::string>{"pool/big"});
 }
 
+// --- DRADeviceCompatibilityGroups -----------------------------------------------------------
+
+// A pool with counter set "set" (8 units) in its own slice and the given devices in another.
+std::vector<Slice> groupedPool(std::vector<Device> devices) {
+    Slice counters = slice("counters", "pool", {}, "driver-a", 1, 2);
+    counters.sharedCounters.push_back({"set", {{"units", {q("8"), {}}}}});
+    counters.sharedCounters.push_back({"other", {{"units", {q("8"), {}}}}});
+    return {counters, slice("devices", "pool", std::move(devices), "driver-a", 1, 2)};
+}
+
+Device grouped(std::string name, std::vector<std::string> groups, std::int64_t numa = 0,
+               const std::string& set = "set") {
+    Device out = device(std::move(name), numa);
+    CounterConsumption use;
+    use.counterSet = set;
+    use.counters["units"] = {q("1"), {}};
+    use.compatibilityGroups = std::move(groups);
+    out.consumesCounters.push_back(std::move(use));
+    return out;
+}
+
+TEST(AllocatorGroups, DevicesWithACommonGroupShareACounterSet) {
+    auto allocator = Allocator::create(
+        groupedPool({grouped("a", {"mig", "full"}), grouped("b", {"mig"})}), {deviceClass()});
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0", 2)})});
+    EXPECT_EQ(devicesOf(outcome), (std::vector<std::string>{"pool/a", "pool/b"}));
+}
+
+TEST(AllocatorGroups, ADeviceWithoutACommonGroupIsSkipped) {
+    auto allocator = Allocator::create(
+        groupedPool({grouped("a", {"mig"}), grouped("b", {"vgpu"}), grouped("c", {"mig"})}),
+        {deviceClass()});
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0", 2)})});
+    EXPECT_EQ(devicesOf(outcome), (std::vector<std::string>{"pool/a", "pool/c"}));
+}
+
+TEST(AllocatorGroups, NoGroupsPairOnlyWithNoGroups) {
+    auto allocator = Allocator::create(
+        groupedPool({grouped("a", {}), grouped("b", {"mig"}), grouped("c", {})}), {deviceClass()});
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0", 2)})});
+    EXPECT_EQ(devicesOf(outcome), (std::vector<std::string>{"pool/a", "pool/c"}));
+}
+
+TEST(AllocatorGroups, TheCommonGroupsNarrowWithEachDevice) {
+    // a and b have only y in common, so c (x alone) cannot join them.
+    auto allocator = Allocator::create(
+        groupedPool({grouped("a", {"x", "y"}), grouped("b", {"y", "z"}), grouped("c", {"x"})}),
+        {deviceClass()});
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0", 3)})});
+    EXPECT_EQ(outcome.kind, OutcomeKind::Unsatisfiable);
+}
+
+TEST(AllocatorGroups, DifferentCounterSetsAreNotCompared) {
+    auto allocator = Allocator::create(
+        groupedPool({grouped("a", {"mig"}), grouped("b", {"vgpu"}, 0, "other")}), {deviceClass()});
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0", 2)})});
+    EXPECT_EQ(devicesOf(outcome), (std::vector<std::string>{"pool/a", "pool/b"}));
+}
+
+TEST(AllocatorGroups, AllocatedDevicesCountForLaterClaims) {
+    auto allocator = Allocator::create(groupedPool({grouped("a", {"mig"}), grouped("b", {"vgpu"})}),
+                                       {deviceClass()});
+    Allocation held = allocationOf("b", std::nullopt);
+    allocator.commit(held);
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0")}, {}, "claim-1")});
+    EXPECT_EQ(outcome.kind, OutcomeKind::Unsatisfiable);
+}
+
+TEST(AllocatorGroups, BacktrackingRestoresTheCommonGroups) {
+    // req-0 first takes a (mig); req-1 needs numa 1, only c (vgpu): req-0 moves to b (vgpu).
+    auto allocator = Allocator::create(
+        groupedPool({grouped("a", {"mig"}), grouped("b", {"vgpu"}), grouped("c", {"vgpu"}, 1)}),
+        {deviceClass()});
+    Request numaOne = exactly("req-1");
+    numaOne.exactly->selectors = {"device.attributes[\"driver-a\"].numa == 1"};
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0"), numaOne})});
+    EXPECT_EQ(devicesOf(outcome), (std::vector<std::string>{"pool/b", "pool/c"}));
+}
+
+TEST(AllocatorExplain, IncompatibleGroupsNameTheCounterSetAndGroups) {
+    auto allocator = Allocator::create(groupedPool({grouped("a", {"mig"}), grouped("b", {"vgpu"})}),
+                                       {deviceClass()});
+    allocator.commit(allocationOf("b", std::nullopt));
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0")}, {}, "claim-1")});
+    ASSERT_EQ(outcome.kind, OutcomeKind::Unsatisfiable);
+    EXPECT_NE(outcome.explanation.find("0 with compatible groups -> incompatible groups: device a "
+                                       "declares {mig} on counter set set of pool pool, where the "
+                                       "devices allocated from it have only {vgpu} in common"),
+              std::string::npos)
+        << outcome.explanation;
+}
+
+// --- DRAOptionalNodeOperations --------------------------------------------------------------
+
+Slice skippingNodeOperations() {
+    Slice out = slice("s", "pool", {device("d")});
+    out.skipNodeOperations = {"*"};
+    return out;
+}
+
+TEST(AllocatorNodeOperations, ResultCopiesTheSlicesSkipNodeOperations) {
+    auto allocator = Allocator::create({skippingNodeOperations()}, {deviceClass()});
+    Node node = kNode;
+    node.declaredFeatures = {"DRAOptionalNodeOperations"};
+    auto outcome = allocator.allocate(node, std::vector<Claim>{claim({exactly("req-0")})});
+    ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+    ASSERT_EQ(outcome->kind, OutcomeKind::Allocated);
+    EXPECT_EQ(outcome->allocations.front().results.front().skipNodeOperations,
+              std::vector<std::string>{"*"});
+}
+
+TEST(AllocatorNodeOperations, ANodeWithoutTheFeatureGetsNoSuchDevice) {
+    auto allocator = Allocator::create({skippingNodeOperations()}, {deviceClass()});
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0")})});
+    ASSERT_EQ(outcome.kind, OutcomeKind::Unsatisfiable);
+    EXPECT_NE(outcome.explanation.find("does not declare"), std::string::npos)
+        << outcome.explanation;
+}
+
 TEST(AllocatorLimits, ClaimOverThirtyTwoDevicesIsAnError) {
     auto allocator = Allocator::create({slice("s", "pool", {device("d")})}, {deviceClass()});
     auto outcome = allocator.allocate(kNode, std::vector<Claim>{claim({exactly("req-0", 33)})});

@@ -37,6 +37,7 @@ type resultOutcome struct {
 	ConsumedCapacity map[string]string `json:"consumedCapacity,omitempty"`
 	Tolerations      int               `json:"tolerations,omitempty"`
 	BindingConds     []string          `json:"bindingConditions,omitempty"`
+	SkipNodeOps      []string          `json:"skipNodeOperations,omitempty"`
 }
 
 func claimKey(claim *resourceapi.ResourceClaim) string {
@@ -56,6 +57,9 @@ func outcomeOf(claim *resourceapi.ResourceClaim, allocation *resourceapi.Allocat
 			Shared:       result.ShareID != nil,
 			Tolerations:  len(result.Tolerations),
 			BindingConds: result.BindingConditions,
+		}
+		for _, operation := range result.SkipNodeOperations {
+			r.SkipNodeOps = append(r.SkipNodeOps, string(operation))
 		}
 		if len(result.ConsumedCapacity) > 0 {
 			r.ConsumedCapacity = map[string]string{}

@@ -42,7 +42,11 @@ struct NodeSelector {
 struct Node {
     std::string name;
     std::map<std::string, std::string> labels;
+    std::vector<std::string> declaredFeatures = {};  // status.declaredFeatures
 };
+
+// The node feature a slice's skipNodeOperations needs (DRAOptionalNodeOperations, alpha 1.37).
+inline constexpr const char* kOptionalNodeOperationsFeature = "DRAOptionalNodeOperations";
 
 // --- ResourceSlice -------------------------------------------------------------------------
 
@@ -97,6 +101,10 @@ struct CounterUse {
 struct CounterConsumption {
     std::string counterSet;
     std::map<std::string, CounterUse> counters;
+    // DRADeviceCompatibilityGroups (alpha 1.37): devices drawing from one counter set may be
+    // allocated together only while their groups have a common one; no groups pairs only with
+    // no groups.
+    std::vector<std::string> compatibilityGroups = {};
 };
 
 struct Device {
@@ -132,6 +140,9 @@ struct Slice {
     bool perDeviceNodeSelection = false;
     std::vector<Device> devices;
     std::vector<CounterSet> sharedCounters;
+    // DRAOptionalNodeOperations (alpha 1.37): copied into each result of the slice's devices;
+    // a slice setting it is only allocated on a node declaring that feature.
+    std::vector<std::string> skipNodeOperations = {};
 };
 
 // --- DeviceClass ---------------------------------------------------------------------------
@@ -203,6 +214,7 @@ struct DeviceResult {
     std::vector<std::string> bindingFailureConditions;
     std::optional<std::string> shareID;
     std::map<std::string, Quantity> consumedCapacity;
+    std::vector<std::string> skipNodeOperations = {};  // the slice's, when the device was allocated
 };
 
 struct AllocatedConfig {
