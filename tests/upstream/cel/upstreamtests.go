@@ -508,58 +508,56 @@ func decodeDevice(f *goFile, name string, fields map[string]ast.Expr) *questionD
 		device.AllowMultipleAllocations = b
 	}
 	if e := get("attributes"); e != nil {
-		lit, ok := e.(*ast.CompositeLit)
+		device.Attributes = map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{}
+		ok := f.eachEntry(e, func(key string, value ast.Expr) bool {
+			attribute, ok := decodeAttribute(value)
+			device.Attributes[resourceapi.QualifiedName(key)] = attribute
+			return ok
+		})
 		if !ok {
 			return nil
-		}
-		device.Attributes = map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{}
-		for _, elt := range lit.Elts {
-			kv, ok := elt.(*ast.KeyValueExpr)
-			if !ok {
-				return nil
-			}
-			key, ok := f.stringOf(kv.Key, nil)
-			if !ok {
-				return nil
-			}
-			attribute, ok := decodeAttribute(kv.Value)
-			if !ok {
-				return nil
-			}
-			device.Attributes[resourceapi.QualifiedName(key)] = attribute
 		}
 	}
 	if e := get("capacity"); e != nil {
-		lit, ok := e.(*ast.CompositeLit)
-		if !ok {
-			return nil
-		}
 		device.Capacity = map[resourceapi.QualifiedName]resourceapi.DeviceCapacity{}
-		for _, elt := range lit.Elts {
-			kv, ok := elt.(*ast.KeyValueExpr)
-			if !ok {
-				return nil
-			}
-			key, ok := f.stringOf(kv.Key, nil)
-			if !ok {
-				return nil
-			}
-			call, ok := compositeFields(kv.Value)["Value"].(*ast.CallExpr) // resource.MustParse("1Mi")
+		ok := f.eachEntry(e, func(key string, value ast.Expr) bool {
+			call, ok := compositeFields(value)["Value"].(*ast.CallExpr) // resource.MustParse("1Mi")
 			if !ok || len(call.Args) != 1 {
-				return nil
+				return false
 			}
 			text, ok := f.stringOf(call.Args[0], nil)
 			if !ok {
-				return nil
+				return false
 			}
 			quantity, err := resource.ParseQuantity(text)
-			if err != nil {
-				return nil
-			}
 			device.Capacity[resourceapi.QualifiedName(key)] = resourceapi.DeviceCapacity{Value: quantity}
+			return err == nil
+		})
+		if !ok {
+			return nil
 		}
 	}
 	return device
+}
+
+// eachEntry calls visit with each constant-string key and value of a map literal; false when
+// the expression is not one or visit refuses an entry.
+func (f *goFile) eachEntry(e ast.Expr, visit func(key string, value ast.Expr) bool) bool {
+	lit, ok := e.(*ast.CompositeLit)
+	if !ok {
+		return false
+	}
+	for _, elt := range lit.Elts {
+		kv, ok := elt.(*ast.KeyValueExpr)
+		if !ok {
+			return false
+		}
+		key, ok := f.stringOf(kv.Key, nil)
+		if !ok || !visit(key, kv.Value) {
+			return false
+		}
+	}
+	return true
 }
 
 // pointee: X of ptr.To(X) or new(X).
