@@ -256,7 +256,9 @@ int Run::execute(std::ostream& out) {
             err_ << "dra-allocate: DeviceClass " << deviceClass.name << " is given twice\n";
             return 2;
         }
-    allocator_.emplace(Allocator::create(inputs_.slices, inputs_.classes, {flags_.budget}));
+    // decode() refused every invalid version: the allocator need not look for one.
+    allocator_.emplace(Allocator::create(inputs_.slices, inputs_.classes,
+                                         {.timeBudget = flags_.budget, .versionsValid = true}));
 
     std::vector<Work> works(inputs_.claims.size());
     std::map<std::pair<std::string, std::string>, size_t> claimByName;

@@ -2,11 +2,13 @@
 // The allocator's private state, shared by its translation units.
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <variant>
 #include <vector>
@@ -14,6 +16,7 @@
 #include "numadra/allocator/allocator.hpp"
 #include "numadra/cel/cel.hpp"
 #include "numadra/dracel/device.hpp"
+#include "simple_selector.hpp"
 
 namespace numadra::allocator::detail {
 
@@ -27,6 +30,8 @@ struct VersionText {
 using Scalar = std::variant<bool, std::int64_t, std::string, VersionText>;
 // A scalar attribute is a one-element set; a list attribute its distinct elements, sorted.
 using ValueSet = std::vector<Scalar>;
+// One attribute's value sets, by device (node-based: references stay valid).
+using ValueSetsByDevice = std::unordered_map<int, ValueSet>;
 
 ValueSet toValueSet(const AttributeValue& value);
 bool intersects(const ValueSet& a, const ValueSet& b);
@@ -39,14 +44,76 @@ const AttributeValue* findAttribute(const Device& device, const std::string& dri
 
 // --- devices and pools ----------------------------------------------------------------------
 
+// Whether dracel::deviceValue accepts a device (it refuses invalid versions); found out once.
+enum class ValueCheck : std::int8_t { Unknown, Builds, Fails };
+
+// Small on purpose: one per device of the cluster, all made by Allocator::create.
 struct DeviceInfo {
     const Slice* slice = nullptr;
     const Device* device = nullptr;
     int id = -1;  // DeviceID (driver, pool, device) interned; same id for duplicates
-    // Built on first use, kept for the Allocator's life: the selectors' `device`, and the
-    // derived attributes' (the same plus device.name).
-    mutable std::optional<Result<cel::Value>> celValue;
-    mutable std::optional<Result<cel::Value>> derivedCelValue;
+    mutable ValueCheck valueCheck = ValueCheck::Unknown;
+    // Some attribute is named "<driver>/id" (found out with valueCheck): when none is, a
+    // SimpleSelector skips that lookup in the driver's domain.
+    mutable bool qualifiedDriverNames = true;
+};
+
+// A DeviceID, viewing strings the Allocator owns (its slices, or copies for devices only
+// allocations name).
+struct DeviceKey {
+    std::string_view driver;
+    std::string_view pool;
+    std::string_view device;
+    bool operator==(const DeviceKey&) const = default;
+};
+
+// DeviceID -> id, as an open-addressing table: create() interns every device of the cluster on
+// every cold path, where a node-based map's allocation per device showed. Ids count from 0.
+class DeviceIdTable {
+  public:
+    // The part of a key's hash its slice shares, then the whole hash.
+    static std::size_t poolHash(std::string_view driver, std::string_view pool);
+    static std::size_t hash(std::size_t poolHash, std::string_view device);
+
+    void reserve(std::size_t keys);
+    int find(const DeviceKey& key, std::size_t hash) const;  // -1 when absent
+    int add(const DeviceKey& key, std::size_t hash);         // the new id
+    std::size_t size() const { return keys_.size(); }
+
+  private:
+    // The hash's high half rides along, so that a probe rarely has to read another key.
+    struct Slot {
+        std::uint32_t tag = 0;
+        int idPlusOne = 0;  // 0: free
+    };
+    static std::uint32_t tagOf(std::size_t hash) { return static_cast<std::uint32_t>(hash >> 32); }
+    void place(int id, std::size_t hash);
+    void rehash(std::size_t slotCount);
+
+    std::vector<DeviceKey> keys_;      // by id
+    std::vector<std::size_t> hashes_;  // by id
+    std::vector<Slot> slots_;          // a power of two, at most half used
+};
+
+// "Seen in this round" marks by device id, reused across rounds without clearing.
+class IdMarks {
+  public:
+    void newRound(std::size_t ids) {
+        marks_.resize(ids, 0);
+        ++round_;
+    }
+    // False when the id was already marked in this round.
+    bool mark(int id) {
+        std::uint64_t& mark = marks_[static_cast<std::size_t>(id)];
+        if (mark == round_)
+            return false;
+        mark = round_;
+        return true;
+    }
+
+  private:
+    std::vector<std::uint64_t> marks_;
+    std::uint64_t round_ = 0;
 };
 
 struct PoolView {
@@ -80,9 +147,18 @@ enum class Verdict : std::int8_t { Unknown, False, True, Failed };
 // One compiled expression and what it gave for each device (index = DeviceInfo position).
 struct ExpressionCache {
     std::optional<dracel::Expression> program;
+    std::optional<SimpleSelector> simple;  // selectors decided without the program, when possible
     std::vector<Verdict> verdicts;
     std::unordered_map<int, std::string> failures;    // device -> runtime error
     std::unordered_map<int, ValueSet> derivedValues;  // derived attributes only
+};
+
+// Devices of a node passing (or failing with an error in) a request's selectors, in search
+// order: filled only as far as a search has looked (Search's quick attempt), to the end once a
+// full search needs them all.
+struct CandidateList {
+    std::vector<int> devices;
+    std::size_t scanned = 0;  // positions of the node's search order looked at
 };
 
 // --- committed state --------------------------------------------------------------------------
@@ -104,27 +180,45 @@ struct Allocator::Impl {
     std::map<std::string, DeviceClass, std::less<>> classes;
     Options options;
 
-    std::vector<detail::DeviceInfo> devices;                     // every device of every slice
-    std::vector<int> sliceDeviceStart;                           // slice -> its first DeviceInfo
-    std::unordered_map<std::string, int> deviceIds;              // "driver\0pool\0device" -> id
-    std::vector<int> deviceById;                                 // id -> a DeviceInfo index
+    std::vector<detail::DeviceInfo> devices;  // every device of every slice
+    std::vector<int> sliceDeviceStart;        // slice -> its first DeviceInfo
+    detail::DeviceIdTable deviceIds;
+    std::deque<std::string> foreignNames;  // what deviceIds views for devices no slice has
+    std::vector<int> deviceById;           // id -> a DeviceInfo index
+    // Slices by the node they name, and those that select nodes otherwise: a node's view looks
+    // at its own slices only, not at every slice of the cluster.
+    std::unordered_map<std::string_view, std::vector<int>> slicesByNodeName;
+    std::vector<int> slicesOfOtherNodeSelection;
     std::map<std::string, detail::NodeView, std::less<>> nodes;  // gathered lazily
+    detail::IdMarks nameMarks;                                   // nodeView's duplicate-name check
+    // Built on first use, kept for the Allocator's life: the selectors' `device`, and the
+    // derived attributes' (the same plus device.name); by DeviceInfo index.
+    mutable std::unordered_map<int, Result<cel::Value>> celValues;
+    mutable std::unordered_map<int, Result<cel::Value>> derivedCelValues;
     std::unordered_map<std::string, detail::ExpressionCache> expressions;
     detail::CommittedState committed;
     // (node, class, request selectors) -> devices passing or failing them, in search order.
-    std::unordered_map<std::string, std::vector<int>> candidates;
+    std::unordered_map<std::string, detail::CandidateList> candidates;
     std::vector<int> inFlightScratch;
     // attribute -> device -> value set (node-based maps: references stay valid)
-    std::unordered_map<std::string, std::unordered_map<int, detail::ValueSet>> attributeSets;
+    std::unordered_map<std::string, detail::ValueSetsByDevice> attributeSets;
     std::vector<std::uint64_t> stampScratch;
     std::uint64_t stampCounter = 0;
 
     // A device's attribute as constraints compare it (empty: the device lacks it); computed once.
-    const detail::ValueSet& attributeValues(int device, const std::string& attribute);
-    int internDevice(const std::string& driver, const std::string& pool, const std::string& device);
+    // `byDevice` is attributeSets[attribute].
+    const detail::ValueSet& attributeValues(int device, const std::string& attribute,
+                                            detail::ValueSetsByDevice& byDevice);
+    // The id of a device of the slices (`key` views them) or of one only an allocation names.
+    int internSliceDevice(const detail::DeviceKey& key, std::size_t hash);
+    int internForeignDevice(const detail::DeviceKey& key);
     const detail::NodeView& nodeView(const Node& node);
+    // The slices that may concern `node`, in slice order.
+    std::vector<int> slicesConcerning(const Node& node) const;
     const Result<cel::Value>& celValue(int device) const;
     const Result<cel::Value>& derivedCelValue(int device) const;
+    // The selector's verdict when its SimpleSelector settles it without CEL.
+    std::optional<bool> decideSimply(const detail::ExpressionCache& selector, int device) const;
     // The cache entry of an expression; compile errors are returned (and not cached).
     Result<detail::ExpressionCache*> expression(const std::string& text, bool derived);
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 
 #include "internal.hpp"
 
@@ -136,18 +137,23 @@ void validateCounters(const std::vector<Slice>& slices, const std::vector<int>& 
             }
         }
     }
+    // Devices consuming one set come in runs (the VFs of a PF): the last set found is reused.
+    const CounterSet* set = nullptr;
     for (int index : poolSlices) {
         for (const Device& device : slices[index].devices) {
             for (const CounterConsumption& use : device.consumesCounters) {
-                auto set = pool.counterSets.find(use.counterSet);
-                if (set == pool.counterSets.end()) {
+                if (set == nullptr || set->name != use.counterSet) {
+                    auto found = pool.counterSets.find(use.counterSet);
+                    set = found == pool.counterSets.end() ? nullptr : found->second;
+                }
+                if (set == nullptr) {
                     pool.invalid = true;
                     pool.problem = "device " + device.name + " consumes counter set " +
                                    use.counterSet + ", which the pool does not define";
                     return;
                 }
                 for (const auto& [counter, amount] : use.counters) {
-                    if (!set->second->counters.contains(counter)) {
+                    if (!set->counters.contains(counter)) {
                         pool.invalid = true;
                         pool.problem = "device " + device.name + " consumes counter " + counter +
                                        ", which counter set " + use.counterSet + " does not define";
@@ -167,6 +173,19 @@ namespace numadra::allocator {
 
 using namespace detail;
 
+std::vector<int> Allocator::Impl::slicesConcerning(const Node& node) const {
+    const std::vector<int>* named = nullptr;
+    if (auto found = slicesByNodeName.find(node.name); found != slicesByNodeName.end())
+        named = &found->second;
+    if (named == nullptr)
+        return slicesOfOtherNodeSelection;
+    std::vector<int> merged;
+    merged.reserve(named->size() + slicesOfOtherNodeSelection.size());
+    std::merge(named->begin(), named->end(), slicesOfOtherNodeSelection.begin(),
+               slicesOfOtherNodeSelection.end(), std::back_inserter(merged));
+    return merged;
+}
+
 const NodeView& Allocator::Impl::nodeView(const Node& node) {
     auto cached = nodes.find(node.name);
     if (cached != nodes.end())
@@ -174,8 +193,8 @@ const NodeView& Allocator::Impl::nodeView(const Node& node) {
 
     // Relevant slices grouped by pool; only the highest generation survives.
     std::map<PoolKey, PoolGroup> groups;
-    for (size_t i = 0; i < slices.size(); ++i) {
-        const Slice& slice = slices[i];
+    for (int i : slicesConcerning(node)) {
+        const Slice& slice = slices[static_cast<size_t>(i)];
         if (!sliceRelevant(slice, node))
             continue;
         PoolGroup& group = groups[{slice.driver, slice.pool.name}];
@@ -184,7 +203,7 @@ const NodeView& Allocator::Impl::nodeView(const Node& node) {
         if (!group.slices.empty() && slice.pool.generation > group.generation)
             group.slices.clear();
         group.generation = slice.pool.generation;
-        group.slices.push_back(static_cast<int>(i));
+        group.slices.push_back(i);
     }
 
     NodeView view;
@@ -213,14 +232,15 @@ const NodeView& Allocator::Impl::nodeView(const Node& node) {
                   [&](int a, int b) { return slices[a].name < slices[b].name; });
         validateCounters(slices, poolSlices, pool);
 
-        std::set<std::string> names;
+        // Same pool, same name: same device id (create() interned them).
+        nameMarks.newRound(deviceById.size());
         bool bindingConditions = false;
         for (int sliceIndex : poolSlices) {
             const Slice& slice = slices[sliceIndex];
             const bool relevant = std::find(group.slices.begin(), group.slices.end(), sliceIndex) !=
                                   group.slices.end();
             for (size_t d = 0; d < slice.devices.size(); ++d) {
-                int info = sliceDeviceStart[sliceIndex] + static_cast<int>(d);
+                const int info = sliceDeviceStart[sliceIndex] + static_cast<int>(d);
                 pool.allDevices.push_back(info);
                 if (!relevant)
                     continue;
@@ -229,7 +249,7 @@ const NodeView& Allocator::Impl::nodeView(const Node& node) {
                 bindingConditions = bindingConditions || slice.devices[d].hasBindingConditions;
                 if (!deviceVisibleOn(slice, slice.devices[d], node))
                     continue;
-                if (!names.insert(slice.devices[d].name).second && !pool.invalid) {
+                if (!nameMarks.mark(devices[static_cast<size_t>(info)].id) && !pool.invalid) {
                     pool.invalid = true;
                     pool.problem = "device " + slice.devices[d].name + " is listed twice";
                 }

@@ -104,6 +104,10 @@ Verdict Search::evaluate(ExpressionCache& expression, int device) {
     Verdict& verdict = expression.verdicts[static_cast<size_t>(device)];
     if (verdict != Verdict::Unknown)
         return verdict;
+    if (const std::optional<bool> decided = impl_.decideSimply(expression, device)) {
+        verdict = *decided ? Verdict::True : Verdict::False;
+        return verdict;
+    }
     const Result<cel::Value>& value = impl_.celValue(device);
     if (!value) {
         verdict = Verdict::Failed;
@@ -129,20 +133,52 @@ Verdict Search::selectable(const std::vector<ExpressionCache*>& selectors, int d
     return Verdict::True;
 }
 
-Result<std::vector<int>*> Search::candidatesFor(const DeviceClass& deviceClass,
-                                                const std::vector<ExpressionCache*>& selectors,
-                                                const DeviceRequestSpec& spec) {
+std::string Search::candidatesKey(const DeviceClass& deviceClass,
+                                  const DeviceRequestSpec& spec) const {
     std::string key = node_.name + '\n' + deviceClass.name;
     for (const std::string& selector : spec.selectors)
         key += '\n' + selector;
-    auto cached = impl_.candidates.find(key);
-    if (cached != impl_.candidates.end())
-        return &cached->second;
-    std::vector<int> candidates;
-    for (int device : view_.searchOrder)
+    return key;
+}
+
+CandidateList& Search::candidatesFor(const DeviceClass& deviceClass,
+                                     const DeviceRequestSpec& spec) {
+    return impl_.candidates[candidatesKey(deviceClass, spec)];
+}
+
+bool Search::reachCandidate(CandidateList& list, const std::vector<ExpressionCache*>& selectors,
+                            size_t position) {
+    const std::vector<int>& order = view_.searchOrder;
+    while (list.devices.size() <= position && list.scanned < order.size()) {
+        const int device = order[list.scanned++];
         if (selectable(selectors, device) != Verdict::False)
-            candidates.push_back(device);
-    return &impl_.candidates.emplace(std::move(key), std::move(candidates)).first->second;
+            list.devices.push_back(device);
+    }
+    return position < list.devices.size();
+}
+
+bool Search::hasCandidate(const ClaimState& state, Plan& plan, size_t position) {
+    if (!quick_)
+        return position < plan.candidates.size();
+    if (!reachCandidate(*plan.list, plan.selectors, position))
+        return false;
+    // Constraint values as fillConstraintValues gives them, up to this candidate.
+    for (size_t c = 0; c < state.constraints.size(); ++c) {
+        auto& values = plan.constraintValues[c];
+        if (values.size() > position)
+            continue;
+        const bool applies = state.constraints[c].appliesTo(plan);
+        while (values.size() <= position) {
+            const int device = plan.list->devices[values.size()];
+            values.push_back(applies ? constraintValue(plan, state.constraints[c], device)
+                                     : ConstraintValue{});
+        }
+    }
+    return true;
+}
+
+int Search::candidateAt(const Plan& plan, size_t position) const {
+    return quick_ ? plan.list->devices[position] : plan.candidates[position];
 }
 
 ConstraintValue Search::constraintValue(const Plan& plan, const ConstraintState& constraint,
@@ -176,7 +212,8 @@ ConstraintValue Search::constraintValue(const Plan& plan, const ConstraintState&
         out.values = &expression->derivedValues.at(device);
         return out;
     }
-    const ValueSet& values = impl_.attributeValues(device, constraint.attribute);
+    const ValueSet& values =
+        impl_.attributeValues(device, constraint.attribute, *constraint.valueSets);
     out.state = values.empty() ? ConstraintValue::State::Missing : ConstraintValue::State::Present;
     out.values = &values;
     return out;
@@ -238,10 +275,14 @@ Result<Plan> Search::buildPlan(const Claim& claim, const std::string& parent,
                          ": CEL compile error: " + compiled.error().message};
         plan.derived.emplace_back(derived.name, *compiled);
     }
-    auto candidates = candidatesFor(deviceClass->second, plan.selectors, spec);
-    if (!candidates)
-        return candidates.error();
-    plan.candidates = **candidates;
+    plan.list = &candidatesFor(deviceClass->second, spec);
+    if (quick_) {  // filled as the scan goes (searchQuickly() takes ExactCount requests only)
+        plan.numDevices = static_cast<size_t>(spec.count);
+        plan.constraintValues.assign(state.constraints.size(), {});
+        return plan;
+    }
+    reachCandidate(*plan.list, plan.selectors, SIZE_MAX);
+    plan.candidates = plan.list->devices;
     if (!spec.capacityRequests.empty()) {
         // A dedicated device whose capacities cannot hold the request never fits it: leave it
         // out once here (the scan would skip it every time). Devices whose selectors fail stay,
@@ -302,6 +343,7 @@ Status Search::buildClaim(const Claim& claim, ClaimState& state) {
         entry.match = constraint.matchAttribute.has_value();
         entry.attribute =
             entry.match ? *constraint.matchAttribute : constraint.distinctAttribute.value_or("");
+        entry.valueSets = &impl_.attributeSets[entry.attribute];
         state.constraints.push_back(std::move(entry));
     }
     if (claim.requests.size() > kMaxResults)
@@ -374,33 +416,65 @@ bool Search::inUse(const ClaimState& state, const Plan& plan, int device) const 
 
 namespace {
 
-// Adds what `amounts` records for one counter of a pool to `used`.
-void addCounterUse(const std::map<PoolKey, CounterAmounts>& amounts, const PoolKey& pool,
-                   const std::string& setName, const std::string& counterName, Quantity& used) {
-    auto byPool = amounts.find(pool);
-    if (byPool == amounts.end())
-        return;
-    auto bySet = byPool->second.find(setName);
-    if (bySet == byPool->second.end())
-        return;
-    auto counter = bySet->second.find(counterName);
-    if (counter != bySet->second.end())
-        used = used.add(counter->second).value_or(used);
+// The entry of `key` in a map, or null.
+template <class Map, class Key>
+const typename Map::mapped_type* entryOf(const Map& map, const Key& key) {
+    auto found = map.find(key);
+    return found == map.end() ? nullptr : &found->second;
 }
+
+// Adds what `amounts` (a counter set's, or null) records for one counter to `used`.
+void addCounterUse(const std::map<std::string, Quantity>* amounts, const std::string& counterName,
+                   Quantity& used) {
+    if (amounts == nullptr)
+        return;
+    if (const Quantity* amount = entryOf(*amounts, counterName))
+        used = used.add(*amount).value_or(used);
+}
+
+// Walks the sets of some CounterAmounts (or none) alongside a pool's sets: both are sorted by
+// name, so each set is found by advancing, not by a lookup.
+class SetCursor {
+  public:
+    explicit SetCursor(const CounterAmounts* amounts) : amounts_(amounts) {
+        if (amounts_ != nullptr)
+            at_ = amounts_->begin();
+    }
+
+    // The amounts of set `name`, or null; names must come in increasing order.
+    const std::map<std::string, Quantity>* find(const std::string& name) {
+        if (amounts_ == nullptr)
+            return nullptr;
+        int order = -1;
+        while (at_ != amounts_->end() && (order = at_->first.compare(name)) < 0)
+            ++at_;
+        return at_ != amounts_->end() && order == 0 ? &at_->second : nullptr;
+    }
+
+  private:
+    const CounterAmounts* amounts_;
+    CounterAmounts::const_iterator at_;
+};
 
 }  // namespace
 
 bool Search::countersFit(const PoolView& pool, const PoolKey& key,
                          const CounterAmounts& demand) const {
-    const std::map<PoolKey, CounterAmounts> demanded{{key, demand}};
+    // This runs on every try of a counter-consuming device: sets are walked, not looked up.
+    SetCursor committed(entryOf(impl_.committed.counters, key));
+    SetCursor flying(entryOf(countersInFlight_, key));
+    SetCursor demanded(&demand);
     // Every counter of every set of the pool must stay non-negative: an over-committed counter
     // blocks every further counter-consuming device of the pool (upstream behaviour).
     for (const auto& [setName, set] : pool.counterSets) {
+        const auto* committedSet = committed.find(setName);
+        const auto* flyingSet = flying.find(setName);
+        const auto* demandSet = demanded.find(setName);
         for (const auto& [counterName, counter] : set->counters) {
             Quantity used;
-            addCounterUse(impl_.committed.counters, key, setName, counterName, used);
-            addCounterUse(countersInFlight_, key, setName, counterName, used);
-            addCounterUse(demanded, key, setName, counterName, used);
+            addCounterUse(committedSet, counterName, used);
+            addCounterUse(flyingSet, counterName, used);
+            addCounterUse(demandSet, counterName, used);
             if (counter.value < used)
                 return false;
         }
@@ -542,16 +616,7 @@ bool Search::allocateDevice(ClaimState& state, const Plan& plan, size_t position
     Placement placement;
     placement.device = device;
     placement.id = info.id;
-    DeviceResult result;
-    result.request = plan.name;
-    result.driver = info.slice->driver;
-    result.pool = info.slice->pool.name;
-    result.device = dev.name;
-    result.adminAccess = plan.admin;
-    result.tolerations = plan.spec->tolerations;
-    result.bindingConditions = dev.bindingConditions;
-    result.bindingFailureConditions = dev.bindingFailureConditions;
-    result.skipNodeOperations = info.slice->skipNodeOperations;
+    DeviceResult result;  // named at the end: most tries fail before
 
     if (!nodeOperationsSupported(*info.slice))
         return false;
@@ -678,6 +743,15 @@ bool Search::allocateDevice(ClaimState& state, const Plan& plan, size_t position
             running[setName] = std::move(next);
         }
     }
+    result.request = plan.name;
+    result.driver = info.slice->driver;
+    result.pool = info.slice->pool.name;
+    result.device = dev.name;
+    result.adminAccess = plan.admin;
+    result.tolerations = plan.spec->tolerations;
+    result.bindingConditions = dev.bindingConditions;
+    result.bindingFailureConditions = dev.bindingFailureConditions;
+    result.skipNodeOperations = info.slice->skipNodeOperations;
     state.results.push_back(std::move(result));
     state.placements.push_back(std::move(placement));
     return true;
@@ -885,12 +959,14 @@ Step Search::tryFirstAvailable(size_t claim, size_t request) {
 
 Step Search::scanCandidates(size_t claim, size_t request, size_t slot, size_t cursor) {
     ClaimState& state = claims_[claim];
-    const Plan& plan = state.requests[request].plan();
+    Plan& plan = state.requests[request].plan();
     const size_t remaining = plan.numDevices - slot;
-    for (size_t position = cursor; position < plan.candidates.size(); ++position) {
+    for (size_t position = cursor; hasCandidate(state, plan, position); ++position) {
         if (state.prune && plan.candidates.size() - position < remaining)
             break;  // not enough positions left for the remaining slots
-        const int device = plan.candidates[position];
+        if (quick_ && ++visits_ > visitLimit_)
+            return Step::GaveUp;
+        const int device = candidateAt(plan, position);
         if (inUse(state, plan, device))
             continue;
         Verdict verdict = selectable(plan.selectors, device);
@@ -903,6 +979,8 @@ Step Search::scanCandidates(size_t claim, size_t request, size_t slot, size_t cu
             if (!values.empty() && values[position].state == ConstraintValue::State::Failed)
                 return fail("claim " + claimName(*state.claim) + ", request " + plan.name +
                             ": device " + deviceName(device) + ": " + *values[position].error);
+        if (quick_ && ++tries_ > tryLimit_)
+            return Step::GaveUp;
         if (!allocateDevice(state, plan, position, device, false)) {
             if (!failure_.empty())
                 return Step::Failed;
@@ -926,6 +1004,8 @@ Step Search::allocateOne(size_t claim, size_t request, size_t slot, size_t curso
     ++steps_;
     if (hasDeadline_ && (steps_ & 255) == 0 && std::chrono::steady_clock::now() > deadline_)
         return Step::GaveUp;
+    if (quick_ && steps_ > stepLimit_)
+        return Step::GaveUp;  // searchQuickly() leaves it to the bounded search
     if (claim == claims_.size())
         return Step::Found;
     ClaimState& state = claims_[claim];
@@ -960,46 +1040,78 @@ Step Search::allocateOne(size_t claim, size_t request, size_t slot, size_t curso
 }
 
 Result<Outcome> Search::run() {
-    claims_.resize(claimsIn_.size());
-    for (size_t i = 0; i < claimsIn_.size(); ++i)
-        if (Status built = buildClaim(claimsIn_[i], claims_[i]); !built)
-            return built.error();
     // Kept between calls (sized once): the search undoes every in-flight mark it makes except
-    // those of a solution, which are cleared below.
+    // those of a solution, which are cleared when the search ends.
     inFlight_.resize(impl_.deviceById.size(), 0);
     stamps_.resize(impl_.deviceById.size(), 0);
     if (impl_.options.timeBudget.count() > 0) {
         hasDeadline_ = true;
         deadline_ = std::chrono::steady_clock::now() + impl_.options.timeBudget;
     }
-    // A claim that cannot be satisfied even alone makes the whole group fail: say so before
-    // trying every combination of the claims before it (when no claim could raise an error
-    // along the way, which would be upstream's answer instead).
+    const bool quick = quickSuits();
+    const bool known = quick && candidatesComplete();
+    if (quick && !known) {
+        if (std::optional<Result<Outcome>> answer = searchQuickly(true))
+            return std::move(*answer);
+    }
+    claims_.resize(claimsIn_.size());
+    for (size_t i = 0; i < claimsIn_.size(); ++i)
+        if (Status built = buildClaim(claimsIn_[i], claims_[i]); !built)
+            return built.error();
+    const bool allowed = boundsAllow();
+    // With every candidate known the same quick search runs on the full plans (a first call
+    // and a later one answer alike), unless the bounds already rule a solution out.
+    if (known && allowed) {
+        if (std::optional<Result<Outcome>> answer = searchQuickly(false))
+            return std::move(*answer);
+    }
+    return searchFully(allowed);
+}
+
+// A claim that cannot be satisfied even alone makes the whole group fail: say so before trying
+// every combination of the claims before it (when no claim could raise an error along the way,
+// which would be upstream's answer instead).
+bool Search::boundsAllow() {
     const bool allPrune = std::all_of(claims_.begin(), claims_.end(),
                                       [](const ClaimState& state) { return state.prune; });
-    bool aloneFeasible = true;
-    for (const ClaimState& state : claims_)
-        aloneFeasible =
-            aloneFeasible && (!allPrune || (feasible(state, 0, 0, 0) && someValueFeasible(state)));
-    Step step = aloneFeasible ? allocateOne(0, 0, 0, 0) : Step::NotFound;
+    if (!allPrune)
+        return true;
+    return std::all_of(claims_.begin(), claims_.end(), [&](const ClaimState& state) {
+        return feasible(state, 0, 0, 0) && someValueFeasible(state);
+    });
+}
+
+// Clears what a finished search leaves in flight (a solution's marks).
+void Search::releaseInFlight() {
     for (const ClaimState& state : claims_)
         for (const Placement& placement : state.placements)
             if (placement.inFlight)
                 --inFlight_[static_cast<size_t>(placement.id)];
+}
+
+Result<Outcome> Search::found() {
+    Outcome outcome;
+    outcome.searchSteps = steps_;
+    outcome.kind = OutcomeKind::Allocated;
+    for (const ClaimState& state : claims_) {
+        auto allocation = buildAllocation(impl_, node_, state);
+        if (!allocation)
+            return allocation.error();
+        outcome.allocations.push_back(std::move(*allocation));
+    }
+    return outcome;
+}
+
+Result<Outcome> Search::searchFully(bool boundsAllow) {
+    const Step step = boundsAllow ? allocateOne(0, 0, 0, 0) : Step::NotFound;
+    releaseInFlight();
     Outcome outcome;
     outcome.searchSteps = steps_;
     switch (step) {
         case Step::Failed:
             return Error{failure_};
         case Step::Found:
-            outcome.kind = OutcomeKind::Allocated;
-            for (const ClaimState& state : claims_) {
-                auto allocation = buildAllocation(impl_, node_, state);
-                if (!allocation)
-                    return allocation.error();
-                outcome.allocations.push_back(std::move(*allocation));
-            }
-            return outcome;
+            return found();
         case Step::GaveUp:
             outcome.kind = OutcomeKind::GaveUp;
             outcome.explanation = "gave up after " + std::to_string(steps_) +

@@ -34,8 +34,10 @@ struct Plan {
     bool admin = false;
     std::size_t numDevices = 0;
     // Devices passing (or failing with an error in) the selectors; the list lives in the
-    // allocator's cache.
+    // allocator's cache. The quick attempt reads `list` instead, filling it as its scan goes
+    // (which may move its storage: no span then).
     std::span<const int> candidates;
+    CandidateList* list = nullptr;
     std::vector<int> fitting;  // candidates that can hold the capacity request, when there is one
     std::vector<int> allSet;   // allocationMode All: the fixed devices
     bool anyFailure = false;   // a candidate's selector or derived attribute fails
@@ -49,12 +51,14 @@ struct RequestSlot {
     int selected = 0;
     bool bound = false;  // firstAvailable: an alternative is being tried
     const Plan& plan() const { return alternatives[static_cast<size_t>(selected)]; }
+    Plan& plan() { return alternatives[static_cast<size_t>(selected)]; }
 };
 
 struct ConstraintState {
     const Constraint* spec = nullptr;
     std::string attribute;
-    bool match = true;               // matchAttribute; false: distinctAttribute
+    ValueSetsByDevice* valueSets = nullptr;  // the allocator's cache of the attribute's values
+    bool match = true;                       // matchAttribute; false: distinctAttribute
     std::vector<ValueSet> recorded;  // match: running intersections; distinct: values in use
     bool appliesTo(const Plan& plan) const;
 };
@@ -119,12 +123,36 @@ class Search {
     Result<Outcome> run();
 
   private:
+    // Upstream's own search, without the bounds, for a few steps and visited candidates only
+    // (quick.cpp): the scheduler's answer when that finds it (the bounds never cut a solution,
+    // so the bounded search's first solution is this one), nullopt otherwise. `lazyPlans`:
+    // builds plans whose candidates are filled as the search reaches them, so that a feasible
+    // claim on a big node costs the devices the search visits, not every device's verdict;
+    // otherwise searches the full plans in claims_ (left as they were when nothing is found).
+    std::optional<Result<Outcome>> searchQuickly(bool lazyPlans);
+    bool quickSuits() const;           // no request needs every candidate up front
+    bool candidatesComplete() const;   // every request's candidate list is filled
+    std::uint64_t quickSlots() const;  // what the claims ask for, as steps of a plain search
+    void resetAfterQuickSearch(bool lazyPlans);
+    // The counting bounds before the search (false: no solution).
+    bool boundsAllow();
+    // The bounded search on the full plans, with the explanation of a failure.
+    Result<Outcome> searchFully(bool boundsAllow);
+    Result<Outcome> found();  // the outcome of the solution in claims_
+    void releaseInFlight();
+
     Status buildClaim(const Claim& claim, ClaimState& state);
     Result<Plan> buildPlan(const Claim& claim, const std::string& parent, const std::string& name,
                            const DeviceRequestSpec& spec, bool admin, ClaimState& state);
-    Result<std::vector<int>*> candidatesFor(const DeviceClass& deviceClass,
-                                            const std::vector<ExpressionCache*>& selectors,
-                                            const DeviceRequestSpec& spec);
+    std::string candidatesKey(const DeviceClass& deviceClass, const DeviceRequestSpec& spec) const;
+    CandidateList& candidatesFor(const DeviceClass& deviceClass, const DeviceRequestSpec& spec);
+    // Fills the list until it has a device at `position` (false: the node has no more).
+    bool reachCandidate(CandidateList& list, const std::vector<ExpressionCache*>& selectors,
+                        size_t position);
+    // The plan's candidate at `position` exists (filled, with its constraint values, in the
+    // quick attempt).
+    bool hasCandidate(const ClaimState& state, Plan& plan, size_t position);
+    int candidateAt(const Plan& plan, size_t position) const;
     Verdict selectable(const std::vector<ExpressionCache*>& selectors, int device);
     Verdict evaluate(ExpressionCache& expression, int device);
     void fillConstraintValues(ClaimState& state, Plan& plan);
@@ -184,6 +212,12 @@ class Search {
     std::uint64_t steps_ = 0;
     std::chrono::steady_clock::time_point deadline_;
     bool hasDeadline_ = false;
+    bool quick_ = false;  // in searchQuickly(): no bounds, lazy candidates, the limits below
+    std::uint64_t stepLimit_ = 0;
+    std::uint64_t tries_ = 0;  // free, selected candidates tried (allocateDevice calls)
+    std::uint64_t tryLimit_ = 0;
+    std::uint64_t visits_ = 0;  // candidate positions looked at, in use or not
+    std::uint64_t visitLimit_ = 0;
 };
 
 }  // namespace numadra::allocator::detail

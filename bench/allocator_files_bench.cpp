@@ -140,7 +140,9 @@ std::optional<std::string> wrongOutcome(const numadra::Result<na::Outcome>& resu
 
 na::Allocator makeAllocator(std::vector<na::Slice> slices, std::vector<na::DeviceClass> classes,
                             const std::vector<na::Allocation>& held) {
-    auto allocator = na::Allocator::create(std::move(slices), std::move(classes));
+    // As dra-allocate: decode() refused every invalid version.
+    auto allocator =
+        na::Allocator::create(std::move(slices), std::move(classes), {.versionsValid = true});
     for (const na::Allocation& allocation : held)
         allocator.commit(allocation);
     return allocator;

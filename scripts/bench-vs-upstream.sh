@@ -15,13 +15,20 @@
 # table of medians. Raw results stay in $BUILD_DIR/bench-vs-upstream/ (table.md there too).
 #
 # Environment: BUILD_DIR (default build), UPSTREAM_TIMEOUT (default 20s: upstream's first run of
-# a case is cancelled after this and the case reported as "gave up"), REPS (default 5).
+# a case is cancelled after this and the case reported as "gave up"), REPS (default 5), BEFORE (an
+# allocator_files_bench built from another revision, e.g. before a change: run after ours on the
+# same files, so that the table compares the two revisions and upstream in one run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BUILD_DIR="${BUILD_DIR:-build}"
 UPSTREAM_TIMEOUT="${UPSTREAM_TIMEOUT:-20s}"
 REPS="${REPS:-5}"
+BEFORE="${BEFORE:-}"
+if [ -n "$BEFORE" ] && [ ! -x "$BEFORE" ]; then
+  echo "bench-vs-upstream: BEFORE=$BEFORE is not an executable" >&2
+  exit 2
+fi
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
   export PATH="$PATH:/usr/local/go/bin"
 fi
@@ -62,10 +69,15 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 for dir in "$cases"/*/; do
   dir="${dir%/}"
   name="$(basename "$dir")"
-  echo "running $name: ours, then upstream" >&2
+  echo "running $name: ours,${BEFORE:+ before,} then upstream" >&2
   "$bin/allocator_files_bench" --cases="$dir" --benchmark_repetitions="$REPS" \
     --benchmark_report_aggregates_only=true --benchmark_format=json \
     >"$results/$name.ours.json" 2>"$results/$name.ours.stderr"
+  if [ -n "$BEFORE" ]; then
+    "$BEFORE" --cases="$dir" --benchmark_repetitions="$REPS" \
+      --benchmark_report_aggregates_only=true --benchmark_format=json \
+      >"$results/$name.before.json" 2>"$results/$name.before.stderr"
+  fi
   "$bin/upstream-allocator-bench" --cases "$dir" --timeout "$UPSTREAM_TIMEOUT" --reps "$REPS" \
     >"$results/$name.upstream.json"
 done
@@ -86,18 +98,32 @@ def show(ns):
         return f"{ns / 1e6:.3g} ms"
     return f"{ns / 1e9:.3g} s"
 
-rows, failures = [], []
-for name in sorted(os.listdir(cases_dir)):
-    case = json.load(open(os.path.join(cases_dir, name, "case.json")))
-    ours = {}
-    for bench in json.load(open(os.path.join(results, name + ".ours.json")))["benchmarks"]:
+def medians(name, who):
+    """mode -> median ns of allocator_files_bench's results (None: not run)."""
+    path = os.path.join(results, f"{name}.{who}.json")
+    if not os.path.exists(path):
+        return None
+    out = {}
+    for bench in json.load(open(path))["benchmarks"]:
         if bench.get("error_occurred"):
-            failures.append(f"{name} (ours): {bench.get('error_message')}")
+            failures.append(f"{name} ({who}): {bench.get('error_message')}")
             continue
         # One repetition gives no aggregates: the run itself is the median.
         if bench.get("aggregate_name") == "median" or (reps == 1 and "aggregate_name" not in bench):
             mode = bench["run_name"].split("/")[1]
-            ours[mode] = bench["real_time"] * scale[bench["time_unit"]]
+            out[mode] = bench["real_time"] * scale[bench["time_unit"]]
+    return out
+
+def ratio_text(ratio):
+    return f"{ratio:,.2f}" if ratio < 10 else f"{ratio:,.0f}"
+
+rows, failures = [], []
+with_before = False
+for name in sorted(os.listdir(cases_dir)):
+    case = json.load(open(os.path.join(cases_dir, name, "case.json")))
+    ours = medians(name, "ours")
+    before = medians(name, "before")
+    with_before = with_before or before is not None
     upstream = json.loads(open(os.path.join(results, name + ".upstream.json")).read())
     if upstream["outcome"] == "error":
         failures.append(f"{name} (upstream): {upstream.get('error')}")
@@ -105,21 +131,30 @@ for name in sorted(os.listdir(cases_dir)):
         if mode not in ours:
             continue
         us = ours[mode]
+        was = (before or {}).get(mode)
         if upstream["outcome"] == "gave up":
             bound = upstream["gave_up_after_s"] * 1e9
             theirs, ratio = f"gave up after {upstream['gave_up_after_s']:g} s", bound / us
             cells = (theirs, f"> {ratio:,.0f}", "yes")
+            then = (f"> {bound / was:,.0f}",) if was else ("",)
         elif upstream.get(mode):
             them = upstream[mode]["median_ns"]
             ratio = them / us
             note = "" if len(upstream[mode]["reps_ns"]) == reps else f" ({len(upstream[mode]['reps_ns'])} reps)"
-            cells = (show(them) + note, f"{ratio:,.2f}" if ratio < 10 else f"{ratio:,.0f}",
+            cells = (show(them) + note, ratio_text(ratio),
                      "yes" if ratio >= 5 else f"**no** ({ratio:.2f}×)")
+            then = (ratio_text(them / was),) if was else ("",)
         else:
             cells = ("error", "", "")
-        rows.append((f"{name}", mode, show(us)) + cells)
+            then = ("",)
+        befores = ((show(was) if was else ""),) + then
+        rows.append((f"{name}", mode, show(us)) + cells + befores)
 
-header = ("case", "mode", "ours (median)", "upstream (median)", "upstream / ours", "ours ≥ 5× faster")
+header = ("case", "mode", "ours (median)", "upstream (median)", "upstream / ours", "ours ≥ 5× faster",
+          "before (median)", "upstream / before")
+if not with_before:
+    header = header[:-2]
+    rows = [row[:-2] for row in rows]
 lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
 lines += ["| " + " | ".join(row) + " |" for row in rows]
 text = "\n".join(lines)
@@ -128,6 +163,8 @@ print(f"In-process, wall time per operation, median of {reps} repetitions (fewer
 print("warm: ours = one Allocator kept across calls (CEL verdicts, candidates, node views cached);")
 print("      upstream = one allocator and one CEL cache kept across calls (compiled CEL only).")
 print("cold: ours = Allocator::create + first allocate; upstream = new CEL cache + NewAllocator + Allocate.")
+if with_before:
+    print("before: BEFORE's allocator_files_bench, run right after ours on the same files.")
 print("d_thousand_claims: each iteration starts from no allocations; warm = ours without create(),")
 print("      upstream sharing its CEL cache (a new allocator per claim, as per pod in the scheduler).")
 print()
