@@ -1,7 +1,9 @@
 // Compile-time work on the parsed tree: the declaration checks a CEL type checker would report
-// (undeclared references, undefined fields of declared objects) and the deduction of the result
-// type. Neither knows variable types, so both stay conservative: what they cannot decide is left
-// to evaluation ("dyn").
+// (undeclared references, undefined fields of declared objects), literal arguments (regex
+// patterns, format strings) and the deduction of the result type. Where the declarations carry
+// types, cel-go's checker (typecheck.cpp) judges operand and literal types exactly; otherwise the
+// approximate type checks here stay conservative: what they cannot decide is left to evaluation
+// ("dyn").
 
 #include <re2/re2.h>
 
@@ -35,7 +37,8 @@ using Fields = std::optional<std::set<std::string>>;
 
 class Checker {
   public:
-    explicit Checker(const Declarations& declarations) : declarations_(declarations) {}
+    explicit Checker(const Declarations& declarations)
+        : declarations_(declarations), approximateTypes_(declarations.types == nullptr) {}
 
     std::optional<Error> run(Node& root) {
         check(root, nullptr);
@@ -83,13 +86,13 @@ class Checker {
             case NodeKind::List:
                 for (auto& child : node.children)
                     check(*child, locals);
-                if (exemptAggregates_ == 0)
+                if (approximateTypes_ && exemptAggregates_ == 0)
                     homogeneous(node, 0, 1);
                 return nullptr;
             case NodeKind::Map:
                 for (auto& child : node.children)
                     check(*child, locals);
-                if (exemptAggregates_ == 0) {
+                if (approximateTypes_ && exemptAggregates_ == 0) {
                     homogeneous(node, 0, 2);  // the keys
                     homogeneous(node, 1, 2);  // the values
                 }
@@ -101,7 +104,7 @@ class Checker {
             case NodeKind::Binary:
                 for (auto& child : node.children)
                     check(*child, locals);
-                if (!error_)
+                if (approximateTypes_ && !error_)
                     checkOperands(node);
                 return nullptr;
             default:
@@ -286,7 +289,8 @@ class Checker {
             checkFormatLiteral(node);
         if (!error_ && !node.receiver && node.children.size() == 1)
             checkLiteralArgument(node);
-        if (!error_ && node.builtin == Builtin::Size && node.children.size() == 1) {
+        if (approximateTypes_ && !error_ && node.builtin == Builtin::Size &&
+            node.children.size() == 1) {
             const std::string& type = deduceType(*node.children[0]);
             if (type != "dyn" && type != "string" && type != "bytes" && type != "list" &&
                 type != "map")
@@ -343,6 +347,7 @@ class Checker {
     }
 
     const Declarations& declarations_;
+    const bool approximateTypes_;  // no typed checker follows: judge the types known here
     std::optional<Error> error_;
     int exemptAggregates_ = 0;  // inside the arguments of a format() call
 };
