@@ -101,6 +101,7 @@ struct Node {
     MapKey fieldKey;        // Select/Has: `name` as a map key, built once for lookups
     std::string qualified;  // Ident/Select chains: the dotted name ("a.b.c"); Call: "ns.f"
     std::string rootName;   // Ident/Select chains and qualified calls: the first identifier
+    std::string overload;   // Call: the one overload the checker resolved, when it is static
     BinaryOp op = BinaryOp::Add;
     Macro macro = Macro::All;
     Builtin builtin = Builtin::None;

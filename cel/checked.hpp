@@ -43,6 +43,8 @@ struct CheckedAst {
     // environment's declarations, which `environment` keeps alive.
     std::vector<std::vector<std::string_view>> overloads;
     std::shared_ptr<const TypeEnvironment> environment;
+    // The parsed calls and the ids of the calls they were lowered to.
+    std::vector<std::pair<const Node*, int>> sourceCalls;
 };
 
 // Lowers and type-checks `root` against `environment`. Errors: "line L, column C: message" with

@@ -489,6 +489,8 @@ class Evaluator {
             if (auto result = callBuiltin(node, args))
                 return std::move(*result);
         }
+        if (!node.overload.empty())
+            return callHost(environment_.overloadFunctions, node.overload, args);
         // A receiver that is an Opaque, or argument types the standard library does not cover.
         return callHost(node.receiver ? environment_.memberFunctions : environment_.globalFunctions,
                         node.name, args);
@@ -864,6 +866,32 @@ class Evaluator {
 
 }  // namespace detail
 
+namespace {
+
+using StaticCalls = std::map<const detail::Node*, std::string_view>;
+
+void markStaticOverloads(detail::Node& node, const StaticCalls& calls) {
+    if (const auto it = calls.find(&node); it != calls.end())
+        node.overload = std::string(it->second);
+    for (auto& child : node.children)
+        markStaticOverloads(*child, calls);
+}
+
+// Sets Node::overload on each parsed call the checker resolved to exactly one of `overloads`.
+void markStaticOverloads(detail::Node& root, const detail::CheckedAst& checked,
+                         const std::set<std::string, std::less<>>& overloads) {
+    StaticCalls calls;
+    for (const auto& [source, id] : checked.sourceCalls) {
+        const auto& resolved = checked.overloads[static_cast<std::size_t>(id)];
+        if (resolved.size() == 1 && overloads.contains(resolved.front()))
+            calls.emplace(source, resolved.front());
+    }
+    if (!calls.empty())
+        markStaticOverloads(root, calls);
+}
+
+}  // namespace
+
 Result<Program> Program::compile(std::string_view expression, const CompileOptions& options) {
     auto root = detail::parse(expression);
     if (!root)
@@ -879,6 +907,7 @@ Result<Program> Program::compile(std::string_view expression, const CompileOptio
         if (!checked)
             return checked.error();
         impl->checkedResultType = resultTypeName(*checked->types[checked->root->id]);
+        markStaticOverloads(**root, *checked, options.declarations->staticOverloads);
         impl->resultType = &impl->checkedResultType;
         impl->checked = std::move(*checked);
     }

@@ -216,6 +216,7 @@ class Lowering {
     }
 
     int count() const { return next_; }
+    std::vector<std::pair<const Node*, int>> takeSourceCalls() { return std::move(sourceCalls_); }
 
   private:
     CheckedPtr make(CheckedKind kind, const Node& at) {
@@ -284,6 +285,7 @@ class Lowering {
     CheckedPtr lowerCall(const Node& node) {
         auto expr = make(CheckedKind::Call, node);
         expr->name = node.name;
+        sourceCalls_.emplace_back(&node, expr->id);
         std::size_t first = 0;
         if (node.receiver) {
             expr->target = lower(*node.children[0]);
@@ -431,6 +433,7 @@ class Lowering {
     }
 
     int next_ = 0;
+    std::vector<std::pair<const Node*, int>> sourceCalls_;
 };
 
 // Local variables in scope, innermost last.
@@ -890,8 +893,10 @@ Result<CheckedAst> typeCheck(const Node& root,
     Lowering lowering;
     CheckedPtr lowered = lowering.lower(root);
     auto checked = TypeChecker(*environment, lowering.count()).run(std::move(lowered));
-    if (checked)
+    if (checked) {
         checked->environment = environment;
+        checked->sourceCalls = lowering.takeSourceCalls();
+    }
     return checked;
 }
 

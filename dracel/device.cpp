@@ -197,6 +197,8 @@ cel::Declarations deviceDeclarations(ExpressionKind kind) {
     declarations.literalArgumentChecks.emplace("timestamp", detail::timestampLiteralError);
     declarations.literalArgumentChecks.emplace("duration", detail::durationLiteralError);
     declarations.types = typeEnvironment(kind);
+    for (const auto& [overload, function] : draEnvironment().overloadFunctions)
+        declarations.staticOverloads.insert(overload);
     return declarations;
 }
 

@@ -310,17 +310,30 @@ Value addToSum(const Value& total, const Value& next) {
     return detail::addTimes(total, next);
 }
 
+Value sumFrom(Value total, const cel::List& list) {
+    for (const Value& next : list) {
+        total = addToSum(total, next);
+        if (total.isError())
+            break;
+    }
+    return total;
+}
+
+// sum() where the checker could not tell the element type: the first element decides.
 Value sum(const Args& args) {
     const cel::List* list = args.size() == 1 ? asList(args[0]) : nullptr;
     std::optional<Value> total = list ? sumStart(*list) : std::nullopt;
     if (!total)
         return noSuchOverload("sum", args);
-    for (const Value& next : *list) {
-        *total = addToSum(*total, next);
-        if (total->isError())
-            break;
-    }
-    return std::move(*total);
+    return sumFrom(std::move(*total), *list);
+}
+
+// sum() of a list the checker typed: the overload's zero, also for an empty list.
+cel::Function typedSum(Value zero) {
+    return [zero = std::move(zero)](const Args& args) -> Value {
+        const cel::List* list = args.size() == 1 ? asList(args[0]) : nullptr;
+        return list ? sumFrom(zero, *list) : noSuchOverload("sum", args);
+    };
 }
 
 // min() / max(): the first least / greatest element.
@@ -706,6 +719,10 @@ cel::Environment build() {
 
     member["isSorted"] = isSorted;
     member["sum"] = sum;
+    env.overloadFunctions["list_int_sum_int"] = typedSum(fromInt(0));
+    env.overloadFunctions["list_uint_sum_uint"] = typedSum(Value(std::uint64_t{0}));
+    env.overloadFunctions["list_double_sum_double"] = typedSum(Value(0.0));
+    env.overloadFunctions["list_duration_sum_duration"] = typedSum(detail::zeroDuration());
     member["min"] = [](const Args& args) { return extreme("min", args, 1); };
     member["max"] = [](const Args& args) { return extreme("max", args, -1); };
     member["indexOf"] = [](const Args& args) { return listIndexOf("indexOf", args, false); };

@@ -61,6 +61,17 @@ bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
 }
 
+// cel-go's planner calls the one sum() overload the checker resolved, so an empty list keeps its
+// element type's zero; a list the checker cannot type (`[]`) sums to int 0.
+TEST(Selector, SumOfAnEmptyTypedListIsTheElementTypesZero) {
+    EXPECT_EQ(select(R"([duration("1s")].filter(d, false).sum() == duration("0s"))"), "true");
+    // Arithmetic does not mix types, so `+` tells the zero's type.
+    EXPECT_EQ(select("[1.5].filter(x, false).sum() + 1.0 == 1.0"), "true");
+    EXPECT_EQ(select("[1u].filter(x, false).sum() + 1u == 1u"), "true");
+    EXPECT_EQ(select("[1].filter(x, false).sum() + 1 == 1"), "true");
+    EXPECT_EQ(select("[].sum() + 1 == 1"), "true");
+}
+
 // ---- The documented selector examples ----------------------------------------------------------
 
 class SelectorExample : public ::testing::TestWithParam<std::string> {};

@@ -138,6 +138,11 @@ using Function = std::function<Value(const std::vector<Value>& args)>;
 struct Environment {
     std::map<std::string, Function, std::less<>> globalFunctions;
     std::map<std::string, Function, std::less<>> memberFunctions;
+    // By overload id: the functions of overloads whose result depends on the argument's static
+    // type, not only on its value (sum() of an empty list(duration) is a duration), as cel-go's
+    // planner calls the one overload the checker resolved. Used for a call the checker resolved
+    // to exactly one overload listed in Declarations::staticOverloads; others go by name.
+    std::map<std::string, Function, std::less<>> overloadFunctions;
     // Evaluation steps (each evaluated node and each comprehension iteration count one; string
     // functions add one per 16 bytes scanned); exceeding it aborts with an error value.
     std::int64_t costLimit = 1'000'000;
@@ -168,6 +173,9 @@ struct Declarations {
     // expression is type-checked as cel-go checks it (overloads resolved, so a call no overload
     // accepts is a compile error) and its static cost can be estimated (Program::estimateCost).
     std::shared_ptr<const TypeEnvironment> types;
+    // Overload ids whose calls are evaluated by Environment::overloadFunctions when the checker
+    // resolved a call to exactly that overload (needs `types`).
+    std::set<std::string, std::less<>> staticOverloads;
 };
 struct CompileOptions {
     std::optional<Declarations> declarations;  // nullopt: no check, names resolve at evaluation
