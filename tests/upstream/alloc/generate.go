@@ -62,10 +62,15 @@ func (g *generator) chance(percent int) bool { return g.r.IntN(100) < percent }
 func (g *generator) pick(options ...string) string { return options[g.r.IntN(len(options))] }
 
 func (g *generator) node() {
-	g.in.Nodes = append(g.in.Nodes, &v1.Node{
+	node := &v1.Node{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
 		ObjectMeta: metav1.ObjectMeta{Name: nodeName, Labels: map[string]string{"zone": "a"}},
-	})
+	}
+	if g.chance(70) {
+		// Only such a node may get devices of a slice that skips node operations.
+		node.Status.DeclaredFeatures = []string{"DRAOptionalNodeOperations"}
+	}
+	g.in.Nodes = append(g.in.Nodes, node)
 }
 
 func (g *generator) class(driver string) {
@@ -104,8 +109,18 @@ func (g *generator) pool(driver, pool string) {
 		total++
 	}
 	perDevice := g.chance(15)
+	var skip []resourceapi.SkipNodeOperation
+	if g.chance(12) {
+		// Valid sets only: NodePrepareResources needs NodeUnprepareResources or "*" beside it.
+		skip = [][]resourceapi.SkipNodeOperation{
+			{resourceapi.SkipNodeOperationNodeUnprepareResources},
+			{resourceapi.SkipNodeOperationAll},
+			{resourceapi.SkipNodeOperationNodePrepareResources, resourceapi.SkipNodeOperationNodeUnprepareResources},
+		}[g.r.IntN(3)]
+	}
 	for i := 0; i < slices; i++ {
 		slice := g.slice(driver, pool, i, total, perDevice)
+		slice.Spec.SkipNodeOperations = skip
 		for d := 0; d < 1+g.r.IntN(5); d++ {
 			slice.Spec.Devices = append(slice.Spec.Devices, g.device(driver, pool, fmt.Sprintf("dev-%d-%d", i, d), counters, perDevice))
 		}
@@ -210,6 +225,11 @@ func (g *generator) device(driver, pool, name string, counters, perDevice bool) 
 			CounterSet: "memory-set",
 			Counters:   map[string]resourceapi.Counter{"memory": {Value: resource.MustParse(g.pick("8Gi", "16Gi"))}},
 		}}
+		if g.chance(35) {
+			// DRADeviceCompatibilityGroups: devices of one counter set must share a group.
+			groups := [][]string{{"full"}, {"half"}, {"full", "half"}, {"mig"}}
+			device.ConsumesCounters[0].CompatibilityGroups = groups[g.r.IntN(len(groups))]
+		}
 	}
 	if perDevice {
 		switch g.r.IntN(3) {

@@ -55,12 +55,20 @@ func TestTheGeneratorCoversEveryFeature(t *testing.T) {
 	seen := map[string]bool{}
 	for seed := uint64(1); seed <= 300; seed++ {
 		in := generate(seed)
+		if len(in.Nodes[0].Status.DeclaredFeatures) > 0 {
+			seen["node declaring optional operations"] = true
+		} else {
+			seen["node not declaring optional operations"] = true
+		}
 		for _, slice := range in.Slices {
 			if len(slice.Spec.SharedCounters) > 0 {
 				seen["shared counters"] = true
 			}
 			if slice.Spec.PerDeviceNodeSelection != nil {
 				seen["per-device node selection"] = true
+			}
+			if len(slice.Spec.SkipNodeOperations) > 0 {
+				seen["skipNodeOperations"] = true
 			}
 			for _, device := range slice.Spec.Devices {
 				noteDevice(seen, device)
@@ -85,7 +93,8 @@ func TestTheGeneratorCoversEveryFeature(t *testing.T) {
 		"class selector", "ExactCount", "All", "request selector", "firstAvailable", "capacity request",
 		"adminAccess", "tolerations", "matchAttribute", "distinctAttribute", "list matchAttribute",
 		"claim config", "allocated claim", "allocated shared claim", "derived attribute",
-		"fractional capacity",
+		"fractional capacity", "compatibility groups", "skipNodeOperations", "node declaring optional operations",
+		"node not declaring optional operations",
 	} {
 		if !seen[feature] {
 			t.Errorf("300 seeds never generated %s", feature)
@@ -120,6 +129,9 @@ func noteDevice(seen map[string]bool, device resourceapi.Device) {
 	}
 	seen["allowMultipleAllocations"] = seen["allowMultipleAllocations"] || device.AllowMultipleAllocations != nil
 	seen["consumesCounters"] = seen["consumesCounters"] || len(device.ConsumesCounters) > 0
+	for _, consumption := range device.ConsumesCounters {
+		seen["compatibility groups"] = seen["compatibility groups"] || len(consumption.CompatibilityGroups) > 0
+	}
 	seen["taints"] = seen["taints"] || len(device.Taints) > 0
 	seen["binding conditions"] = seen["binding conditions"] || len(device.BindingConditions) > 0
 }
