@@ -156,6 +156,14 @@ bool sentAsList(const api::Json& sent, size_t device, const std::string& attribu
            value->contains("versions");
 }
 
+// Whether a 422 cause says an attribute has no value: kube-apiserver 1.37's declarative
+// validation says "must specify one of: `int`, ...", its handwritten validation (earlier
+// releases, and 1.37 with declarative validation off) "exactly one value must be specified".
+bool saysAttributeHasNoValue(const std::string& message) {
+    return message.find("must specify one of:") != std::string::npos ||
+           message.find("exactly one value must be specified") != std::string::npos;
+}
+
 // The attributes sent as lists that a 422 says have no value left: what kube-apiserver answers
 // when DRAListTypeAttributes is off (it strips list values, then validation finds none).
 std::vector<std::string> refusedListAttributes(const api::Json& sent, const Error& error) {
@@ -163,7 +171,7 @@ std::vector<std::string> refusedListAttributes(const api::Json& sent, const Erro
     if (error.code != 422)
         return names;
     for (const auto& cause : error.causes) {
-        if (cause.message.find("exactly one value must be specified") == std::string::npos)
+        if (!saysAttributeHasNoValue(cause.message))
             continue;
         const auto attribute = deviceAttributeOfField(cause.field);
         if (!attribute || !sentAsList(sent, attribute->first, attribute->second))

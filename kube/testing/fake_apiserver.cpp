@@ -134,6 +134,12 @@ void stampTaints(Json& slice) {
     }
 }
 
+// kube-apiserver 1.37.2's words (declarative validation of the attribute union) for an attribute
+// left without a value.
+constexpr const char* kNoAttributeValue =
+    "Invalid value: \"\": must specify one of: `int`, `bool`, `string`, `version`, `ints`, "
+    "`bools`, `strings`, `versions`";
+
 // As kube-apiserver without DRAListTypeAttributes (the 1.37 default): the list-typed values are
 // stripped from the slice (dropDisabledFields), then validation finds attributes left without a
 // value. Returns one cause per such attribute, in the API server's field path form.
@@ -157,8 +163,8 @@ std::vector<Json> stripListAttributeValues(Json& slice) {
             if (!value.empty())
                 continue;
             causes.push_back(Json{
-                {"reason", "FieldValueRequired"},
-                {"message", "Required value: exactly one value must be specified"},
+                {"reason", "FieldValueInvalid"},
+                {"message", kNoAttributeValue},
                 {"field", "spec.devices[" + std::to_string(index) + "].attributes[" + name + "]"}});
         }
     }

@@ -212,7 +212,13 @@ TEST_F(PublisherTest, DroppedListAttributesAreAFatalConfigurationError) {
     EXPECT_NE(stats.error().message.find("DRAListTypeAttributes"), std::string::npos);
 }
 
+// kube-apiserver 1.37.2's cause for an attribute whose list value it stripped (seen by the
+// end-to-end tests against the real server), and the words of its handwritten validation.
 const FieldCause kNumaNodeValueRequired{
+    "spec.devices[0].attributes[resource.kubernetes.io/numaNode]",
+    "Invalid value: \"\": must specify one of: `int`, `bool`, `string`, `version`, `ints`, "
+    "`bools`, `strings`, `versions`"};
+const FieldCause kNumaNodeExactlyOneValue{
     "spec.devices[0].attributes[resource.kubernetes.io/numaNode]",
     "Required value: exactly one value must be specified"};
 
@@ -231,6 +237,15 @@ TEST_F(PublisherTest, ARefusedListAttributeIsRecognised) {
     }
 }
 
+TEST_F(PublisherTest, ARefusedListAttributeIsRecognisedInTheHandwrittenValidationsWords) {
+    api.invalidCauses = {kNumaNodeExactlyOneValue};
+    auto s = slice("s0", {"gpu-0"});
+    s.devices[0].attributes["resource.kubernetes.io/numaNode"] = std::vector<std::int64_t>{5, 4};
+    auto stats = publisher.reconcile({s});
+    ASSERT_FALSE(stats.ok());
+    EXPECT_EQ(stats.error().code, kListAttributesRefusedError);
+}
+
 TEST_F(PublisherTest, A422AboutAScalarAttributeIsAnOrdinaryError) {
     api.invalidCauses = {kNumaNodeValueRequired};
     auto s = slice("s0", {"gpu-0"});
@@ -242,7 +257,7 @@ TEST_F(PublisherTest, A422AboutAScalarAttributeIsAnOrdinaryError) {
 
 TEST_F(PublisherTest, A422NamingAnotherDeviceIsAnOrdinaryError) {
     api.invalidCauses = {{"spec.devices[1].attributes[resource.kubernetes.io/numaNode]",
-                          "Required value: exactly one value must be specified"}};
+                          kNumaNodeValueRequired.message}};
     auto s = slice("s0", {"gpu-0"});
     s.devices[0].attributes["resource.kubernetes.io/numaNode"] = std::vector<std::int64_t>{5, 4};
     auto stats = publisher.reconcile({s});

@@ -12,7 +12,7 @@ namespace numadra {
 
 // One field an answer found wrong, as the Kubernetes API server names it in a Status's
 // details.causes: field "spec.devices[0].attributes[resource.kubernetes.io/numaNode]", message
-// "Required value: exactly one value must be specified".
+// "Invalid value: \"\": must specify one of: `int`, `bool`, ...".
 struct FieldCause {
     std::string field;
     std::string message;

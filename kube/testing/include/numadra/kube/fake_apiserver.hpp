@@ -85,7 +85,7 @@ class FakeApiServer {
     // list-typed attribute values (ints, strings, bools, versions) are stripped, and a slice in
     // which that leaves an attribute without a value is refused, 422 Invalid, with a Status
     // naming each such attribute as a cause ("spec.devices[0].attributes[<name>]",
-    // "Required value: exactly one value must be specified").
+    // "Invalid value: \"\": must specify one of: `int`, ...", as kube-apiserver 1.37.2 words it).
     void setRefuseListAttributes(bool refuse);
     // Like a cluster without DRADeviceTaints: device taints are silently not stored.
     void setDropDeviceTaints(bool drop);

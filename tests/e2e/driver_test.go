@@ -1,0 +1,432 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
+
+	"numadra.dev/tests/e2e/cluster"
+)
+
+const (
+	driverName      = "numa.dra.dev"
+	driverNamespace = "numa-dra-driver"
+	driverAccount   = "numa-dra-driver"
+)
+
+func buildDir(t testing.TB) string  { return requireEnv(t, "NUMADRA_BUILD_DIR") }
+func sourceDir(t testing.TB) string { return requireEnv(t, "NUMADRA_SOURCE_DIR") }
+
+// machines lists the mocked machines of the build (testdata/generate_sysfs.py).
+func machines(t testing.TB) []string {
+	entries, err := os.ReadDir(filepath.Join(buildDir(t), "testdata", "sysfs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, entry := range entries {
+		if _, err := os.Stat(filepath.Join(buildDir(t), "testdata", "sysfs", entry.Name(), "sys")); err == nil {
+			names = append(names, entry.Name())
+		}
+	}
+	if len(names) == 0 {
+		t.Fatal("no mocked machines in the build's testdata/sysfs")
+	}
+	return names
+}
+
+func machineRoot(t testing.TB, machine string) string {
+	return filepath.Join(buildDir(t), "testdata", "sysfs", machine)
+}
+
+// kubectl runs the cluster's kubectl as the administrator.
+func kubectl(t testing.TB, c *cluster.Cluster, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(requireEnv(t, "NUMADRA_E2E_BIN"), "kubectl"),
+		append([]string{"--kubeconfig", c.AdminKubeconfig}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// installedDriver applies deploy/manifests/ once per cluster, as the README tells users to.
+func installedDriver(t testing.TB, c *cluster.Cluster) {
+	t.Helper()
+	if _, err := c.Admin.CoreV1().ServiceAccounts(driverNamespace).Get(context.Background(), driverAccount, metav1.GetOptions{}); err == nil {
+		return
+	}
+	out, err := kubectl(t, c, "apply", "-f", filepath.Join(sourceDir(t), "deploy", "manifests"))
+	if err != nil {
+		t.Fatalf("kubectl apply -f deploy/manifests: %v\n%s", err, out)
+	}
+}
+
+// node is a Node object for a mocked machine, Ready, with the machine's CPUs and memory.
+func createNode(t testing.TB, c *cluster.Cluster, name, machine string) *v1.Node {
+	t.Helper()
+	ctx := context.Background()
+	node, err := c.Admin.CoreV1().Nodes().Create(ctx, &v1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name, "numadra.dev/machine": machine}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating node %s: %v", name, err)
+	}
+	cpus, memory := machineResources(t, machine)
+	capacity := v1.ResourceList{
+		v1.ResourceCPU:    *resource.NewQuantity(cpus, resource.DecimalSI),
+		v1.ResourceMemory: *resource.NewQuantity(memory, resource.BinarySI),
+		v1.ResourcePods:   *resource.NewQuantity(110, resource.DecimalSI),
+	}
+	// The controller manager writes to a new Node too (taints, CIDRs): retry on conflicts.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current, err := c.Admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		current.Status = v1.NodeStatus{
+			Capacity: capacity, Allocatable: capacity,
+			Conditions: []v1.NodeCondition{{
+				Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady",
+				LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
+			}},
+			DeclaredFeatures: []string{"DRAOptionalNodeOperations"},
+		}
+		node, err = c.Admin.CoreV1().Nodes().UpdateStatus(ctx, current, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("node %s status: %v", name, err)
+	}
+	t.Cleanup(func() {
+		_ = c.Admin.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	return node
+}
+
+// machineResources counts the mocked machine's online CPUs and sums its NUMA nodes' memory.
+func machineResources(t testing.TB, machine string) (cpus, memory int64) {
+	sys := filepath.Join(machineRoot(t, machine), "sys")
+	online, err := os.ReadFile(filepath.Join(sys, "devices", "system", "cpu", "online"))
+	if err == nil {
+		for _, part := range strings.Split(strings.TrimSpace(string(online)), ",") {
+			var first, last int64
+			if n, _ := fmt.Sscanf(part, "%d-%d", &first, &last); n == 2 {
+				cpus += last - first + 1
+			} else if n == 1 {
+				cpus++
+			}
+		}
+	}
+	meminfos, _ := filepath.Glob(filepath.Join(sys, "devices", "system", "node", "node*", "meminfo"))
+	for _, path := range meminfos {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			fields := strings.Fields(line)
+			if len(fields) >= 4 && fields[2] == "MemTotal:" {
+				var kib int64
+				fmt.Sscan(fields[3], &kib)
+				memory += kib * 1024
+			}
+		}
+	}
+	if cpus == 0 {
+		cpus = 1
+	}
+	if memory == 0 {
+		memory = 1 << 30
+	}
+	return cpus, memory
+}
+
+// driverToken is a service-account token of the driver bound to a driver Pod on the node, as
+// the kubelet would mount it: it carries the node's name (ServiceAccountTokenPodNodeInfo).
+func driverToken(t testing.TB, c *cluster.Cluster, node string) string {
+	t.Helper()
+	ctx := context.Background()
+	pod, err := c.Admin.CoreV1().Pods(driverNamespace).Create(ctx, &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "driver-" + node, Namespace: driverNamespace},
+		Spec: v1.PodSpec{
+			NodeName:           node,
+			ServiceAccountName: driverAccount,
+			Containers:         []v1.Container{{Name: "driver", Image: "registry.invalid/numa-dra-driver:e2e"}},
+			Tolerations:        []v1.Toleration{{Operator: v1.TolerationOpExists}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("driver pod on %s: %v", node, err)
+	}
+	t.Cleanup(func() {
+		_ = c.Admin.CoreV1().Pods(driverNamespace).Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))})
+	})
+	token, err := c.Admin.CoreV1().ServiceAccounts(driverNamespace).CreateToken(ctx, driverAccount, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{
+			ExpirationSeconds: ptr.To(int64(3600)),
+			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("token for the driver pod on %s: %v", node, err)
+	}
+	return token.Status.Token
+}
+
+// daemon is a running numa-dra-plugin.
+type daemon struct {
+	cmd  *exec.Cmd
+	log  string
+	done chan error
+}
+
+// startDaemon runs numa-dra-plugin for the mocked machine as the node's driver pod would.
+func startDaemon(t testing.TB, c *cluster.Cluster, node, machine string, args ...string) *daemon {
+	t.Helper()
+	dir := filepath.Join(c.Dir, "nodes", node)
+	kubeconfig := filepath.Join(dir, "driver.kubeconfig")
+	for _, sub := range []string{"registry", "plugins", "cdi", "metadata", "state", "dev"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(kubeconfig); err != nil {
+		if err := c.TokenKubeconfig(kubeconfig, driverToken(t, c, node)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := machineRoot(t, machine)
+	all := append([]string{
+		"--kubeconfig", kubeconfig, "--node-name", node, "--driver-name", driverName,
+		"--sysfs-root", filepath.Join(root, "sys"), "--proc-root", filepath.Join(root, "proc"),
+		"--dev-root", filepath.Join(dir, "dev"),
+		"--kubelet-registry-dir", filepath.Join(dir, "registry"), "--kubelet-plugins-dir", filepath.Join(dir, "plugins"),
+		"--cdi-dir", filepath.Join(dir, "cdi"), "--metadata-dir", filepath.Join(dir, "metadata"),
+		"--state-dir", filepath.Join(dir, "state"), "--log-format", "text",
+	}, args...)
+	logPath := filepath.Join(dir, fmt.Sprintf("daemon-%d.log", time.Now().UnixNano()))
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(filepath.Join(buildDir(t), "bin", "numa-dra-plugin"), all...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d := &daemon{cmd: cmd, log: logPath, done: make(chan error, 1)}
+	go func() { d.done <- cmd.Wait() }()
+	t.Cleanup(func() { d.stop(t) })
+	return d
+}
+
+// stop sends SIGTERM and waits for the exit (a kill after 20 s fails the test).
+func (d *daemon) stop(t testing.TB) error {
+	if d.cmd.ProcessState != nil {
+		return nil
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-d.done:
+		d.done <- err
+		return err
+	case <-time.After(20 * time.Second):
+		_ = d.cmd.Process.Kill()
+		t.Errorf("numa-dra-plugin did not stop within 20 s of SIGTERM; log: %s", d.log)
+		return <-d.done
+	}
+}
+
+// wait returns the daemon's exit, or an error when it is still running after the timeout.
+func (d *daemon) wait(timeout time.Duration) (error, bool) {
+	select {
+	case err := <-d.done:
+		d.done <- err
+		return err, true
+	case <-time.After(timeout):
+		return nil, false
+	}
+}
+
+func (d *daemon) output() string {
+	data, _ := os.ReadFile(d.log)
+	return string(data)
+}
+
+// expectedSlices is what numa-probe says the node gets, read strictly: a field our types do
+// not know fails here, so no field can be dropped unnoticed on the way.
+func expectedSlices(t testing.TB, node, machine string, args ...string) []resourceapi.ResourceSlice {
+	t.Helper()
+	root := machineRoot(t, machine)
+	cmd := exec.Command(filepath.Join(buildDir(t), "bin", "numa-probe"), append([]string{
+		"--sysfs-root", filepath.Join(root, "sys"), "--node-name", node, "--driver-name", driverName, "--output", "json",
+	}, args...)...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("numa-probe %s: %v", machine, err)
+	}
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if err := json.Unmarshal(out, &list); err != nil {
+		t.Fatalf("numa-probe %s: %v", machine, err)
+	}
+	var slices []resourceapi.ResourceSlice
+	for _, item := range list.Items {
+		var slice resourceapi.ResourceSlice
+		decoder := json.NewDecoder(bytes.NewReader(item))
+		decoder.DisallowUnknownFields()
+		if err := decoder.Decode(&slice); err != nil {
+			t.Fatalf("numa-probe %s: a slice the v1 API types do not read: %v", machine, err)
+		}
+		slices = append(slices, slice)
+	}
+	return slices
+}
+
+// nodeSlices lists the driver's slices of the node, ordered by name.
+func nodeSlices(t testing.TB, c *cluster.Cluster, node string) []resourceapi.ResourceSlice {
+	t.Helper()
+	list, err := c.Admin.ResourceV1().ResourceSlices().List(context.Background(), metav1.ListOptions{
+		FieldSelector: "spec.nodeName=" + node + ",spec.driver=" + driverName,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+	return list.Items
+}
+
+// specDifference says how the published specs differ from the expected ones ("" when equal),
+// matched by the pool and the first device, whatever the slices are named.
+func specDifference(published, expected []resourceapi.ResourceSlice) string {
+	if len(published) != len(expected) {
+		return fmt.Sprintf("%d slices published, %d expected", len(published), len(expected))
+	}
+	key := func(s resourceapi.ResourceSlice) string {
+		first := ""
+		if len(s.Spec.Devices) > 0 {
+			first = s.Spec.Devices[0].Name
+		}
+		return s.Spec.Pool.Name + "/" + first + "/" + fmt.Sprint(len(s.Spec.SharedCounters))
+	}
+	byKey := map[string]resourceapi.ResourceSliceSpec{}
+	for _, s := range expected {
+		byKey[key(s)] = s.Spec
+	}
+	for _, s := range published {
+		want, ok := byKey[key(s)]
+		if !ok {
+			return "unexpected slice " + s.Name + " (" + key(s) + ")"
+		}
+		// The pool's generation counts the daemon's updates; the rest must be what was sent.
+		got := s.Spec
+		got.Pool.Generation = want.Pool.Generation
+		if !apiequality.Semantic.DeepEqual(got, want) {
+			gotJSON, _ := json.MarshalIndent(got, "", " ")
+			wantJSON, _ := json.MarshalIndent(want, "", " ")
+			return fmt.Sprintf("slice %s differs:\npublished: %s\nexpected:  %s", s.Name, gotJSON, wantJSON)
+		}
+	}
+	return ""
+}
+
+// waitForSlices polls until the node's slices are the expected ones.
+func waitForSlices(t testing.TB, c *cluster.Cluster, d *daemon, node string, expected []resourceapi.ResourceSlice) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	difference := ""
+	for time.Now().Before(deadline) {
+		if difference = specDifference(nodeSlices(t, c, node), expected); difference == "" {
+			return
+		}
+		if err, exited := d.wait(0); exited {
+			t.Fatalf("numa-dra-plugin exited (%v) before publishing:\n%s", err, d.output())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("node %s: the slices in the API server are not numa-probe's after 30 s: %s\ndaemon log:\n%s", node, difference, d.output())
+}
+
+// Every mocked machine's slices, in the scalar and the list numaNode profiles, are accepted by
+// the real API server with every DRA gate on and read back equal; SIGTERM deletes them.
+func TestEveryMachinesSlicesAreAcceptedAndReadBackEqual(t *testing.T) {
+	c := clusterFor(t, cluster.AllDRA())
+	installedDriver(t, c)
+	for _, machine := range machines(t) {
+		t.Run(machine, func(t *testing.T) {
+			node := "node-" + machine
+			createNode(t, c, node, machine)
+			for _, publishing := range [][]string{nil, {"--numa-list"}} {
+				// Health off: its taints are the health test's subject, not this one's.
+				d := startDaemon(t, c, node, machine, append([]string{"--health=false"}, publishing...)...)
+				waitForSlices(t, c, d, node, expectedSlices(t, node, machine, publishing...))
+				if err := d.stop(t); err != nil {
+					t.Errorf("numa-dra-plugin %v: exit after SIGTERM: %v\n%s", publishing, err, d.output())
+				}
+				if left := nodeSlices(t, c, node); len(left) != 0 {
+					t.Errorf("numa-dra-plugin %v: %d slices left after SIGTERM", publishing, len(left))
+				}
+			}
+		})
+	}
+}
+
+// Without DRAListTypeAttributes (1.37's defaults) --numa-list stops with a clear error and
+// --numa-list=auto publishes scalars.
+func TestWithoutListAttributesNumaListStopsAndAutoFallsBack(t *testing.T) {
+	c := clusterFor(t, cluster.Defaults())
+	installedDriver(t, c)
+	const machine = "gpu4-nic"
+	node := "node-" + machine
+	createNode(t, c, node, machine)
+
+	d := startDaemon(t, c, node, machine, "--numa-list", "--health=false")
+	err, exited := d.wait(30 * time.Second)
+	if !exited || err == nil {
+		t.Fatalf("--numa-list without DRAListTypeAttributes: still running or exit 0 (%v)\n%s", err, d.output())
+	}
+	if !strings.Contains(d.output(), "DRAListTypeAttributes") {
+		t.Errorf("--numa-list refused without naming DRAListTypeAttributes:\n%s", d.output())
+	}
+
+	d = startDaemon(t, c, node, machine, "--numa-list=auto", "--health=false")
+	waitForSlices(t, c, d, node, expectedSlices(t, node, machine))
+}
+
+func TestSlicesAreOwnedByTheirNode(t *testing.T) {
+	c := clusterFor(t, cluster.AllDRA())
+	installedDriver(t, c)
+	const machine = "sriov-nic"
+	node := "owner-" + machine
+	created := createNode(t, c, node, machine)
+	d := startDaemon(t, c, node, machine, "--health=false")
+	waitForSlices(t, c, d, node, expectedSlices(t, node, machine))
+	for _, slice := range nodeSlices(t, c, node) {
+		owners := slice.OwnerReferences
+		if len(owners) != 1 || owners[0].Kind != "Node" || owners[0].Name != node || owners[0].UID != created.UID {
+			t.Errorf("slice %s owners %+v, want the Node %s (uid %s)", slice.Name, owners, node, created.UID)
+		}
+	}
+}
