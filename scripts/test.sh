@@ -6,27 +6,32 @@
 #      programs too)
 #   3. every test of that build (ctest: unit, cli, data, deploy, go, the CEL conformance tests,
 #      the driver conformance suite with a real container runtime)
-#   4. the other build types: Release (numa-probe, numa-dra-plugin) and MinSizeRel (numa-probe,
+#   4. the driver against a real control plane: etcd, kube-apiserver, kube-controller-manager and
+#      kube-scheduler v1.37.2 built from source, kubectl and Helm (scripts/e2e.sh; the binaries
+#      are cached per version in ~/.cache/numadra/e2e, so only the first run builds them)
+#   5. the other build types: Release (numa-probe, numa-dra-plugin) and MinSizeRel (numa-probe,
 #      dra-allocate) (scripts/build-types.sh)
-#   5. AddressSanitizer + UndefinedBehaviorSanitizer: one clang build (scripts/sanitizer-build.sh,
+#   6. AddressSanitizer + UndefinedBehaviorSanitizer: one clang build (scripts/sanitizer-build.sh,
 #      build-san/) of the tests and the libFuzzer targets, then the unit tests and the driver
 #      conformance suite under them
-#   6. the libFuzzer targets of that build, NUMADRA_FUZZ_SECONDS each (default 10: a smoke run
+#   7. the libFuzzer targets of that build, NUMADRA_FUZZ_SECONDS each (default 10: a smoke run
 #      from the committed corpus; long runs are scripts/fuzz.sh by hand)
-# --no-build-types, --no-sanitizers and --no-fuzz skip tiers 4, 5 and 6. With --no-sanitizers the
+# --no-e2e, --no-build-types, --no-sanitizers and --no-fuzz skip tiers 4, 5, 6 and 7. With --no-sanitizers the
 # fuzz tier builds the fuzzers itself (scripts/fuzz.sh: only them, in build-san/); with --no-fuzz
 # the sanitizer build leaves them out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_types=1
+e2e=1
 sanitizers=1
 fuzz=1
 for arg in "$@"; do
   case "$arg" in
     --no-build-types) build_types=0 ;;
+    --no-e2e) e2e=0 ;;
     --no-sanitizers) sanitizers=0 ;;
     --no-fuzz) fuzz=0 ;;
-    *) echo "usage: scripts/test.sh [--no-build-types] [--no-sanitizers] [--no-fuzz]" >&2; exit 2 ;;
+    *) echo "usage: scripts/test.sh [--no-e2e] [--no-build-types] [--no-sanitizers] [--no-fuzz]" >&2; exit 2 ;;
   esac
 done
 fuzz_seconds="${NUMADRA_FUZZ_SECONDS:-10}"
@@ -67,6 +72,19 @@ install() {
 main_tests() {
   (cd build && ctest --output-on-failure --parallel "$(nproc)" --timeout 600)
 }
+# The real control plane needs Go to build it: in CI a missing Go is an error, elsewhere the tier
+# says loudly that it was skipped.
+e2e_tests() {
+  if ! command -v go >/dev/null 2>&1 && [ ! -x /usr/local/go/bin/go ]; then
+    if [ "${CI:-}" = true ]; then
+      echo "test.sh: Go is required in CI for the control-plane tier (looked on PATH and in /usr/local/go/bin)" >&2
+      return 1
+    fi
+    echo "test.sh: SKIPPED the control-plane tier (scripts/e2e.sh): Go not found on PATH or in /usr/local/go/bin"
+    return 0
+  fi
+  scripts/e2e.sh
+}
 # One clang ASan+UBSan build for this tier and the fuzz tier: the tests, the programs they run and
 # the fuzzers (the libraries compiled once; GCC's Debug build and clang's fuzz build used to
 # compile them twice). -DNUMADRA_BUILD_TESTS=ON: scripts/fuzz.sh alone makes the folder without.
@@ -90,6 +108,9 @@ sanitizer_tests() {
 tier "install" install
 tier "build (RelWithDebInfo, -Werror)" scripts/build.sh
 tier "tests" main_tests
+if [ "$e2e" -eq 1 ]; then
+  tier "e2e (control plane v1.37.2)" e2e_tests
+fi
 if [ "$build_types" -eq 1 ]; then
   tier "build types (Release, MinSizeRel)" scripts/build-types.sh
 fi

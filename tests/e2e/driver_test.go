@@ -78,6 +78,34 @@ func installedDriver(t testing.TB, c *cluster.Cluster) {
 	if err != nil {
 		t.Fatalf("kubectl apply -f deploy/manifests: %v\n%s", err, out)
 	}
+	waitForSlicePolicy(t, c)
+}
+
+// waitForSlicePolicy waits until the API server enforces the driver's admission policy (it loads
+// a new policy and binding asynchronously, within about a second): a dry-run create with a
+// driver token bound to no node must be refused.
+func waitForSlicePolicy(t testing.TB, c *cluster.Cluster) {
+	t.Helper()
+	ctx := context.Background()
+	token, err := c.Admin.CoreV1().ServiceAccounts(driverNamespace).CreateToken(ctx, driverAccount,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(600))}},
+		metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := clientWithToken(t, c, "policy-probe", token.Status.Token)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := probe.ResourceV1().ResourceSlices().Create(ctx, sliceFor("policy-probe", "none", driverName),
+			metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil && strings.Contains(err.Error(), "must run in a pod bound to a node") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the driver's admission policy is not enforced 30 s after kubectl apply (last answer: %v)", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // node is a Node object for a mocked machine, Ready, with the machine's CPUs and memory.
