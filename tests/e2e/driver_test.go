@@ -230,6 +230,12 @@ type daemon struct {
 // startDaemon runs numa-dra-plugin for the mocked machine as the node's driver pod would.
 func startDaemon(t testing.TB, c *cluster.Cluster, node, machine string, args ...string) *daemon {
 	t.Helper()
+	return startDaemonAt(t, c, node, machineRoot(t, machine), args...)
+}
+
+// startDaemonAt runs numa-dra-plugin on the machine tree at root (sys/, proc/).
+func startDaemonAt(t testing.TB, c *cluster.Cluster, node, root string, args ...string) *daemon {
+	t.Helper()
 	dir := filepath.Join(c.Dir, "nodes", node)
 	kubeconfig := filepath.Join(dir, "driver.kubeconfig")
 	for _, sub := range []string{"registry", "plugins", "cdi", "metadata", "state", "dev"} {
@@ -242,7 +248,6 @@ func startDaemon(t testing.TB, c *cluster.Cluster, node, machine string, args ..
 			t.Fatal(err)
 		}
 	}
-	root := machineRoot(t, machine)
 	all := append([]string{
 		"--kubeconfig", kubeconfig, "--node-name", node, "--driver-name", driverName,
 		"--sysfs-root", filepath.Join(root, "sys"), "--proc-root", filepath.Join(root, "proc"),

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -89,6 +90,8 @@ type Cluster struct {
 	AdminConfig     *rest.Config
 	pki             *pki
 	processes       []*process
+	bin             Binaries
+	apiServerArgs   []string
 }
 
 // Binaries names the folder holding etcd, kube-apiserver, kube-controller-manager and
@@ -103,7 +106,7 @@ func Start(ctx context.Context, bin Binaries, dir string, profile Profile) (c *C
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
 		return nil, err
 	}
-	c = &Cluster{Profile: profile, Dir: dir}
+	c = &Cluster{Profile: profile, Dir: dir, bin: bin}
 	defer func() {
 		if err != nil {
 			c.Stop()
@@ -194,6 +197,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, bin Binaries, etcdURL stri
 	if c.Profile.RuntimeConfig != "" {
 		args = append(args, "--runtime-config", c.Profile.RuntimeConfig)
 	}
+	c.apiServerArgs = args
 	p, err := startProcess(c.Dir, "kube-apiserver", bin.path("kube-apiserver"), args...)
 	if err != nil {
 		return err
@@ -214,6 +218,10 @@ func (c *Cluster) startAPIServer(ctx context.Context, bin Binaries, etcdURL stri
 	if c.Admin, err = kubernetes.NewForConfig(c.AdminConfig); err != nil {
 		return err
 	}
+	return c.waitForAPIServer(ctx, p)
+}
+
+func (c *Cluster) waitForAPIServer(ctx context.Context, p *process) error {
 	return waitFor(p, 120*time.Second, func() error {
 		body, err := c.Admin.RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 		if err != nil {
@@ -221,6 +229,25 @@ func (c *Cluster) startAPIServer(ctx context.Context, bin Binaries, etcdURL stri
 		}
 		return nil
 	})
+}
+
+// RestartAPIServer stops kube-apiserver (SIGTERM), keeps it down for `down`, and starts it
+// again on the same port with the same etcd, until /readyz.
+func (c *Cluster) RestartAPIServer(ctx context.Context, down time.Duration) error {
+	for i, p := range c.processes {
+		if p.name != "kube-apiserver" {
+			continue
+		}
+		p.stop()
+		time.Sleep(down)
+		restarted, err := startProcess(c.Dir, "kube-apiserver", c.bin.path("kube-apiserver"), c.apiServerArgs...)
+		if err != nil {
+			return err
+		}
+		c.processes[i] = restarted
+		return c.waitForAPIServer(ctx, restarted)
+	}
+	return errors.New("no kube-apiserver to restart")
 }
 
 func (c *Cluster) startComponent(bin Binaries, name string) error {
@@ -240,12 +267,19 @@ func (c *Cluster) startComponent(bin Binaries, name string) error {
 			"--service-account-private-key-file", c.pki.ServiceAccountKey, "--controllers=*")
 	}
 	args = append(args, c.gateArgs()...)
-	p, err := startProcess(c.Dir, name, bin.path(name), args...)
+	p, err := startSupervised(c.Dir, name, bin.path(name), args...)
 	if err != nil {
 		return err
 	}
 	c.processes = append(c.processes, p)
-	return nil
+	if name != "kube-controller-manager" {
+		return nil
+	}
+	// Its controllers run once the root CA is published into every namespace.
+	return waitFor(p, 90*time.Second, func() error {
+		_, err := c.Admin.CoreV1().ConfigMaps("default").Get(context.Background(), "kube-root-ca.crt", metav1.GetOptions{})
+		return err
+	})
 }
 
 func (c *Cluster) gateArgs() []string {

@@ -5,63 +5,126 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 )
 
 // process is a started component: its own process group (so stopping it stops what it
-// started), killed by the kernel if the test binary dies first, its output in logs/<name>.log.
+// started), killed by the kernel if the test binary dies first, its output appended to
+// logs/<name>.log. A supervised one is started again when it exits, as the kubelet restarts a
+// control plane's static pods (the controller manager exits when the API server goes away
+// while it starts its controllers).
 type process struct {
-	name string
-	log  string
-	cmd  *exec.Cmd
-	done chan struct{}
+	name, path, log string
+	args            []string
+	supervised      bool
+
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	done     chan struct{} // closed when cmd exits
+	stopping bool
+	restarts int
 }
 
 func startProcess(dir, name, path string, args ...string) (*process, error) {
+	return newProcess(dir, name, path, false, args)
+}
+
+func startSupervised(dir, name, path string, args ...string) (*process, error) {
+	return newProcess(dir, name, path, true, args)
+}
+
+func newProcess(dir, name, path string, supervised bool, args []string) (*process, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("%s: %w (scripts/e2e.sh builds the control plane)", name, err)
 	}
-	logPath := filepath.Join(dir, "logs", name+".log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
+	p := &process{name: name, path: path, args: args, supervised: supervised,
+		log: filepath.Join(dir, "logs", name+".log")}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.startLocked(); err != nil {
 		return nil, err
 	}
-	defer logFile.Close() // the child holds its own descriptor
-	cmd := exec.Command(path, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", name, err)
+	if supervised {
+		go p.supervise()
 	}
-	p := &process{name: name, log: logPath, cmd: cmd, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		close(p.done)
-	}()
 	return p, nil
 }
 
+func (p *process) startLocked() error {
+	logFile, err := os.OpenFile(p.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close() // the child holds its own descriptor
+	cmd := exec.Command(p.path, p.args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", p.name, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	p.cmd, p.done = cmd, done
+	return nil
+}
+
+func (p *process) supervise() {
+	for {
+		p.mu.Lock()
+		done := p.done
+		p.mu.Unlock()
+		<-done
+		time.Sleep(time.Second)
+		p.mu.Lock()
+		if p.stopping {
+			p.mu.Unlock()
+			return
+		}
+		p.restarts++
+		fmt.Fprintf(os.Stderr, "cluster: %s exited, restarting it (restart %d; log %s)\n", p.name, p.restarts, p.log)
+		err := p.startLocked()
+		p.mu.Unlock()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "cluster: %v\n", err)
+			return
+		}
+	}
+}
+
 func (p *process) exited() bool {
+	p.mu.Lock()
+	done := p.done
+	p.mu.Unlock()
 	select {
-	case <-p.done:
+	case <-done:
 		return true
 	default:
 		return false
 	}
 }
 
-// stop sends SIGTERM to the process group, then SIGKILL after 15 seconds.
+// stop ends supervision, sends SIGTERM to the process group, then SIGKILL after 15 seconds.
 func (p *process) stop() {
-	if p.exited() {
-		return
-	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	p.mu.Lock()
+	p.stopping = true
+	cmd, done := p.cmd, p.done
+	p.mu.Unlock()
 	select {
-	case <-p.done:
+	case <-done:
+		return
+	default:
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-done:
 	case <-time.After(15 * time.Second):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
 	}
 }
 
