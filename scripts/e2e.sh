@@ -7,6 +7,9 @@
 #
 #   --keep   leave the clusters' folders (certificates, kubeconfigs, each component's log) in
 #            $BUILD_DIR/e2e/ after a passing run too (a failing run always keeps them)
+#   NUMADRA_E2E_HOLD=1 scripts/e2e.sh TestTheControlPlaneServesResourceV1
+#            starts both control planes and keeps them running until Ctrl-C, to try things by
+#            hand (tests/e2e/README.md)
 #   FILTER   a `go test -run` pattern: only the tests it matches
 #
 # The control-plane binaries are built once per version and go.sum into
@@ -23,7 +26,7 @@ filter=""
 for arg in "$@"; do
   case "$arg" in
     --keep) keep=1 ;;
-    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "e2e.sh: unknown option $arg (usage: scripts/e2e.sh [--keep] [FILTER])" >&2; exit 2 ;;
     *) filter="$arg" ;;
   esac
@@ -85,4 +88,4 @@ echo "e2e.sh: go test in tests/e2e${filter:+ (-run $filter)}; clusters in $work"
 cd "$module"
 NUMADRA_E2E_BIN="$bin" NUMADRA_E2E_WORK="$work" NUMADRA_BUILD_DIR="$BUILD_DIR" \
   NUMADRA_SOURCE_DIR="$source_dir" NUMADRA_E2E_KEEP="$([ "$keep" -eq 1 ] && echo 1 || true)" \
-  "${run[@]}" ./...
+  "${run[@]}" .

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -25,4 +27,18 @@ func TestTheControlPlaneServesResourceV1(t *testing.T) {
 			}
 		})
 	}
+	if os.Getenv("NUMADRA_E2E_HOLD") != "" {
+		holdForHands()
+	}
+}
+
+// holdForHands keeps the control planes running until Ctrl-C (TestMain stops them then).
+func holdForHands() {
+	clustersMu.Lock()
+	for name, c := range clusters {
+		fmt.Printf("e2e: holding the %s control plane: export KUBECONFIG=%s\n", name, c.AdminKubeconfig)
+	}
+	clustersMu.Unlock()
+	fmt.Println("e2e: Ctrl-C stops them")
+	select {}
 }
