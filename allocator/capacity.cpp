@@ -151,13 +151,20 @@ CapacityFit fitCapacity(const Device& device, const std::string& driver,
                         const std::map<std::string, Quantity>* inUse) {
     CapacityFit fit;
     std::map<std::string, const Quantity*> requestedByCapacity;
+    // A request names a capacity exactly as the device publishes it: upstream looks the key up
+    // as it is, so "numa.dra.dev/cpu" does not find a capacity "cpu" (unlike attributes, where
+    // the driver's domain may be left out). Checked against the real kube-scheduler.
     for (const auto& [name, amount] : requests) {
-        std::string key;
-        if (findCapacity(device, driver, name, &key)) {
-            requestedByCapacity[key] = &amount;
+        if (device.capacity.count(name) != 0) {
+            requestedByCapacity[name] = &amount;
         } else if (!feedsCounter(device, name)) {
             fit.fits = false;
             fit.reason = "requested capacity " + name + " is not defined on the device";
+            std::string bare;
+            if (findCapacity(device, driver, name, &bare))
+                fit.reason += " (it has \"" + bare +
+                              "\": capacity requests name a capacity exactly as the device "
+                              "publishes it, as the scheduler matches them)";
             return fit;
         }
     }

@@ -100,6 +100,49 @@ bool isShortName(std::string_view s) {
     return std::all_of(s.begin(), s.end(), [&](char c) { return alnum(c) || c == '-'; });
 }
 
+// A DNS subdomain as a driver name must be (validateDriverName): at most 63 characters, dot-
+// separated RFC 1123 labels of lowercase alphanumerics and '-'.
+bool isDriverName(std::string_view s) {
+    if (s.empty() || s.size() > 63)
+        return false;
+    size_t start = 0;
+    while (start <= s.size()) {
+        const size_t dot = std::min(s.find('.', start), s.size());
+        if (!isShortName(s.substr(start, dot - start)))
+            return false;
+        start = dot + 1;
+    }
+    return true;
+}
+
+// A C identifier of at most 32 characters (validateCIdentifier, DeviceMaxIDLength).
+bool isAttributeId(std::string_view s) {
+    auto letter = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    };
+    auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    if (s.empty() || s.size() > 32 || !letter(s.front()))
+        return false;
+    return std::all_of(s.begin(), s.end(), [&](char c) { return letter(c) || digit(c); });
+}
+
+// k8s-resource-fully-qualified-name, as the API server validates a constraint's attribute and a
+// derived attribute's name: a domain, a slash, a C identifier ("numa.dra.dev/socket",
+// "derived/numaNode"). Like upstream (its own TODO), a name with a second slash is not refused.
+Status checkFullyQualifiedName(const Reader& r, std::string_view field, const std::string& name) {
+    const size_t slash = name.find('/');
+    const bool valid =
+        slash != std::string::npos && (name.find('/', slash + 1) != std::string::npos ||
+                                       (isDriverName(std::string_view(name).substr(0, slash)) &&
+                                        isAttributeId(std::string_view(name).substr(slash + 1))));
+    if (valid)
+        return Status::Ok();
+    return r.fieldError(field, "\"" + name +
+                                   "\" is not a fully qualified name: a domain (a DNS subdomain) "
+                                   "and a C identifier of at most 32 characters separated by a "
+                                   "slash, e.g. \"derived/numaNode\"");
+}
+
 // A list the API types as a set: each value once.
 Status rejectDuplicates(const Reader& r, std::string_view name,
                         const std::vector<std::string>& values) {
@@ -748,6 +791,8 @@ Status decodeRequestSpec(const Reader& r, DeviceRequestSpec& spec, bool exactly)
         DerivedAttribute attribute;
         if (Status e = readRequiredString(item, "name", attribute.name); !e)
             return e;
+        if (Status e = checkFullyQualifiedName(item, "name", attribute.name); !e)
+            return e;
         if (!derivedNames.insert(attribute.name).second)
             return item.fieldError("name",
                                    "duplicate derived attribute \"" + attribute.name + "\"");
@@ -762,8 +807,8 @@ Status decodeRequestSpec(const Reader& r, DeviceRequestSpec& spec, bool exactly)
     });
     if (!derived)
         return derived;
-    if (spec.derivedAttributes.size() > 8)
-        return r.fieldError("derivedAttributes", "must have at most 8 items");
+    if (spec.derivedAttributes.size() > 32)
+        return r.fieldError("derivedAttributes", "must have at most 32 items");
     return Status::Ok();
 }
 
@@ -1011,6 +1056,51 @@ bool isResourceApi(const std::string& apiVersion) {
 
 }  // namespace
 
+// Whether a constraint of the claim names `attribute` and targets request `request` ("req" or
+// "req/sub"; a constraint on "req" targets its subrequests, one without requests every request).
+bool usedByConstraint(const Claim& claim, const std::string& attribute,
+                      const std::string& request) {
+    const std::string parent = request.substr(0, request.find('/'));
+    return std::any_of(
+        claim.constraints.begin(), claim.constraints.end(), [&](const Constraint& c) {
+            const bool names = c.matchAttribute == attribute || c.distinctAttribute == attribute;
+            const bool targets =
+                c.requests.empty() ||
+                std::any_of(c.requests.begin(), c.requests.end(),
+                            [&](const std::string& r) { return r == request || r == parent; });
+            return names && targets;
+        });
+}
+
+// The API server refuses a derived attribute no constraint of its request uses.
+Status checkDerivedAttributesUsed(const Reader& devices, const Claim& claim) {
+    const std::string kUnused =
+        "must be referenced by at least one matchAttribute or distinctAttribute constraint "
+        "targeting this request";
+    auto check = [&](const DeviceRequestSpec& spec, const std::string& request,
+                     const Reader& at) -> Status {
+        for (size_t k = 0; k < spec.derivedAttributes.size(); ++k)
+            if (!usedByConstraint(claim, spec.derivedAttributes[k].name, request))
+                return at.field("derivedAttributes").item(k).fieldError("name", kUnused);
+        return Status::Ok();
+    };
+    for (size_t i = 0; i < claim.requests.size(); ++i) {
+        const Request& request = claim.requests[i];
+        const Reader at = devices.field("requests").item(i);
+        if (request.exactly)
+            if (Status s = check(*request.exactly, request.name, at.field("exactly")); !s)
+                return s;
+        for (size_t j = 0; j < request.firstAvailable.size(); ++j) {
+            const SubRequest& sub = request.firstAvailable[j];
+            if (Status s = check(sub.spec, request.name + "/" + sub.name,
+                                 at.field("firstAvailable").item(j));
+                !s)
+                return s;
+        }
+    }
+    return Status::Ok();
+}
+
 Result<Claim> decodeClaimSpec(const Reader& spec) {
     if (Status s = spec.rejectUnknownFields({"devices"}); !s)
         return s.error();
@@ -1073,6 +1163,12 @@ Result<Claim> decodeClaimSpec(const Reader& spec) {
             return item.error(match->has_value()
                                   ? "matchAttribute and distinctAttribute are mutually exclusive"
                                   : "empty constraint (unsupported constraint type?)");
+        if (match->has_value())
+            if (Status e = checkFullyQualifiedName(item, "matchAttribute", **match); !e)
+                return e;
+        if (distinct->has_value())
+            if (Status e = checkFullyQualifiedName(item, "distinctAttribute", **distinct); !e)
+                return e;
         constraint.matchAttribute = *match;
         constraint.distinctAttribute = *distinct;
         claim.constraints.push_back(std::move(constraint));
@@ -1082,6 +1178,8 @@ Result<Claim> decodeClaimSpec(const Reader& spec) {
         return constraints.error();
     if (claim.constraints.size() > 32)
         return r.fieldError("constraints", "must have at most 32 items");
+    if (Status s = checkDerivedAttributesUsed(r, claim); !s)
+        return s.error();
     Status config = r.each("config", [&](const Reader& item) -> Status {
         if (Status u = item.rejectUnknownFields({"requests", "opaque"}); !u)
             return u;

@@ -443,13 +443,29 @@ TEST(AllocatorCapacity, RoundingPastInt64IsAnError) {
     EXPECT_FALSE(detail::policyAmount(q("9223372036854775807"), q("4"), policy).ok());
 }
 
+// Upstream looks a capacity request's key up as it is: "driver-a/memory" does not name the
+// device's capacity "memory" (the real kube-scheduler leaves such a claim unallocated).
+TEST(AllocatorCapacity, ARequestNamesTheCapacityExactlyAsPublished) {
+    Device shared = device("shared");
+    shared.allowMultipleAllocations = true;
+    shared.capacity["memory"] = Capacity{q("10"), {}};
+    auto allocator = Allocator::create({slice("s", "pool", {shared})}, {deviceClass()});
+    Request qualified = exactly("req-0");
+    qualified.exactly->capacityRequests["driver-a/memory"] = q("5");
+    auto refused = allocateOk(allocator, {claim({qualified})});
+    EXPECT_EQ(refused.kind, OutcomeKind::Unsatisfiable);
+    Request exact = exactly("req-0");
+    exact.exactly->capacityRequests["memory"] = q("5");
+    EXPECT_EQ(allocateOk(allocator, {claim({exact})}).kind, OutcomeKind::Allocated);
+}
+
 TEST(AllocatorCapacity, ANegativeRequestAbortsTheAllocation) {
     Device shared = device("shared");
     shared.allowMultipleAllocations = true;
     shared.capacity["memory"] = Capacity{q("10"), {}};
     auto allocator = Allocator::create({slice("s", "pool", {shared})}, {deviceClass()});
     Request request = exactly("req-0");
-    request.exactly->capacityRequests["driver-a/memory"] = q("-5");
+    request.exactly->capacityRequests["memory"] = q("-5");
     const std::vector<Claim> claims{claim({request})};
     auto outcome = allocator.allocate(kNode, claims);
     ASSERT_FALSE(outcome.ok());
@@ -472,7 +488,7 @@ TEST(AllocatorCapacity, SharedDeviceServesSeveralClaimsUntilFull) {
     shared.capacity["memory"] = Capacity{q("10Gi"), {}};
     auto allocator = Allocator::create({slice("s", "pool", {shared})}, {deviceClass()});
     Request request = exactly("req-0");
-    request.exactly->capacityRequests["driver-a/memory"] = q("4Gi");
+    request.exactly->capacityRequests["memory"] = q("4Gi");
     for (int i = 0; i < 2; ++i) {
         Outcome outcome = allocateOk(allocator, {claim({request}, {}, "c" + std::to_string(i))});
         ASSERT_EQ(outcome.kind, OutcomeKind::Allocated);

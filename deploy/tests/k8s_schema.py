@@ -56,6 +56,13 @@ def qualified_name(value):
     return None
 
 
+def fully_qualified_name(value):
+    """k8s-resource-fully-qualified-name: domain/C identifier (matchAttribute, derived names)."""
+    if not isinstance(value, str) or "/" not in value or not QUALIFIED_NAME.fullmatch(value):
+        return f"{value!r} is not a fully qualified name (domain/name, e.g. derived/numaNode)"
+    return None
+
+
 def absolute_path(value):
     if not isinstance(value, str) or not value.startswith("/") or "//" in value or \
             "/../" in value + "/":
@@ -246,7 +253,7 @@ DEVICE_TOLERATION = Obj({
 
 CAPACITY_REQUIREMENTS = Obj({"requests": Map(qualified_name, Str(quantity))})
 
-DERIVED_ATTRIBUTES = [Obj({"name": Str(dns_label), "expression": Str(not_empty)},
+DERIVED_ATTRIBUTES = [Obj({"name": Str(fully_qualified_name), "expression": Str(not_empty)},
                           required=["name", "expression"])]
 
 ALLOCATION_MODE = Str(one_of("ExactCount", "All"))
@@ -271,8 +278,8 @@ CLAIM_SPEC = Obj({"devices": Obj({
     "requests": [Obj({"name": Str(dns_label), "exactly": EXACT_REQUEST,
                       "firstAvailable": [SUB_REQUEST]},
                      required=["name"], one_of=[("exactly", "firstAvailable")])],
-    "constraints": [Obj({"requests": [Str()], "matchAttribute": Str(),
-                         "distinctAttribute": Str()},
+    "constraints": [Obj({"requests": [Str()], "matchAttribute": Str(fully_qualified_name),
+                         "distinctAttribute": Str(fully_qualified_name)},
                         one_of=[("matchAttribute", "distinctAttribute")])],
     "config": [Obj({"requests": [Str()], "opaque": OPAQUE_CONFIG}, required=["opaque"])],
 })})

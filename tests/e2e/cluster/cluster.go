@@ -73,9 +73,12 @@ func AllDRA() Profile {
 	}
 	sort.Strings(gates)
 	return Profile{
-		Name:          "all-dra",
-		FeatureGates:  strings.Join(gates, ","),
-		RuntimeConfig: "resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true,resource.k8s.io/v1alpha3=true",
+		Name:         "all-dra",
+		FeatureGates: strings.Join(gates, ","),
+		RuntimeConfig: "resource.k8s.io/v1beta1=true,resource.k8s.io/v1beta2=true,resource.k8s.io/v1alpha3=true," +
+			// GenericWorkload (a dependency of DRAWorkloadResourceClaims): the scheduler waits for
+			// PodGroups and Workloads to be served.
+			"scheduling.k8s.io/v1beta1=true,scheduling.k8s.io/v1alpha3=true",
 	}
 }
 
