@@ -26,15 +26,23 @@ func eventually(t testing.TB, timeout time.Duration, what string, done func() bo
 	}
 }
 
+// publishedNode installs the driver, creates the node and runs the daemon (health off) on the
+// mocked machine until its slices are in the API server; returns the daemon and those slices.
+func publishedNode(t *testing.T, c *cluster.Cluster, node, machine string, args ...string) (*daemon, []resourceapi.ResourceSlice) {
+	t.Helper()
+	installedDriver(t, c)
+	createNode(t, c, node, machine)
+	d := startDaemon(t, c, node, machine, append([]string{"--health=false"}, args...)...)
+	expected := expectedSlices(t, node, machine)
+	waitForSlices(t, c, d, node, expected)
+	return d, expected
+}
+
 // A slice deleted by someone else is back within seconds (the daemon watches its slices).
 func TestADeletedSliceIsRepaired(t *testing.T) {
 	c := clusterFor(t, cluster.AllDRA())
-	installedDriver(t, c)
-	const machine, node = "gpu4-nic", "repair-gpu4-nic"
-	createNode(t, c, node, machine)
-	d := startDaemon(t, c, node, machine, "--health=false")
-	expected := expectedSlices(t, node, machine)
-	waitForSlices(t, c, d, node, expected)
+	const node = "repair-gpu4-nic"
+	d, expected := publishedNode(t, c, node, "gpu4-nic")
 	victim := nodeSlices(t, c, node)[0]
 	if err := c.Admin.ResourceV1().ResourceSlices().Delete(context.Background(), victim.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -48,12 +56,8 @@ func TestADeletedSliceIsRepaired(t *testing.T) {
 // (a slice deleted after the restart is repaired too).
 func TestAnAPIServerRestartIsSurvived(t *testing.T) {
 	c := clusterFor(t, cluster.AllDRA())
-	installedDriver(t, c)
-	const machine, node = "xeon-6320r-2s", "restart-xeon"
-	createNode(t, c, node, machine)
-	d := startDaemon(t, c, node, machine, "--health=false")
-	expected := expectedSlices(t, node, machine)
-	waitForSlices(t, c, d, node, expected)
+	const node = "restart-xeon"
+	d, expected := publishedNode(t, c, node, "xeon-6320r-2s")
 	before := nodeSlices(t, c, node)
 
 	if err := c.RestartAPIServer(context.Background(), 3*time.Second); err != nil {
