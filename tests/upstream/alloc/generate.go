@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -319,6 +320,7 @@ func (g *generator) claim(name string) {
 		}
 		claim.Spec.Devices.Constraints = append(claim.Spec.Devices.Constraints, constraint)
 	}
+	dropUnusedDerivedAttributes(claim)
 	if g.chance(20) {
 		claim.Spec.Devices.Config = []resourceapi.DeviceClaimConfiguration{{
 			Requests:            []string{"req-0"},
@@ -326,6 +328,40 @@ func (g *generator) claim(name string) {
 		}}
 	}
 	g.in.Claims = append(g.in.Claims, claim)
+}
+
+// dropUnusedDerivedAttributes keeps the input valid: the API server refuses a derived attribute
+// that no constraint targeting its request (or the request's parent) uses.
+func dropUnusedDerivedAttributes(claim *resourceapi.ResourceClaim) {
+	used := func(name resourceapi.FullyQualifiedName, request, parent string) bool {
+		for _, c := range claim.Spec.Devices.Constraints {
+			names := (c.MatchAttribute != nil && *c.MatchAttribute == name) || (c.DistinctAttribute != nil && *c.DistinctAttribute == name)
+			targets := len(c.Requests) == 0 || slices.Contains(c.Requests, request) || slices.Contains(c.Requests, parent)
+			if names && targets {
+				return true
+			}
+		}
+		return false
+	}
+	keep := func(attributes []resourceapi.DeviceDerivedAttribute, request, parent string) []resourceapi.DeviceDerivedAttribute {
+		var kept []resourceapi.DeviceDerivedAttribute
+		for _, attribute := range attributes {
+			if used(attribute.Name, request, parent) {
+				kept = append(kept, attribute)
+			}
+		}
+		return kept
+	}
+	for i := range claim.Spec.Devices.Requests {
+		request := &claim.Spec.Devices.Requests[i]
+		if request.Exactly != nil {
+			request.Exactly.DerivedAttributes = keep(request.Exactly.DerivedAttributes, request.Name, request.Name)
+		}
+		for j := range request.FirstAvailable {
+			sub := &request.FirstAvailable[j]
+			sub.DerivedAttributes = keep(sub.DerivedAttributes, request.Name+"/"+sub.Name, request.Name)
+		}
+	}
 }
 
 func (g *generator) exactRequest() *resourceapi.ExactDeviceRequest {
