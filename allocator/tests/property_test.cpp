@@ -597,7 +597,9 @@ Take take(const Model& m, const MSpec& spec, int d) {
     std::optional<std::int64_t> requested;
     if (spec.capacity) {
         const std::string& key = spec.capacity->first;
-        if (!dev.mem || (key != "mem" && key != m.driverOf(d) + "/mem")) {
+        // The key names the capacity exactly as published (upstream's lookup): "<driver>/mem"
+        // does not find "mem".
+        if (!dev.mem || key != "mem") {
             out.usable = false;
             return out;
         }
