@@ -293,6 +293,9 @@ class Daemon {
     std::atomic<bool> published_{false};
     std::atomic<bool> startupReported_{false};
     std::atomic<int> fatalExit_{-1};
+    // The API server stored slices without fields they need (a budget's policy, ...): they
+    // misstate the devices, so they go on exit even after a fatal error.
+    std::atomic<bool> storedSlicesWrong_{false};
     std::stop_source fatal_;
 };
 
@@ -472,6 +475,7 @@ void Daemon::publishLoop(std::stop_token stop) {
             if (stats.error().code == slices::kDroppedFieldsError ||
                 stats.error().code == slices::kListAttributesRefusedError) {
                 spdlog::critical("publishing refused error=\"{}\"", stats.error().message);
+                storedSlicesWrong_ = stats.error().code == slices::kDroppedFieldsError;
                 fatalExit_ = kExitFatal;
                 fatal_.request_stop();
                 return;
@@ -702,9 +706,11 @@ void Daemon::shutdown() {
     linkWatch_.reset();
     if (health_)
         health_->stop();  // after the streams: they read from it until the end
-    if (!config_.keepSlicesOnExit && publisher_ && fatalExit_ < 0) {
+    const bool keep = config_.keepSlicesOnExit || fatalExit_ >= 0;
+    if (publisher_ && (!keep || storedSlicesWrong_)) {
         if (auto removed = publisher_->removeAll()) {
-            spdlog::info("slices deleted count={}", *removed);
+            spdlog::info("slices deleted count={} stored_without_fields={}", *removed,
+                         storedSlicesWrong_.load());
         } else {
             spdlog::error("deleting slices failed error=\"{}\"", removed.error().message);
         }

@@ -659,6 +659,17 @@ TEST_F(DaemonTest, RefusedListAttributesAreFatalNotRetriedForever) {
     EXPECT_FALSE(published());
 }
 
+// Found against kube-apiserver 1.37.2 (no KEP-5941): a slice stored without its budgets' request
+// policies would let the scheduler overcommit, so the fatal exit deletes what was stored.
+TEST_F(DaemonTest, SlicesStoredWithoutTheirBudgetsAreDeletedOnTheFatalExit) {
+    api.setDropCounterRequestPolicies(true);
+    start({"--shared-consumable-capacity"});
+    ASSERT_TRUE(eventually([&] { return exitCode != -1; }, 10s));
+    EXPECT_EQ(exitCode, kExitFatal);
+    EXPECT_GE(api.requestCount("POST", "/apis/resource.k8s.io/v1/resourceslices"), 1);
+    EXPECT_TRUE(api.resourceSlices().empty()) << api.resourceSlices().size() << " slices left";
+}
+
 TEST_F(DaemonTest, NumaListAutoFallsBackToScalarsWhereListsAreRefused) {
     api.setRefuseListAttributes(true);
     start({"--numa-list=auto"});

@@ -119,6 +119,22 @@ void dropDeviceTaints(Json& slice) {
     }
 }
 
+// What kube-apiserver 1.37.2 does with KEP-5941's counter request policies (no
+// DRASharedConsumableCapacity yet): the unknown field is not stored.
+void dropCounterRequestPolicies(Json& slice) {
+    const auto sets = slice.value("/spec/sharedCounters"_json_pointer, Json());
+    if (!sets.is_array())
+        return;
+    for (auto& set : slice["spec"]["sharedCounters"]) {
+        if (!set.is_object() || !set.contains("counters") || !set["counters"].is_object())
+            continue;
+        for (auto& [name, counter] : set["counters"].items()) {
+            if (counter.is_object())
+                counter.erase("requestPolicy");
+        }
+    }
+}
+
 // The API server stamps device taints with the time they were added.
 void stampTaints(Json& slice) {
     if (!slice.contains("spec") || !slice["spec"].is_object() ||
@@ -436,6 +452,11 @@ class FakeApiServer::Impl {
         dropDeviceTaints_ = drop;
     }
 
+    void setDropCounterRequestPolicies(bool drop) {
+        std::lock_guard lock(mutex_);
+        dropCounterRequestPolicies_ = drop;
+    }
+
     std::vector<RecordedRequest> requests() const {
         std::lock_guard lock(mutex_);
         return requests_;
@@ -685,6 +706,8 @@ class FakeApiServer::Impl {
         }
         if (dropDeviceTaints_)
             dropDeviceTaints(slice);
+        if (dropCounterRequestPolicies_)
+            dropCounterRequestPolicies(slice);
         stampTaints(slice);
         slices_[name] = slice;
         recordEvent("ADDED", slice);
@@ -788,6 +811,8 @@ class FakeApiServer::Impl {
         }
         if (dropDeviceTaints_)
             dropDeviceTaints(*slice);
+        if (dropCounterRequestPolicies_)
+            dropCounterRequestPolicies(*slice);
         stampTaints(*slice);
         stored = *slice;
         recordEvent("MODIFIED", stored);
@@ -971,6 +996,7 @@ class FakeApiServer::Impl {
     std::atomic<std::uint64_t> badAnswerBytes_{0};
     bool refuseListAttributes_ = false;
     bool dropDeviceTaints_ = false;
+    bool dropCounterRequestPolicies_ = false;
     std::vector<RecordedRequest> requests_;
     std::mt19937_64 random_;
 };
@@ -1030,6 +1056,9 @@ void FakeApiServer::setRefuseListAttributes(bool refuse) {
 }
 void FakeApiServer::setDropDeviceTaints(bool drop) {
     impl_->setDropDeviceTaints(drop);
+}
+void FakeApiServer::setDropCounterRequestPolicies(bool drop) {
+    impl_->setDropCounterRequestPolicies(drop);
 }
 std::vector<FakeApiServer::RecordedRequest> FakeApiServer::requests() const {
     return impl_->requests();

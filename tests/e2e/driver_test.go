@@ -411,7 +411,7 @@ func TestEveryMachinesSlicesAreAcceptedAndReadBackEqual(t *testing.T) {
 		t.Run(machine, func(t *testing.T) {
 			node := "node-" + machine
 			createNode(t, c, node, machine)
-			for _, publishing := range [][]string{nil, {"--numa-list"}} {
+			for _, publishing := range [][]string{nil, {"--numa-list"}, {"--numa-list", "--legacy-numa-attributes"}} {
 				// Health off: its taints are the health test's subject, not this one's.
 				d := startDaemon(t, c, node, machine, append([]string{"--health=false"}, publishing...)...)
 				waitForSlices(t, c, d, node, expectedSlices(t, node, machine, publishing...))
@@ -446,6 +446,27 @@ func TestWithoutListAttributesNumaListStopsAndAutoFallsBack(t *testing.T) {
 
 	d = startDaemon(t, c, node, machine, "--numa-list=auto", "--health=false")
 	waitForSlices(t, c, d, node, expectedSlices(t, node, machine))
+}
+
+// Request-driven counters (KEP-5941, DRASharedConsumableCapacity) are not in Kubernetes 1.37.2:
+// the API server drops the fields, and the daemon stops with an error naming the gate instead
+// of publishing slices without their budgets.
+func TestSharedConsumableCapacityIsRefusedCleanlyBy137(t *testing.T) {
+	c := clusterFor(t, cluster.AllDRA())
+	installedDriver(t, c)
+	const machine, node = "sriov-nic", "kep5941-sriov"
+	createNode(t, c, node, machine)
+	d := startDaemon(t, c, node, machine, "--shared-consumable-capacity", "--health=false")
+	err, exited := d.wait(30 * time.Second)
+	if !exited || err == nil {
+		t.Fatalf("--shared-consumable-capacity on 1.37.2: still running or exit 0 (%v)\n%s", err, d.output())
+	}
+	if !strings.Contains(d.output(), "DRASharedConsumableCapacity") {
+		t.Errorf("the refusal does not name DRASharedConsumableCapacity:\n%s", d.output())
+	}
+	if left := nodeSlices(t, c, node); len(left) != 0 {
+		t.Errorf("%d slices left behind by the refused daemon", len(left))
+	}
 }
 
 func TestSlicesAreOwnedByTheirNode(t *testing.T) {

@@ -89,6 +89,9 @@ class FakeApiServer {
     void setRefuseListAttributes(bool refuse);
     // Like a cluster without DRADeviceTaints: device taints are silently not stored.
     void setDropDeviceTaints(bool drop);
+    // Like kube-apiserver 1.37.2, which has no DRASharedConsumableCapacity (KEP-5941): a counter's
+    // requestPolicy is silently not stored.
+    void setDropCounterRequestPolicies(bool drop);
 
     struct RecordedRequest {
         std::string method;
