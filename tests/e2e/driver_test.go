@@ -243,6 +243,7 @@ func startDaemonAt(t testing.TB, c *cluster.Cluster, node, root string, args ...
 			t.Fatal(err)
 		}
 	}
+	mockDev(t, filepath.Join(root, "sys"), filepath.Join(dir, "dev"))
 	if _, err := os.Stat(kubeconfig); err != nil {
 		if err := c.TokenKubeconfig(kubeconfig, driverToken(t, c, node)); err != nil {
 			t.Fatal(err)

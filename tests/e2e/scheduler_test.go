@@ -446,6 +446,7 @@ func TestTheSchedulerAllocatesWhatDraAllocatePredicts(t *testing.T) {
 				}
 			}
 			t.Logf("%d pods, %d scheduled; %d claims, %d allocated by the scheduler, the same by dra-allocate%s", len(pods), scheduled, len(claims), allocated, why)
+			prepareAsTheKubelet(t, kubeletClient(t, c, node), claims)
 		})
 	}
 }
