@@ -450,3 +450,78 @@ func TestTheSchedulerAllocatesWhatDraAllocatePredicts(t *testing.T) {
 		})
 	}
 }
+
+// podWithClaim creates a claim for the NIC named ifName, with or without a toleration of the
+// unhealthy taint, and a pod using it, both named `name`.
+func podWithClaim(t *testing.T, c *cluster.Cluster, namespace, name, ifName string, tolerate bool) {
+	t.Helper()
+	ctx := context.Background()
+	exact := &resourceapi.ExactDeviceRequest{
+		DeviceClassName: "nic." + driverName,
+		Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{
+			Expression: fmt.Sprintf(`device.attributes[%q].ifName == %q`, driverName, ifName),
+		}}},
+	}
+	if tolerate {
+		exact.Tolerations = []resourceapi.DeviceToleration{{Key: driverName + "/unhealthy", Operator: resourceapi.DeviceTolerationOpExists}}
+	}
+	claim := &resourceapi.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec:       resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{Name: "nic", Exactly: exact}}}},
+	}
+	if _, err := c.Admin.ResourceV1().ResourceClaims(namespace).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: v1.PodSpec{
+			ResourceClaims: []v1.PodResourceClaim{{Name: "nic", ResourceClaimName: ptr.To(name)}},
+			Containers: []v1.Container{{Name: "app", Image: "registry.invalid/app:e2e",
+				Resources: v1.ResourceRequirements{Claims: []v1.ResourceClaim{{Name: "nic"}}}}},
+		},
+	}
+	if _, err := c.Admin.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A device the daemon tainted as unhealthy (a NIC whose carrier is down) is not allocated by the
+// real scheduler to a pod that does not tolerate the taint; one that tolerates it gets it; and
+// dra-allocate predicts both.
+func TestTheSchedulerKeepsPodsOffATaintedDevice(t *testing.T) {
+	c := clusterFor(t, cluster.AllDRA())
+	installedDriver(t, c)
+	const node = "taint-sriov"
+	createNode(t, c, node, "sriov-nic")
+	keepNodeReady(t, c, node)
+	startDaemon(t, c, node, "sriov-nic", "--health-interval=1s")
+	eventually(t, 30*time.Second, "ens1f1's carrier-down taint published", func() bool {
+		return hasTaint(deviceTaints(t, c, node, "nic-0000-01-00-1"), driverName+"/unhealthy", "carrier-down")
+	})
+	namespace := "taint-test"
+	if _, err := c.Admin.CoreV1().Namespaces().Create(context.Background(), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Admin.CoreV1().Pods(namespace).DeleteCollection(context.Background(),
+			metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))}, metav1.ListOptions{})
+		_ = c.Admin.CoreV1().Namespaces().Delete(context.Background(), namespace, metav1.DeleteOptions{})
+	})
+	podWithClaim(t, c, namespace, "intolerant", "ens1f1", false)
+	podWithClaim(t, c, namespace, "tolerant", "ens1f1", true)
+	pods := waitForScheduling(t, c, []string{namespace})
+	for _, pod := range pods {
+		bound := pod.Spec.NodeName != ""
+		if want := pod.Name == "tolerant"; bound != want {
+			t.Errorf("pod %s: bound=%v, want %v", pod.Name, bound, want)
+		}
+	}
+	claims := claimsOf(t, c, []string{namespace})
+	predicted, explanation := predict(t, c, filepath.Join(c.Dir, "predictions", node), node, claims)
+	for _, claim := range claims {
+		key := claim.Namespace + "/" + claim.Name
+		if difference := allocationDifference(node, claim.Status.Allocation, predicted[key]); difference != "" {
+			t.Errorf("claim %s: %s\ndra-allocate said:\n%s", key, difference, explanation)
+		}
+	}
+}
