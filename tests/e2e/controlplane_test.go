@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"numadra.dev/tests/e2e/cluster"
 )
 
@@ -22,7 +24,7 @@ func TestTheControlPlaneServesResourceV1(t *testing.T) {
 			if !strings.HasPrefix(version.GitVersion, "v1.37.2") {
 				t.Errorf("kube-apiserver says %s, want v1.37.2", version.GitVersion)
 			}
-			if _, err := c.Admin.ResourceV1().ResourceSlices().List(context.Background(), metav1ListOptions()); err != nil {
+			if _, err := c.Admin.ResourceV1().ResourceSlices().List(context.Background(), metav1.ListOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		})

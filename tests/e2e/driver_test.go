@@ -427,6 +427,18 @@ func TestEveryMachinesSlicesAreAcceptedAndReadBackEqual(t *testing.T) {
 	}
 }
 
+// expectRefusalNaming waits for the daemon to stop with a failure whose log names the gate.
+func expectRefusalNaming(t *testing.T, d *daemon, gate string) {
+	t.Helper()
+	err, exited := d.wait(30 * time.Second)
+	if !exited || err == nil {
+		t.Fatalf("without %s: still running or exit 0 (%v)\n%s", gate, err, d.output())
+	}
+	if !strings.Contains(d.output(), gate) {
+		t.Errorf("refused without naming %s:\n%s", gate, d.output())
+	}
+}
+
 // Without DRAListTypeAttributes (1.37's defaults) --numa-list stops with a clear error and
 // --numa-list=auto publishes scalars.
 func TestWithoutListAttributesNumaListStopsAndAutoFallsBack(t *testing.T) {
@@ -436,16 +448,9 @@ func TestWithoutListAttributesNumaListStopsAndAutoFallsBack(t *testing.T) {
 	node := "node-" + machine
 	createNode(t, c, node, machine)
 
-	d := startDaemon(t, c, node, machine, "--numa-list", "--health=false")
-	err, exited := d.wait(30 * time.Second)
-	if !exited || err == nil {
-		t.Fatalf("--numa-list without DRAListTypeAttributes: still running or exit 0 (%v)\n%s", err, d.output())
-	}
-	if !strings.Contains(d.output(), "DRAListTypeAttributes") {
-		t.Errorf("--numa-list refused without naming DRAListTypeAttributes:\n%s", d.output())
-	}
+	expectRefusalNaming(t, startDaemon(t, c, node, machine, "--numa-list", "--health=false"), "DRAListTypeAttributes")
 
-	d = startDaemon(t, c, node, machine, "--numa-list=auto", "--health=false")
+	d := startDaemon(t, c, node, machine, "--numa-list=auto", "--health=false")
 	waitForSlices(t, c, d, node, expectedSlices(t, node, machine))
 }
 
@@ -457,14 +462,7 @@ func TestSharedConsumableCapacityIsRefusedCleanlyBy137(t *testing.T) {
 	installedDriver(t, c)
 	const machine, node = "sriov-nic", "kep5941-sriov"
 	createNode(t, c, node, machine)
-	d := startDaemon(t, c, node, machine, "--shared-consumable-capacity", "--health=false")
-	err, exited := d.wait(30 * time.Second)
-	if !exited || err == nil {
-		t.Fatalf("--shared-consumable-capacity on 1.37.2: still running or exit 0 (%v)\n%s", err, d.output())
-	}
-	if !strings.Contains(d.output(), "DRASharedConsumableCapacity") {
-		t.Errorf("the refusal does not name DRASharedConsumableCapacity:\n%s", d.output())
-	}
+	expectRefusalNaming(t, startDaemon(t, c, node, machine, "--shared-consumable-capacity", "--health=false"), "DRASharedConsumableCapacity")
 	if left := nodeSlices(t, c, node); len(left) != 0 {
 		t.Errorf("%d slices left behind by the refused daemon", len(left))
 	}

@@ -86,11 +86,8 @@ func TestAnAPIServerRestartIsSurvived(t *testing.T) {
 // when the driver left them behind (--keep-slices-on-exit).
 func TestDeletingTheNodeGarbageCollectsItsSlices(t *testing.T) {
 	c := clusterFor(t, cluster.AllDRA())
-	installedDriver(t, c)
-	const machine, node = "laptop", "gc-laptop"
-	createNode(t, c, node, machine)
-	d := startDaemon(t, c, node, machine, "--health=false", "--keep-slices-on-exit")
-	waitForSlices(t, c, d, node, expectedSlices(t, node, machine))
+	const node = "gc-laptop"
+	d, _ := publishedNode(t, c, node, "laptop", "--keep-slices-on-exit")
 	if err := d.stop(t); err != nil {
 		t.Fatalf("numa-dra-plugin: exit after SIGTERM: %v", err)
 	}

@@ -8,8 +8,6 @@ package cluster
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -140,15 +138,6 @@ func (c *Cluster) Stop() {
 		c.processes[i].stop()
 	}
 	c.processes = nil
-}
-
-// Logs names each component's log file.
-func (c *Cluster) Logs() []string {
-	var logs []string
-	for _, p := range c.processes {
-		logs = append(logs, p.log)
-	}
-	return logs
 }
 
 func (c *Cluster) startEtcd(bin Binaries) (string, error) {
@@ -315,19 +304,6 @@ func (c *Cluster) TokenKubeconfig(path, token string) error {
 	config.Contexts["e2e"] = &clientcmdapi.Context{Cluster: "e2e", AuthInfo: "token"}
 	config.CurrentContext = "e2e"
 	return clientcmd.WriteToFile(*config, path)
-}
-
-// TLSConfig trusts the cluster's CA (for raw HTTPS requests in tests).
-func (c *Cluster) TLSConfig() (*tls.Config, error) {
-	pem, err := os.ReadFile(c.pki.CAFile)
-	if err != nil {
-		return nil, err
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(pem) {
-		return nil, errors.New("no CA certificate in " + c.pki.CAFile)
-	}
-	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
 }
 
 // freePort asks the kernel for a free TCP port on 127.0.0.1.
