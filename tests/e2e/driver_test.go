@@ -238,8 +238,10 @@ func startDaemonAt(t testing.TB, c *cluster.Cluster, node, root string, args ...
 	t.Helper()
 	dir := filepath.Join(c.Dir, "nodes", node)
 	kubeconfig := filepath.Join(dir, "driver.kubeconfig")
-	for _, sub := range []string{"registry", "plugins", "cdi", "metadata", "state", "dev"} {
-		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+	sockets := kubeletDir(c, node)
+	for _, sub := range []string{filepath.Join(sockets, "registry"), filepath.Join(sockets, "plugins"),
+		filepath.Join(dir, "cdi"), filepath.Join(dir, "metadata"), filepath.Join(dir, "state"), filepath.Join(dir, "dev")} {
+		if err := os.MkdirAll(sub, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -253,7 +255,7 @@ func startDaemonAt(t testing.TB, c *cluster.Cluster, node, root string, args ...
 		"--kubeconfig", kubeconfig, "--node-name", node, "--driver-name", driverName,
 		"--sysfs-root", filepath.Join(root, "sys"), "--proc-root", filepath.Join(root, "proc"),
 		"--dev-root", filepath.Join(dir, "dev"),
-		"--kubelet-registry-dir", filepath.Join(dir, "registry"), "--kubelet-plugins-dir", filepath.Join(dir, "plugins"),
+		"--kubelet-registry-dir", filepath.Join(sockets, "registry"), "--kubelet-plugins-dir", filepath.Join(sockets, "plugins"),
 		"--cdi-dir", filepath.Join(dir, "cdi"), "--metadata-dir", filepath.Join(dir, "metadata"),
 		"--state-dir", filepath.Join(dir, "state"), "--log-format", "text",
 	}, args...)

@@ -20,7 +20,7 @@ import (
 // node, over the unix socket the daemon registered.
 func kubeletClient(t testing.TB, c *cluster.Cluster, node string) drapb.DRAPluginClient {
 	t.Helper()
-	socket := filepath.Join(c.Dir, "nodes", node, "plugins", driverName, "dra.sock")
+	socket := filepath.Join(kubeletDir(c, node), "plugins", driverName, "dra.sock")
 	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)

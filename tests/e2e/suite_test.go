@@ -19,6 +19,9 @@ var (
 	clustersMu sync.Mutex
 	clusters   = map[string]*cluster.Cluster{}
 	failedRun  bool
+	// socketRoot holds the kubelet folders the daemons put their unix sockets in: a short path under
+	// /tmp, as a socket path has at most 107 bytes and the work folder of a CI clone is deep.
+	socketRoot string
 )
 
 func TestMain(m *testing.M) {
@@ -30,8 +33,14 @@ func TestMain(m *testing.M) {
 		stopClusters()
 		os.Exit(130)
 	}()
+	var err error
+	if socketRoot, err = os.MkdirTemp("/tmp", "nde-"); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: a folder for the daemons' sockets: %v\n", err)
+		os.Exit(1)
+	}
 	code := m.Run()
 	stopClusters()
+	_ = os.RemoveAll(socketRoot)
 	work := workDir()
 	switch {
 	case code != 0:
@@ -56,6 +65,11 @@ func workDir() string {
 		return dir
 	}
 	return filepath.Join(os.TempDir(), "numadra-e2e")
+}
+
+// kubeletDir is the node's kubelet folder holding the registration and plugin sockets.
+func kubeletDir(c *cluster.Cluster, node string) string {
+	return filepath.Join(socketRoot, filepath.Base(c.Dir), node)
 }
 
 func requireEnv(t testing.TB, name string) string {
