@@ -222,9 +222,10 @@ func driverToken(t testing.TB, c *cluster.Cluster, node string) string {
 
 // daemon is a running numa-dra-plugin.
 type daemon struct {
-	cmd  *exec.Cmd
-	log  string
-	done chan error
+	cmd     *exec.Cmd
+	log     string
+	done    chan error
+	started time.Time // just before the fork
 }
 
 // startDaemon runs numa-dra-plugin for the mocked machine as the node's driver pod would.
@@ -268,10 +269,11 @@ func startDaemonAt(t testing.TB, c *cluster.Cluster, node, root string, args ...
 	cmd := exec.Command(filepath.Join(buildDir(t), "bin", "numa-dra-plugin"), all...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	d := &daemon{cmd: cmd, log: logPath, done: make(chan error, 1)}
+	d := &daemon{cmd: cmd, log: logPath, done: make(chan error, 1), started: started}
 	go func() { d.done <- cmd.Wait() }()
 	t.Cleanup(func() { d.stop(t) })
 	return d

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -31,9 +32,11 @@ func kubeletClient(t testing.TB, c *cluster.Cluster, node string) drapb.DRAPlugi
 
 // prepareAsTheKubelet prepares the claims as the kubelet does for a pod bound to the node (the
 // claims as the API server stored them: namespace, name, UID), checks that the daemon returns
-// every allocated device of this driver with CDI ids, then unprepares them.
-func prepareAsTheKubelet(t *testing.T, plugin drapb.DRAPluginClient, claims []resourceapi.ResourceClaim) {
+// every allocated device of this driver with CDI ids, starts a container with each claim's CDI
+// ids where podman can run, then unprepares them.
+func prepareAsTheKubelet(t *testing.T, c *cluster.Cluster, node string, claims []resourceapi.ResourceClaim) {
 	t.Helper()
+	plugin := kubeletClient(t, c, node)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var request drapb.NodePrepareResourcesRequest
@@ -45,6 +48,7 @@ func prepareAsTheKubelet(t *testing.T, plugin drapb.DRAPluginClient, claims []re
 	if len(request.Claims) == 0 {
 		return
 	}
+	containers := 0
 	prepared, err := plugin.NodePrepareResources(ctx, &request)
 	if err != nil {
 		t.Fatalf("NodePrepareResources: %v", err)
@@ -58,7 +62,7 @@ func prepareAsTheKubelet(t *testing.T, plugin drapb.DRAPluginClient, claims []re
 			t.Errorf("claim %s/%s: prepare answered %v", claim.Namespace, claim.Name, answer)
 			continue
 		}
-		var want, got []string
+		var want, got, ids []string
 		for _, result := range claim.Status.Allocation.Devices.Results {
 			if result.Driver == driverName {
 				// The kubelet keeps request names without the subrequest ("gpus", not
@@ -74,11 +78,16 @@ func prepareAsTheKubelet(t *testing.T, plugin drapb.DRAPluginClient, claims []re
 			for _, request := range device.RequestNames {
 				got = append(got, request+" "+device.PoolName+"/"+device.DeviceName)
 			}
+			ids = append(ids, device.CdiDeviceIds...)
 		}
 		sort.Strings(want)
 		sort.Strings(got)
 		if strings.Join(got, ", ") != strings.Join(want, ", ") {
 			t.Errorf("claim %s/%s: prepared %v, allocated %v", claim.Namespace, claim.Name, got, want)
+		}
+		if len(ids) > 0 && containersRun(t) {
+			runWithDevices(t, filepath.Join(c.Dir, "nodes", node, "cdi"), ids)
+			containers++
 		}
 	}
 	unprepare := drapb.NodeUnprepareResourcesRequest{Claims: request.Claims}
@@ -91,5 +100,19 @@ func prepareAsTheKubelet(t *testing.T, plugin drapb.DRAPluginClient, claims []re
 			t.Errorf("unprepare %s: %s", uid, answer.Error)
 		}
 	}
-	t.Logf("the daemon prepared and unprepared %d claims as the kubelet asks", len(request.Claims))
+	t.Logf("the daemon prepared and unprepared %d claims as the kubelet asks; podman ran %d containers with their CDI ids", len(request.Claims), containers)
+}
+
+// containersRun says whether podman can start containers here; in CI it must.
+func containersRun(t testing.TB) bool {
+	missing := containerRuntimeMissing()
+	switch {
+	case missing == "":
+		return true
+	case os.Getenv("CI") == "true":
+		t.Fatalf("CI needs podman to start containers with the prepared CDI ids: %s", missing)
+	default:
+		t.Logf("SKIPPED starting containers with the prepared CDI ids: %s", missing)
+	}
+	return false
 }

@@ -29,12 +29,17 @@ import (
 // keepNodeReady renews the node's Lease as a kubelet does, so that the node lifecycle
 // controller keeps it Ready and untainted while the test needs the scheduler to use it.
 func keepNodeReady(t testing.TB, c *cluster.Cluster, node string) {
+	keepNodesReady(t, c, []string{node})
+}
+
+// keepNodesReady renews the nodes' Leases from one goroutine.
+func keepNodesReady(t testing.TB, c *cluster.Cluster, nodes []string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	t.Cleanup(func() { cancel(); <-stopped })
-	renew := func() {
-		leases := c.Admin.CoordinationV1().Leases("kube-node-lease")
+	leases := c.Admin.CoordinationV1().Leases("kube-node-lease")
+	renew := func(node string) {
 		now := metav1.NewMicroTime(time.Now())
 		lease, err := leases.Get(ctx, node, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -49,7 +54,12 @@ func keepNodeReady(t testing.TB, c *cluster.Cluster, node string) {
 			_, _ = leases.Update(ctx, lease, metav1.UpdateOptions{})
 		}
 	}
-	renew()
+	renewAll := func() {
+		for _, node := range nodes {
+			renew(node)
+		}
+	}
+	renewAll()
 	go func() {
 		defer close(stopped)
 		ticker := time.NewTicker(5 * time.Second)
@@ -59,7 +69,7 @@ func keepNodeReady(t testing.TB, c *cluster.Cluster, node string) {
 			case <-ctx.Done():
 				return
 			case <-ticker.C:
-				renew()
+				renewAll()
 			}
 		}
 	}()
@@ -446,7 +456,7 @@ func TestTheSchedulerAllocatesWhatDraAllocatePredicts(t *testing.T) {
 				}
 			}
 			t.Logf("%d pods, %d scheduled; %d claims, %d allocated by the scheduler, the same by dra-allocate%s", len(pods), scheduled, len(claims), allocated, why)
-			prepareAsTheKubelet(t, kubeletClient(t, c, node), claims)
+			prepareAsTheKubelet(t, c, node, claims)
 		})
 	}
 }

@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"testing"
+	"time"
+
+	resourceapi "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"numadra.dev/tests/e2e/cluster"
+)
+
+// Start-up to "slices published" against the real API server (issue 16 §4): from the fork of
+// numa-dra-plugin until a watch on the API server has seen every slice of the node, and the
+// daemon's own "ready startup_ms" (registration socket up and slices stored).
+
+var startupLogged = regexp.MustCompile(`ready startup_ms=([0-9.]+)`)
+
+// publishedOnce starts the daemon, waits on a watch for the node's slices, stops the daemon and
+// waits for its slices to be gone (SIGTERM deletes them), so that every start is a first one.
+func publishedOnce(t testing.TB, c *cluster.Cluster, node, machine string, slices int) (watched, logged time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w, err := c.Admin.ResourceV1().ResourceSlices().Watch(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	d := startDaemon(t, c, node, machine)
+	seen := map[string]bool{}
+	for len(seen) < slices {
+		select {
+		case event, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatalf("node %s: the watch ended before %d slices were seen", node, slices)
+			}
+			if slice, isSlice := event.Object.(*resourceapi.ResourceSlice); isSlice && event.Type == watch.Added {
+				seen[slice.Name] = true
+			}
+		case <-ctx.Done():
+			t.Fatalf("node %s: %d of %d slices after a minute; daemon log:\n%s", node, len(seen), slices, d.output())
+		}
+	}
+	watched = time.Since(d.started)
+	logged = loggedStartup(t, d)
+	if err := d.stop(t); err != nil {
+		t.Fatalf("numa-dra-plugin on %s: %v\n%s", node, err, d.output())
+	}
+	eventually(t, 30*time.Second, "the stopped daemon's slices are deleted", func() bool {
+		return len(nodeSlices(t, c, node)) == 0
+	})
+	return watched, logged
+}
+
+func loggedStartup(t testing.TB, d *daemon) time.Duration {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		data, _ := os.ReadFile(d.log)
+		if match := startupLogged.FindSubmatch(data); match != nil {
+			ms, _ := strconv.ParseFloat(string(match[1]), 64)
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("the daemon logged no \"ready startup_ms\" within 5 s of publishing:\n%s", d.output())
+	return 0
+}
+
+func median(values []time.Duration) time.Duration {
+	sorted := append([]time.Duration(nil), values...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	return sorted[len(sorted)/2]
+}
+
+func milliseconds(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// BenchmarkDaemonStartupToSlicesPublished: scripts/e2e.sh --bench DaemonStartup. Each machine is
+// started NUMADRA_E2E_BENCH_STARTS times (default 9); the medians are reported.
+func BenchmarkDaemonStartupToSlicesPublished(b *testing.B) {
+	starts := envCount(b, "NUMADRA_E2E_BENCH_STARTS", 9)
+	c := clusterFor(b, cluster.AllDRA())
+	installedDriver(b, c)
+	for _, machine := range machines(b) {
+		b.Run(machine, func(b *testing.B) {
+			node := "start-" + machine
+			createNode(b, c, node, machine)
+			slices := len(expectedSlices(b, node, machine))
+			if slices == 0 {
+				b.Skipf("%s publishes no slices", machine)
+			}
+			for i := 0; i < b.N; i++ {
+				var watched, logged []time.Duration
+				for start := 0; start < starts; start++ {
+					w, l := publishedOnce(b, c, node, machine, slices)
+					watched, logged = append(watched, w), append(logged, l)
+				}
+				b.ReportMetric(milliseconds(median(watched)), "ms-to-watched")
+				b.ReportMetric(milliseconds(median(logged)), "ms-startup-logged")
+				b.ReportMetric(float64(slices), "slices")
+			}
+		})
+	}
+}
