@@ -81,7 +81,8 @@ std::string Search::deviceName(int device) const {
     return info.slice->driver + "/" + info.slice->pool.name + "/" + info.device->name;
 }
 
-std::string Search::selectorFailure(const Plan& plan, int device) const {
+// Upstream's words: the class or the claim, the selector's index among its own, the device.
+std::string Search::selectorFailure(const Claim& claim, const Plan& plan, int device) const {
     for (size_t i = 0; i < plan.selectors.size(); ++i) {
         auto it = plan.selectors[i]->failures.find(device);
         if (it == plan.selectors[i]->failures.end())
@@ -89,10 +90,12 @@ std::string Search::selectorFailure(const Plan& plan, int device) const {
         const std::string which =
             i < plan.classSelectors
                 ? "class " + plan.deviceClass->name + ": selector #" + std::to_string(i)
-                : "selector #" + std::to_string(i - plan.classSelectors);
+                : "claim " + claimName(claim) + ": selector #" +
+                      std::to_string(i - plan.classSelectors);
         return which + " on device " + deviceName(device) + ": CEL runtime error: " + it->second;
     }
-    return "selector on device " + deviceName(device) + ": CEL runtime error";
+    return "claim " + claimName(claim) + ": selector on device " + deviceName(device) +
+           ": CEL runtime error";
 }
 
 Step Search::fail(std::string message) {
@@ -310,7 +313,7 @@ Result<Plan> Search::buildPlan(const Claim& claim, const std::string& parent,
         for (int device : plan.candidates) {
             Verdict verdict = selectable(plan.selectors, device);
             if (verdict == Verdict::Failed)
-                return Error{where + selectorFailure(plan, device)};
+                return Error{selectorFailure(claim, plan, device)};
             // Static capacity only, as upstream: a matching device whose remaining capacity
             // is taken by other claims stays in the set, so "all" fails instead of quietly
             // meaning "all that are left".
@@ -973,8 +976,7 @@ Step Search::scanCandidates(size_t claim, size_t request, size_t slot, size_t cu
         if (verdict == Verdict::False)
             continue;
         if (verdict == Verdict::Failed)
-            return fail("claim " + claimName(*state.claim) + ", request " + plan.name + ": " +
-                        selectorFailure(plan, device));
+            return fail(selectorFailure(*state.claim, plan, device));
         for (const auto& values : plan.constraintValues)
             if (!values.empty() && values[position].state == ConstraintValue::State::Failed)
                 return fail("claim " + claimName(*state.claim) + ", request " + plan.name +

@@ -188,7 +188,7 @@ class Search {
     std::string explain();  // why the claims do not fit (explain.cpp)
     std::string explainPlan(const ClaimState& state, const Plan& plan);
     std::string explainConstraints(const ClaimState& state);
-    std::string selectorFailure(const Plan& plan, int device) const;
+    std::string selectorFailure(const Claim& claim, const Plan& plan, int device) const;
     std::string deviceName(int device) const;
 
     Allocator::Impl& impl_;

@@ -119,7 +119,9 @@ Result<cel::Value> attributeValue(const std::string& name, const api::AttributeV
 
 Error runtimeError(std::string message) {
     if (message.find("no such key") != std::string::npos)
-        message += " (consider using has() or optional chaining like .?x.orValue(...))";
+        message +=
+            ". consider using CEL optional chaining (.? followed by orValue()) or guarding "
+            "the check with has() for optional fields";
     return Error{std::move(message)};
 }
 

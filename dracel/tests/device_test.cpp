@@ -167,7 +167,9 @@ TEST(NameResolution, AnUnknownIdIsANoSuchKeyErrorWithAHint) {
     const std::string result = select(R"(device.attributes["nope.example.com"].x == 1)");
     EXPECT_TRUE(contains(result, "error: ")) << result;
     EXPECT_TRUE(contains(result, "no such key: x")) << result;
-    EXPECT_TRUE(contains(result, "consider using has() or optional chaining like .?x.orValue(...)"))
+    EXPECT_TRUE(contains(result,
+                         "no such key: x. consider using CEL optional chaining (.? followed by "
+                         "orValue()) or guarding the check with has() for optional fields"))
         << result;
     EXPECT_TRUE(
         contains(select(R"(device.attributes["dra.example.com"].nope == 1)"), "no such key: nope"));

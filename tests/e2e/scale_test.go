@@ -247,7 +247,7 @@ func compareAtScale(t testing.TB, c *cluster.Cluster, namespace string, nodes []
 		choosingPods = append(choosingPods, free)
 	}
 	writeList(t, filepath.Join(dir, "5-pods.json"), "Pod", "v1", placedPods)
-	predicted, elapsed := draAllocate(t, dir)
+	predicted, elapsed, _ := draAllocate(t, dir)
 	run.placed = elapsed
 	for _, pod := range podList.Items {
 		if difference := allocationDifference(nodeOf[pod.Name], scheduled[pod.Name], predicted[pod.Name]); difference != "" {
@@ -255,7 +255,7 @@ func compareAtScale(t testing.TB, c *cluster.Cluster, namespace string, nodes []
 		}
 	}
 	writeList(t, filepath.Join(dir, "5-pods.json"), "Pod", "v1", choosingPods)
-	chosen, elapsed := draAllocate(t, dir)
+	chosen, elapsed, _ := draAllocate(t, dir)
 	run.choosing = elapsed
 	for _, allocation := range chosen {
 		if allocation != nil {
@@ -304,11 +304,11 @@ func dumpCluster(t testing.TB, c *cluster.Cluster, dir string, nodes []string) {
 	writeList(t, filepath.Join(dir, "3-classes.json"), "DeviceClass", "resource.k8s.io/v1", classItems)
 }
 
-// draAllocate runs dra-allocate on the folder and returns each claim's allocation by name, and the
-// process's wall time (reading and parsing the files included).
-func draAllocate(t testing.TB, dir string) (map[string]*resourceapi.AllocationResult, time.Duration) {
+// draAllocate runs dra-allocate on the folder and returns each claim's allocation by name, the
+// process's wall time (reading and parsing the files included) and what it said on stderr.
+func draAllocate(t testing.TB, dir string, args ...string) (map[string]*resourceapi.AllocationResult, time.Duration, string) {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(buildDir(t), "bin", "dra-allocate"), "--output", "json", dir)
+	cmd := exec.Command(filepath.Join(buildDir(t), "bin", "dra-allocate"), append(append([]string{"--output", "json"}, args...), dir)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	started := time.Now()
@@ -329,7 +329,7 @@ func draAllocate(t testing.TB, dir string) (map[string]*resourceapi.AllocationRe
 			allocations[out.Items[i].Name] = out.Items[i].Status.Allocation
 		}
 	}
-	return allocations, elapsed
+	return allocations, elapsed, stderr.String()
 }
 
 func TestTheSchedulerAtScaleAllocatesWhatDraAllocatePredicts(t *testing.T) {
