@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 
 namespace numadra::slices {
 namespace {
@@ -20,6 +24,7 @@ class MemoryApi : public SliceApi {
     int conflictsToInject = 0;
 
     Result<std::vector<api::Json>> list() override {
+        std::lock_guard lock(mutex_);
         calls.emplace_back("list");
         std::vector<api::Json> out;
         out.reserve(objects.size());
@@ -29,6 +34,7 @@ class MemoryApi : public SliceApi {
     }
     Result<api::Json> create(const api::Json& slice) override {
         const std::string name = slice["metadata"]["name"];
+        std::lock_guard lock(mutex_);  // the publisher writes from several threads
         calls.push_back("create " + name);
         if (!invalidCauses.empty())
             return Error{"HTTP 422 Invalid", 422, invalidCauses};
@@ -38,6 +44,7 @@ class MemoryApi : public SliceApi {
     }
     Result<api::Json> update(const api::Json& slice) override {
         const std::string name = slice["metadata"]["name"];
+        std::lock_guard lock(mutex_);
         calls.push_back("update " + name);
         if (conflictsToInject > 0) {
             --conflictsToInject;
@@ -52,12 +59,14 @@ class MemoryApi : public SliceApi {
         return store(slice);
     }
     Status remove(const std::string& name, const std::string&) override {
+        std::lock_guard lock(mutex_);
         calls.push_back("delete " + name);
         objects.erase(name);
         return Status::Ok();
     }
 
   private:
+    std::mutex mutex_;
     Result<api::Json> store(api::Json slice) {
         slice["metadata"]["resourceVersion"] = std::to_string(++version);
         if (dropListAttributes && slice["spec"].contains("devices")) {
@@ -106,6 +115,43 @@ TEST_F(PublisherTest, CreatesEverythingOnAnEmptyCluster) {
     EXPECT_EQ(api.objects["s0"]["spec"]["pool"]["resourceSliceCount"], 2);
     EXPECT_EQ(api.objects["s0"]["metadata"]["ownerReferences"][0]["kind"], "Node");
     EXPECT_EQ(api.objects["s0"]["metadata"]["ownerReferences"][0]["uid"], "uid-1");
+}
+
+// Each create waits until another is in flight too (or gives up after 5 s): written one after
+// the other, every create would fail.
+class OverlapApi : public MemoryApi {
+  public:
+    Result<api::Json> create(const api::Json& slice) override {
+        {
+            std::unique_lock lock(overlapMutex_);
+            ++inFlight_;
+            maxInFlight = std::max(maxInFlight, inFlight_);
+            overlap_.notify_all();
+            const bool together =
+                overlap_.wait_for(lock, std::chrono::seconds(5), [&] { return maxInFlight >= 2; });
+            --inFlight_;
+            if (!together)
+                return Error{"no other write was in flight"};
+        }
+        return MemoryApi::create(slice);
+    }
+    int maxInFlight = 0;
+
+  private:
+    std::mutex overlapMutex_;
+    std::condition_variable overlap_;
+    int inFlight_ = 0;
+};
+
+TEST(PublisherWrites, ANodesSlicesAreWrittenInParallel) {
+    OverlapApi api;
+    Publisher publisher{api, "numa.dra.dev", "node-a", NodeOwner{"node-a", "uid-1"}};
+    auto stats = publisher.reconcile({slice("s0", {"gpu-0"}), slice("s1", {"gpu-1"}),
+                                      slice("s2", {"gpu-2"}), slice("s3", {"gpu-3"})});
+    ASSERT_TRUE(stats.ok()) << stats.error().message;
+    EXPECT_EQ(stats->created, 4u);
+    EXPECT_GE(api.maxInFlight, 2);
+    EXPECT_EQ(api.objects.size(), 4u);
 }
 
 TEST_F(PublisherTest, NothingChangedMeansNoWrites) {

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 
 	"numadra.dev/tests/e2e/cluster"
 )
@@ -111,4 +112,68 @@ func BenchmarkDaemonStartupToSlicesPublished(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkAPIServerStoresAMachinesSlices is the floor under the daemon's number: the same
+// slices (numa-probe's for the machine) created by client-go (one warm HTTP/2 connection), one
+// after the other and 4 at a time as the daemon writes them, deleted between runs; as the
+// administrator and with the node's driver token (service-account authentication and the
+// admission policy on every write, as for the daemon); medians of NUMADRA_E2E_BENCH_STARTS runs.
+func BenchmarkAPIServerStoresAMachinesSlices(b *testing.B) {
+	starts := envCount(b, "NUMADRA_E2E_BENCH_STARTS", 9)
+	c := clusterFor(b, cluster.AllDRA())
+	installedDriver(b, c)
+	for _, machine := range []string{"epyc-2s-nps4", "big-2s-8n"} {
+		b.Run(machine, func(b *testing.B) {
+			node := "store-" + machine
+			createNode(b, c, node, machine)
+			slices := expectedSlices(b, node, machine)
+			driver := clientWithToken(b, c, "driver-"+node, driverToken(b, c, node))
+			for i := 0; i < b.N; i++ {
+				var sequential, parallel, asDriver []time.Duration
+				for start := 0; start < starts; start++ {
+					sequential = append(sequential, storeSlices(b, c, c.Admin, node, slices, 1))
+					parallel = append(parallel, storeSlices(b, c, c.Admin, node, slices, 4))
+					asDriver = append(asDriver, storeSlices(b, c, driver, node, slices, 4))
+				}
+				b.ReportMetric(milliseconds(median(sequential)), "ms-admin-one-by-one")
+				b.ReportMetric(milliseconds(median(parallel)), "ms-admin-4-at-a-time")
+				b.ReportMetric(milliseconds(median(asDriver)), "ms-driver-token-4-at-a-time")
+				b.ReportMetric(float64(len(slices)), "slices")
+			}
+		})
+	}
+}
+
+func storeSlices(b *testing.B, c *cluster.Cluster, client kubernetes.Interface, node string, slices []resourceapi.ResourceSlice, parallel int) time.Duration {
+	b.Helper()
+	ctx := context.Background()
+	work := make(chan *resourceapi.ResourceSlice)
+	errs := make(chan error, len(slices))
+	started := time.Now()
+	for w := 0; w < parallel; w++ {
+		go func() {
+			for slice := range work {
+				_, err := client.ResourceV1().ResourceSlices().Create(ctx, slice, metav1.CreateOptions{})
+				errs <- err
+			}
+		}()
+	}
+	for i := range slices {
+		work <- &slices[i]
+	}
+	close(work)
+	for range slices {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+	elapsed := time.Since(started)
+	if err := c.Admin.ResourceV1().ResourceSlices().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
+	}); err != nil {
+		b.Fatal(err)
+	}
+	eventually(b, 30*time.Second, "the slices are deleted", func() bool { return len(nodeSlices(b, c, node)) == 0 })
+	return elapsed
 }

@@ -17,7 +17,9 @@ namespace numadra::slices {
 
 // What the publisher needs from the API server, already scoped to this node and driver
 // (list = field selector spec.nodeName=<node>,spec.driver=<driver>). Error.code carries the
-// HTTP status (409 conflict, 404, ...).
+// HTTP status (409 conflict, 404, ...). create and update are called from several threads at
+// once (a node's slices are written in parallel: each write waits on the API server's
+// validation and admission, not on us).
 class SliceApi {
   public:
     virtual ~SliceApi() = default;
