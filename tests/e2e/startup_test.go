@@ -126,8 +126,11 @@ func BenchmarkAPIServerStoresAMachinesSlices(b *testing.B) {
 	for _, machine := range []string{"epyc-2s-nps4", "big-2s-8n"} {
 		b.Run(machine, func(b *testing.B) {
 			node := "store-" + machine
-			createNode(b, c, node, machine)
+			created := createNode(b, c, node, machine)
 			slices := expectedSlices(b, node, machine)
+			for i := range slices {
+				slices[i].OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: created.Name, UID: created.UID}}
+			}
 			driver := clientWithToken(b, c, "driver-"+node, driverToken(b, c, node))
 			for i := 0; i < b.N; i++ {
 				var sequential, parallel, asDriver []time.Duration
