@@ -90,7 +90,7 @@ func (g *claimGenerator) selector(class string) string {
 		return fmt.Sprintf("%s %s %q", ref, []string{"==", "!="}[g.rng.IntN(2)], *value.StringValue)
 	case value.VersionValue != nil:
 		return fmt.Sprintf("%s.isGreaterThan(semver(%q))", ref, *value.VersionValue)
-	default: // a list: is the value of the chosen device among them
+	default: // a list: whether the device has the attribute
 		return fmt.Sprintf("has(%s)", ref)
 	}
 }
@@ -282,7 +282,7 @@ func generatedCase(t *testing.T, c *cluster.Cluster, g *claimGenerator, node, na
 	if outcome == decidedError && !strings.Contains(said, why) {
 		t.Fatalf("generated claim %s: the scheduler failed it with %q, dra-allocate said %q (dump in %s)\n%s", name, why, said, dir, describeClaim(claim))
 	}
-	if difference := allocationDifference(node, scheduled, predicted[name]); difference != "" {
+	if difference := allocationDifference(node, scheduled, predicted[namespace+"/"+name]); difference != "" {
 		t.Fatalf("generated claim %s (dump in %s; scheduler: %s):\n%s\n%s", name, dir, why, describeClaim(claim), difference)
 	}
 	if outcome != decidedBound {

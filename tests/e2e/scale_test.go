@@ -250,7 +250,7 @@ func compareAtScale(t testing.TB, c *cluster.Cluster, namespace string, nodes []
 	predicted, elapsed, _ := draAllocate(t, dir)
 	run.placed = elapsed
 	for _, pod := range podList.Items {
-		if difference := allocationDifference(nodeOf[pod.Name], scheduled[pod.Name], predicted[pod.Name]); difference != "" {
+		if difference := allocationDifference(nodeOf[pod.Name], scheduled[pod.Name], predicted[namespace+"/"+pod.Name]); difference != "" {
 			t.Fatalf("claim %s/%s on node %s (dump in %s):\n%s", namespace, pod.Name, nodeOf[pod.Name], dir, difference)
 		}
 	}
@@ -304,7 +304,8 @@ func dumpCluster(t testing.TB, c *cluster.Cluster, dir string, nodes []string) {
 	writeList(t, filepath.Join(dir, "3-classes.json"), "DeviceClass", "resource.k8s.io/v1", classItems)
 }
 
-// draAllocate runs dra-allocate on the folder and returns each claim's allocation by name, the
+// draAllocate runs dra-allocate on the folder and returns each claim's allocation by
+// namespace/name, the
 // process's wall time (reading and parsing the files included) and what it said on stderr.
 func draAllocate(t testing.TB, dir string, args ...string) (map[string]*resourceapi.AllocationResult, time.Duration, string) {
 	t.Helper()
@@ -326,7 +327,7 @@ func draAllocate(t testing.TB, dir string, args ...string) (map[string]*resource
 	allocations := map[string]*resourceapi.AllocationResult{}
 	for i := range out.Items {
 		if out.Items[i].Kind == "ResourceClaim" { // the pods are printed too
-			allocations[out.Items[i].Name] = out.Items[i].Status.Allocation
+			allocations[out.Items[i].Namespace+"/"+out.Items[i].Name] = out.Items[i].Status.Allocation
 		}
 	}
 	return allocations, elapsed, stderr.String()

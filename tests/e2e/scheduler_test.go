@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -298,24 +296,8 @@ func predict(t testing.TB, c *cluster.Cluster, dir, node string, claims []resour
 	writeList(t, filepath.Join(dir, "2-slices.json"), "ResourceSlice", "resource.k8s.io/v1", sliceItems)
 	writeList(t, filepath.Join(dir, "3-classes.json"), "DeviceClass", "resource.k8s.io/v1", classItems)
 	writeList(t, filepath.Join(dir, "4-claims.json"), "ResourceClaim", "resource.k8s.io/v1", claimItems)
-	cmd := exec.Command(filepath.Join(buildDir(t), "bin", "dra-allocate"), "--node", node, "--explain", "--output", "json", dir)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
-	if exit, ok := err.(*exec.ExitError); err != nil && (!ok || exit.ExitCode() != 1) {
-		t.Fatalf("dra-allocate %s: %v\n%s", dir, err, stderr.String())
-	}
-	var out struct {
-		Items []resourceapi.ResourceClaim `json:"items"`
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		t.Fatalf("dra-allocate's output: %v", err)
-	}
-	allocations := map[string]*resourceapi.AllocationResult{}
-	for i := range out.Items {
-		allocations[out.Items[i].Namespace+"/"+out.Items[i].Name] = out.Items[i].Status.Allocation
-	}
-	return allocations, stderr.String()
+	allocations, _, explanation := draAllocate(t, dir, "--node", node, "--explain")
+	return allocations, explanation
 }
 
 // allocationDifference compares what the scheduler allocated with what dra-allocate predicted:
