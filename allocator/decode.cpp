@@ -400,11 +400,96 @@ Result<std::optional<RequestPolicy>> decodePolicy(const Reader& r) {
     return std::optional<RequestPolicy>(std::move(out));
 }
 
+// cpu, memory and hugepages-<size>: the node's allocatable resources a device may stand for
+// (upstream's IsNodeAllocatableResourceName; extended resources are not).
+bool isNodeAllocatableResourceName(const std::string& name) {
+    return name == "cpu" || name == "memory" || name.starts_with("hugepages-");
+}
+
+Status decodeNodeAllocatableMapping(const Reader& r,
+                                    const std::map<std::string, Capacity>& capacity,
+                                    NodeAllocatableResource& out) {
+    if (Status s = r.rejectUnknownFields({"capacityKey", "capacityMultiplier", "deviceMultiplier"});
+        !s)
+        return s;
+    out.mapped = true;
+    if (r.has("capacityKey")) {
+        std::string key;
+        if (Status s = readString(r, "capacityKey", key); !s)
+            return s;
+        if (key.empty())
+            return r.fieldError("capacityKey", "capacityKey must not be an empty string");
+        if (!capacity.contains(key))
+            return r.fieldError("capacityKey", "not found: the device has no capacity " + key);
+        out.capacityKey = key;
+    }
+    if (Status s = readQuantity(r, "capacityMultiplier", out.capacityMultiplier); !s)
+        return s;
+    if (Status s = readQuantity(r, "deviceMultiplier", out.deviceMultiplier); !s)
+        return s;
+    if (out.capacityKey && !out.capacityMultiplier)
+        return r.fieldError("capacityMultiplier",
+                            "capacityMultiplier is required when capacityKey is set");
+    if (out.capacityMultiplier && !out.capacityKey)
+        return r.fieldError("capacityKey",
+                            "capacityKey is required when capacityMultiplier is set");
+    if (out.capacityMultiplier && out.capacityMultiplier->sign() <= 0)
+        return r.fieldError("capacityMultiplier", "must be positive");
+    if (out.deviceMultiplier && out.deviceMultiplier->sign() <= 0)
+        return r.fieldError("deviceMultiplier", "must be positive");
+    if (out.capacityKey && out.deviceMultiplier)
+        return r.error("must specify at most one of capacityKey and deviceMultiplier");
+    return Status::Ok();
+}
+
+Status decodeNodeAllocatableOverhead(const Reader& r, NodeAllocatableResource& out) {
+    if (Status s = r.rejectUnknownFields({"perPod", "perContainer"}); !s)
+        return s;
+    if (Status s = readQuantity(r, "perPod", out.perPod); !s)
+        return s;
+    if (Status s = readQuantity(r, "perContainer", out.perContainer); !s)
+        return s;
+    if (!out.perPod && !out.perContainer)
+        return r.error("at least one of perPod or perContainer must be set");
+    if (out.perPod && out.perPod->sign() < 0)
+        return r.fieldError("perPod", "must be non-negative");
+    if (out.perContainer && out.perContainer->sign() < 0)
+        return r.fieldError("perContainer", "must be non-negative");
+    return Status::Ok();
+}
+
+Status decodeNodeAllocatableResources(const Reader& r, Device& device) {
+    return r.eachEntry("nodeAllocatableResources", [&](const std::string& name, const Reader& v) {
+        if (!isNodeAllocatableResourceName(name))
+            return Status(
+                v.error("must be a node allocatable resource name (cpu, memory, "
+                        "hugepages-<size>), not " +
+                        name));
+        if (Status s = v.rejectUnknownFields({"mapping", "overhead"}); !s)
+            return s;
+        if (!v.has("mapping") && !v.has("overhead"))
+            return Status(v.error("at least one of mapping or overhead must be set"));
+        NodeAllocatableResource resource;
+        if (v.has("mapping")) {
+            if (Status s =
+                    decodeNodeAllocatableMapping(v.field("mapping"), device.capacity, resource);
+                !s)
+                return s;
+        }
+        if (v.has("overhead")) {
+            if (Status s = decodeNodeAllocatableOverhead(v.field("overhead"), resource); !s)
+                return s;
+        }
+        device.nodeAllocatableResources.emplace(name, std::move(resource));
+        return Status::Ok();
+    });
+}
+
 Result<Device> decodeDevice(const Reader& r, bool perDeviceNodeSelection) {
     if (Status s = r.rejectUnknownFields({"name", "attributes", "capacity", "consumesCounters",
                                           "taints", "allowMultipleAllocations", "bindingConditions",
                                           "bindingFailureConditions", "bindsToNode", "nodeName",
-                                          "nodeSelector", "allNodes"});
+                                          "nodeSelector", "allNodes", "nodeAllocatableResources"});
         !s)
         return s.error();
     Device device;
@@ -441,6 +526,8 @@ Result<Device> decodeDevice(const Reader& r, bool perDeviceNodeSelection) {
         return capacity.error();
     if (device.attributes.size() + device.capacity.size() > 32)
         return r.error("a device may have at most 32 attributes and capacities together");
+    if (Status s = decodeNodeAllocatableResources(r, device); !s)
+        return s.error();
     Status counters = r.each("consumesCounters", [&](const Reader& item) -> Status {
         if (Status s = item.rejectUnknownFields({"counterSet", "counters", "compatibilityGroups"});
             !s)

@@ -127,6 +127,38 @@ void writeDeviceCapacity(Writer& w, const std::map<std::string, DeviceCapacity>&
 }
 
 template <class Writer>
+void writeNodeAllocatableResources(
+    Writer& w, const std::map<std::string, NodeAllocatableResource>& resources) {
+    w.beginObject();
+    for (const auto& [name, resource] : resources) {
+        w.key(name);
+        w.beginObject();
+        if (const auto& mapping = resource.mapping) {
+            w.key("mapping");
+            w.beginObject();
+            if (mapping->capacityKey)
+                writeString(w, "capacityKey", *mapping->capacityKey);
+            if (mapping->capacityMultiplier)
+                writeString(w, "capacityMultiplier", mapping->capacityMultiplier->text());
+            if (mapping->deviceMultiplier)
+                writeString(w, "deviceMultiplier", mapping->deviceMultiplier->text());
+            w.endObject();
+        }
+        if (const auto& overhead = resource.overhead) {
+            w.key("overhead");
+            w.beginObject();
+            if (overhead->perPod)
+                writeString(w, "perPod", overhead->perPod->text());
+            if (overhead->perContainer)
+                writeString(w, "perContainer", overhead->perContainer->text());
+            w.endObject();
+        }
+        w.endObject();
+    }
+    w.endObject();
+}
+
+template <class Writer>
 void writeDevice(Writer& w, const Device& device) {
     w.beginObject();
     writeString(w, "name", device.name);
@@ -171,6 +203,10 @@ void writeDevice(Writer& w, const Device& device) {
             w.endObject();
         }
         w.endArray();
+    }
+    if (!device.nodeAllocatableResources.empty()) {
+        w.key("nodeAllocatableResources");
+        writeNodeAllocatableResources(w, device.nodeAllocatableResources);
     }
     w.endObject();
 }

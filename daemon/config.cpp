@@ -123,6 +123,20 @@ const std::vector<Flag>& flags() {
              c.slices.numaForm = list ? topology::NumaForm::List : topology::NumaForm::Scalar;
              return Status::Ok();
          }},
+        {"node-allocatable-resources", FlagKind::Bool,
+         "CPU devices map the CPUs and memory a claim consumes to the node's allocatable cpu and "
+         "memory (needs DRANodeAllocatableResources); =auto (default): where the API server "
+         "keeps the field",
+         [](DaemonConfig& c, const std::string& v) -> Status {
+             bool on = v == "auto";
+             if (!on) {
+                 if (auto status = parseBool(v, on); !status)
+                     return Error{"'" + v + "' is not true, false or auto"};
+             }
+             c.nodeAllocatableAuto = v == "auto";
+             c.slices.nodeAllocatableResources = on;
+             return Status::Ok();
+         }},
         boolFlag("shared-consumable-capacity",
                  "request-driven counters (DRASharedConsumableCapacity)",
                  [](DaemonConfig& c) -> bool& { return c.slices.sharedConsumableCapacity; }),

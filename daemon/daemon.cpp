@@ -45,6 +45,7 @@ constexpr auto kWatchRetry = std::chrono::seconds(2);
 // Bursts of device events (512 VFs appearing) are one rescan.
 constexpr auto kRescanDebounce = std::chrono::milliseconds(200);
 constexpr const char* kNumaListRefused = "numadra_numa_list_refused";
+constexpr const char* kNodeAllocatableDropped = "numadra_node_allocatable_resources_dropped";
 
 std::string fieldSelector(const DaemonConfig& config) {
     return "spec.nodeName=" + config.slices.nodeName + ",spec.driver=" + config.slices.driverName;
@@ -69,6 +70,10 @@ void declareMetrics(metrics::Registry& registry) {
                           "1 when --numa-list=auto fell back to scalar numaNode and pcieRoot "
                           "attributes because the API server refuses list-typed attributes.");
     registry.gaugeSet(kNumaListRefused, {}, 0);
+    registry.declareGauge(kNodeAllocatableDropped,
+                          "1 when --node-allocatable-resources=auto publishes without the CPU "
+                          "devices' node-allocatable mappings because the API server drops them.");
+    registry.gaugeSet(kNodeAllocatableDropped, {}, 0);
     registry.declareCounter(
         "numadra_kernel_events_total",
         "Kernel events that started an immediate check: device uevents, link changes of watched "
@@ -263,6 +268,7 @@ class Daemon {
     std::map<std::string, api::DeviceTaint> currentTaints() const;
     void healthChanged();
     void rebuildSlices(std::string_view why);
+    void skipUndeclaredNodeAllocatable(const api::Json& node);
     void publishLoop(std::stop_token stop);
     void watchLoop(std::stop_token stop);
     void rescanLoop(std::stop_token stop);
@@ -287,6 +293,8 @@ class Daemon {
     std::mutex buildMutex_;                   // one slice build (scan or health change) at a time
     std::atomic<bool> taintsDropped_{false};  // the cluster has no DRADeviceTaints
     std::atomic<bool> listsRefused_{false};   // --numa-list=auto and no DRAListTypeAttributes
+    // --node-allocatable-resources=auto and no DRANodeAllocatableResources
+    std::atomic<bool> nodeAllocatableDropped_{false};
     std::unique_ptr<ClaimPreparer> preparer_;
     std::unique_ptr<plugin::PluginServer> server_;
     Trigger publishTrigger_;
@@ -330,6 +338,8 @@ slices::SliceOptions Daemon::sliceOptions() const {
     slices::SliceOptions options = config_.slices;
     if (listsRefused_)
         options.numaForm = topology::NumaForm::Scalar;
+    if (nodeAllocatableDropped_)
+        options.nodeAllocatableResources = false;
     return options;
 }
 
@@ -402,6 +412,7 @@ Status Daemon::connectApi() {
     if (auto node = client_->getNode(config_.slices.nodeName)) {
         owner = slices::NodeOwner{config_.slices.nodeName,
                                   node->value("/metadata/uid"_json_pointer, std::string())};
+        skipUndeclaredNodeAllocatable(*node);
     } else {
         spdlog::warn("node lookup failed node={} error=\"{}\"; publishing without owner reference",
                      config_.slices.nodeName, node.error().message);
@@ -410,6 +421,26 @@ Status Daemon::connectApi() {
                                                      config_.slices.nodeName, owner);
     claimSource_ = std::make_unique<ApiClaimSource>(*client_);
     return Status::Ok();
+}
+
+// A kubelet that declares its features (NodeDeclaredFeatures) and not DRANodeAllocatableResources
+// would neither honour the mappings nor let the API server store them (its admission refuses the
+// slice): with --node-allocatable-resources=auto they are left out from the start. A node that
+// declares nothing may be older than declared features: the API server's answer decides.
+void Daemon::skipUndeclaredNodeAllocatable(const api::Json& node) {
+    const auto declared = node.value("/status/declaredFeatures"_json_pointer, api::Json());
+    if (!config_.slices.nodeAllocatableResources || !config_.nodeAllocatableAuto ||
+        !declared.is_array() ||
+        std::find(declared.begin(), declared.end(), "DRANodeAllocatableResources") !=
+            declared.end())
+        return;
+    nodeAllocatableDropped_ = true;
+    metrics_.gaugeSet(kNodeAllocatableDropped, {}, 1);
+    spdlog::info(
+        "publishing without nodeAllocatableResources node={} reason=\"the node's kubelet does "
+        "not declare DRANodeAllocatableResources\"",
+        config_.slices.nodeName);
+    rebuildSlices("the node does not declare DRANodeAllocatableResources");
 }
 
 // Loads the checkpoint and makes every claim prepared before this start whole again (files
@@ -472,10 +503,24 @@ void Daemon::publishLoop(std::stop_token stop) {
                 rebuildSlices("list attributes refused");
                 continue;
             }
+            if (stats.error().code == slices::kDroppedNodeAllocatableError &&
+                config_.nodeAllocatableAuto && !nodeAllocatableDropped_.exchange(true)) {
+                spdlog::warn(
+                    "publishing without nodeAllocatableResources error=\"{}\" action=\"CPUs and "
+                    "memory "
+                    "of CPU claims are not taken from the node's allocatable "
+                    "(--node-allocatable-resources=auto); a restart tries again\"",
+                    stats.error().message);
+                metrics_.gaugeSet(kNodeAllocatableDropped, {}, 1);
+                rebuildSlices("nodeAllocatableResources dropped");
+                continue;
+            }
             if (stats.error().code == slices::kDroppedFieldsError ||
+                stats.error().code == slices::kDroppedNodeAllocatableError ||
                 stats.error().code == slices::kListAttributesRefusedError) {
                 spdlog::critical("publishing refused error=\"{}\"", stats.error().message);
-                storedSlicesWrong_ = stats.error().code == slices::kDroppedFieldsError;
+                // Stored without what the flags promise: gone, rather than used without it.
+                storedSlicesWrong_ = stats.error().code != slices::kListAttributesRefusedError;
                 fatalExit_ = kExitFatal;
                 fatal_.request_stop();
                 return;

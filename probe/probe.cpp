@@ -34,6 +34,10 @@ Options:
                                  (needs DRAListTypeAttributes in the cluster)
   --shared-consumable-capacity   request-driven counters (alpha DRASharedConsumableCapacity)
   --legacy-numa-attributes       also publish dra.net/numaNode and dra.cpu/numaNodeID
+  --node-allocatable-resources   CPU devices map the CPUs and memory a claim consumes to the
+                                 node's allocatable cpu and memory (needs
+                                 DRANodeAllocatableResources; the daemon's default where the
+                                 cluster accepts it)
   --output table|json|yaml       table (default): topology tree; json: a v1 List of the
                                  ResourceSlices; yaml: the slices as a multi-document stream
   --help                         show this help
@@ -106,6 +110,9 @@ std::optional<std::string> parseFlags(const std::vector<std::string>& args, Prob
         } else if (arg == "--legacy-numa-attributes") {
             problem = noValue();
             flags.slice.legacyNumaAttributes = true;
+        } else if (arg == "--node-allocatable-resources") {
+            problem = noValue();
+            flags.slice.nodeAllocatableResources = true;
         } else {
             problem = "unknown argument '" + args[i] + "'";
         }

@@ -39,9 +39,10 @@ COLUMNS = [
 ]
 
 # Publishing profiles: default flags, and the list form of the standard attributes.
-PROFILES = {"": [], "--numa-list": ["--numa-list"]}
+PROFILES = {"": [], "--numa-list": ["--numa-list"],
+            "--node-allocatable-resources": ["--node-allocatable-resources"]}
 
-# (row title, profile, kind, name): kind is "attribute" or "capacity".
+# (row title, profile, kind, name): kind is "attribute", "capacity" or "nodeAllocatable".
 ROWS = [
     (f"`{STANDARD}numaNode`", "", "attribute", STANDARD + "numaNode"),
     (f"`{STANDARD}numaNode` (`--numa-list`)", "--numa-list", "attribute",
@@ -54,7 +55,9 @@ ROWS = [
     "type", "vendor", "vendorID", "deviceID", "model", "kernelDriver", "iommuGroup", "socket",
     "pcieMaxLinkSpeed", "pcieMaxLinkWidth", "ifName", "linkType", "rdma", "rdmaDevice",
     "sriovRole", "sriovTotalVFs", "sriovNumVFs", "pfPciBusID", "vfIndex", "cpus",
-]] + [(f"capacity `{name}`", "", "capacity", name) for name in ["bandwidth", "cpu", "memory"]]
+]] + [(f"capacity `{name}`", "", "capacity", name) for name in ["bandwidth", "cpu", "memory"]
+     ] + [(f"nodeAllocatableResources `{name}` (`--node-allocatable-resources`)",
+           "--node-allocatable-resources", "nodeAllocatable", name) for name in ["cpu", "memory"]]
 
 
 def published_devices(numa_probe, machines, machine, flags):
@@ -84,6 +87,19 @@ def format_value(typed):
 
 
 def cell(device, kind, name):
+    if kind == "nodeAllocatable":
+        resource = device.get("nodeAllocatableResources", {}).get(name)
+        if not resource:
+            return "—"
+        parts = []
+        mapping = resource.get("mapping", {})
+        if "capacityKey" in mapping:
+            parts.append(f"capacity `{mapping['capacityKey']}` × `{mapping['capacityMultiplier']}`")
+        if "deviceMultiplier" in mapping:
+            parts.append(f"`{mapping['deviceMultiplier']}` per device")
+        for field, value in resource.get("overhead", {}).items():
+            parts.append(f"overhead `{value}` {field}")
+        return ", ".join(parts)
     if kind == "attribute":
         typed = device.get("attributes", {}).get(name)
         return f"`{format_value(typed)}`" if typed else "—"

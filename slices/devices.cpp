@@ -189,6 +189,19 @@ api::Device cpuDeviceBase(const PublishContext& context, int node, std::string n
     return device;
 }
 
+// Each CPU and byte of memory a claim consumes is one of the node's allocatable cpu and memory.
+// Only the capacity form maps: the KEP-5941 budget devices have no capacity to name.
+void mapCapacitiesToNodeResources(api::Device& device) {
+    for (const char* resource : {"cpu", "memory"}) {
+        if (!device.capacity.contains(resource))
+            continue;
+        api::NodeAllocatableMapping mapping;
+        mapping.capacityKey = resource;
+        mapping.capacityMultiplier = Quantity::decimal(1);
+        device.nodeAllocatableResources[resource] = {mapping, std::nullopt};
+    }
+}
+
 void consumeNodeBudget(api::Device& device, const PublishContext& context, int node,
                        bool hasMemory) {
     api::DeviceCounterConsumption consumption;
@@ -250,6 +263,8 @@ std::vector<api::Device> cpuDevices(const PublishContext& context) {
                 device.capacity["memory"] = {
                     Quantity::binary(static_cast<std::int64_t>(*node.memoryBytes)), memoryPolicy()};
             }
+            if (context.options.nodeAllocatableResources)
+                mapCapacitiesToNodeResources(device);
         }
         devices.push_back(std::move(device));
     }

@@ -153,6 +153,13 @@ Error droppedFieldsError(const std::string& name, const std::vector<std::string>
                  kDroppedFieldsError};
 }
 
+// kube-apiserver's NodeDeclaredFeatures admission (1.37): a slice whose devices declare
+// nodeAllocatableResources for a node whose kubelet does not declare the feature is forbidden.
+bool refusedNodeAllocatable(const Error& error) {
+    return error.code == 403 &&
+           error.message.find("does not support DRANodeAllocatableResources") != std::string::npos;
+}
+
 // "spec.devices[3].attributes[resource.kubernetes.io/numaNode]" -> (3, name).
 std::optional<std::pair<size_t, std::string>> deviceAttributeOfField(const std::string& field) {
     constexpr std::string_view kDevices = "spec.devices[";
@@ -318,15 +325,37 @@ Result<PublishStats> Publisher::reconcileOnce(const std::vector<api::ResourceSli
         if (!stored) {
             if (auto refused = refusedListAttributes(sent, stored.error()); !refused.empty())
                 return listAttributesRefusedError(nameOf(sent), refused, stored.error());
+            if (refusedNodeAllocatable(stored.error())) {
+                return Error{"the API server refused ResourceSlice " + nameOf(sent) +
+                                 ": the node does not declare DRANodeAllocatableResources (its "
+                                 "kubelet runs without the feature gate): " +
+                                 stored.error().message,
+                             kDroppedNodeAllocatableError};
+            }
             return stored.error();
         }
         std::vector<std::string> dropped;
         if (!sentFieldsPreserved(sent["spec"], stored.value().value("spec", api::Json::object()),
                                  &dropped) &&
             !dropped.empty()) {
-            const bool onlyTaints = std::all_of(
-                dropped.begin(), dropped.end(),
-                [](const std::string& path) { return path.find(".taints") != std::string::npos; });
+            auto is = [&](const char* field) {
+                return [field](const std::string& path) {
+                    return path.find(field) != std::string::npos;
+                };
+            };
+            const bool onlyTaints = std::all_of(dropped.begin(), dropped.end(), is(".taints"));
+            const bool onlyOptional =
+                std::all_of(dropped.begin(), dropped.end(), [&](const std::string& path) {
+                    return is(".taints")(path) || is(".nodeAllocatableResources")(path);
+                });
+            // Both gates off: the mappings first; the next pass finds the taints alone.
+            if (onlyOptional && !onlyTaints) {
+                return Error{
+                    "the API server dropped the nodeAllocatableResources of "
+                    "ResourceSlice " +
+                        nameOf(sent) + " (feature gate DRANodeAllocatableResources is off)",
+                    kDroppedNodeAllocatableError};
+            }
             if (onlyTaints) {
                 return Error{"the API server dropped the device taints of ResourceSlice " +
                                  nameOf(sent) + " (feature gate DRADeviceTaints is off)",

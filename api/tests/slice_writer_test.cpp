@@ -92,7 +92,7 @@ ResourceSlice counterSlice() {
                     {"vfs", Counter{Quantity::decimal(8), {}, {}}}}});
     slice.sharedCounters.push_back(CounterSet{"empty", {}});
     // Ignored: a slice with counters has no devices field.
-    slice.devices.push_back(Device{"ignored", {}, {}, {}, {}, false});
+    slice.devices.push_back(Device{"ignored", {}, {}, {}, {}, false, {}});
     return slice;
 }
 
@@ -245,6 +245,26 @@ TEST(SliceWriter, PartsOfToJsonMatchLegacy) {
         EXPECT_EQ(toJson(value), legacyToJson(value)) << name;
     const auto& policy = *device.capacity.at("memory").requestPolicy;
     EXPECT_EQ(toJson(policy), legacyToJson(policy));
+}
+
+// DRANodeAllocatableResources (1.37): after the device's other fields, each resource's mapping
+// and overhead with the API's field names, quantities as strings.
+TEST(SliceWriter, NodeAllocatableResourcesAreWrittenAsTheApiNamesThem) {
+    Device device;
+    device.name = "cpu-numa-0";
+    device.capacity["cpu"] = {Quantity::decimal(8), std::nullopt};
+    device.nodeAllocatableResources["cpu"] = {
+        NodeAllocatableMapping{"cpu", Quantity::decimal(1), std::nullopt}, std::nullopt};
+    device.nodeAllocatableResources["memory"] = {
+        std::nullopt, NodeAllocatableOverhead{Quantity::binary(16 << 20), std::nullopt}};
+    device.nodeAllocatableResources["hugepages-2Mi"] = {
+        NodeAllocatableMapping{std::nullopt, std::nullopt, Quantity::decimal(2)},
+        NodeAllocatableOverhead{std::nullopt, Quantity::binary(2 << 20)}};
+    EXPECT_EQ(toJson(device).dump(),
+              R"({"name":"cpu-numa-0","capacity":{"cpu":{"value":"8"}},)"
+              R"("nodeAllocatableResources":{"cpu":{"mapping":{"capacityKey":"cpu",)"
+              R"("capacityMultiplier":"1"}},"hugepages-2Mi":{"mapping":{"deviceMultiplier":"2"},)"
+              R"("overhead":{"perContainer":"2Mi"}},"memory":{"overhead":{"perPod":"16Mi"}}}})");
 }
 
 // Invalid UTF-8 (a netdev name may hold any byte): nlohmann's dump() throws; the writer writes

@@ -48,6 +48,24 @@ TEST(DaemonFlags, BadValuesNameTheFlag) {
     EXPECT_FALSE(parse({"--numa-list=maybe"}).ok());
 }
 
+TEST(DaemonFlags, NodeAllocatableResourcesAreAutoByDefault) {
+    auto defaults = parse({});
+    ASSERT_TRUE(defaults.ok()) << defaults.error().message;
+    EXPECT_TRUE(defaults->config.slices.nodeAllocatableResources);
+    EXPECT_TRUE(defaults->config.nodeAllocatableAuto);
+    auto required = parse({"--node-allocatable-resources"});
+    ASSERT_TRUE(required.ok()) << required.error().message;
+    EXPECT_TRUE(required->config.slices.nodeAllocatableResources);
+    EXPECT_FALSE(required->config.nodeAllocatableAuto);
+    auto off = parse({"--node-allocatable-resources=false"});
+    ASSERT_TRUE(off.ok()) << off.error().message;
+    EXPECT_FALSE(off->config.slices.nodeAllocatableResources);
+    auto bad = parse({"--node-allocatable-resources=maybe"});
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("true, false or auto"), std::string::npos)
+        << bad.error().message;
+}
+
 TEST(DaemonFlags, NumaListAutoStartsWithListsAndMayFallBack) {
     auto parsed = parse({"--numa-list=auto"});
     ASSERT_TRUE(parsed.ok()) << parsed.error().message;

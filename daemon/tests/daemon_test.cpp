@@ -670,6 +670,73 @@ TEST_F(DaemonTest, SlicesStoredWithoutTheirBudgetsAreDeletedOnTheFatalExit) {
     EXPECT_TRUE(api.resourceSlices().empty()) << api.resourceSlices().size() << " slices left";
 }
 
+bool cpuDevicesMapNodeResources(const kube::FakeApiServer& api) {
+    for (const auto& slice : api.resourceSlices()) {
+        for (const auto& device : slice["spec"].value("devices", Json::array())) {
+            if (device["name"] == "cpu-numa-0")
+                return device.contains("nodeAllocatableResources");
+        }
+    }
+    return false;
+}
+
+TEST_F(DaemonTest, CpuDevicesMapToTheNodesAllocatableResourcesByDefault) {
+    start({});
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    EXPECT_TRUE(cpuDevicesMapNodeResources(api));
+    EXPECT_NE(httpGet(metricsPort, "/metrics").find("numadra_node_allocatable_resources_dropped 0"),
+              std::string::npos);
+}
+
+TEST_F(DaemonTest, WhereTheApiServerDropsTheMappingsTheDaemonPublishesWithout) {
+    api.setDropNodeAllocatableResources(true);
+    start({});
+    ASSERT_TRUE(eventually(
+        [&] {
+            return httpGet(metricsPort, "/metrics")
+                       .find("numadra_node_allocatable_resources_dropped 1") != std::string::npos;
+        },
+        10s));
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    EXPECT_FALSE(cpuDevicesMapNodeResources(api));
+    EXPECT_EQ(exitCode, -1);  // still running
+}
+
+TEST_F(DaemonTest, AKubeletWithoutTheFeatureGetsSlicesWithoutMappingsFromTheStart) {
+    api.setCheckDeclaredFeatures(true);
+    api.addNode("node-a", "node-uid-1", std::vector<std::string>{"DRAOptionalNodeOperations"});
+    start({});
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    EXPECT_FALSE(cpuDevicesMapNodeResources(api));
+    EXPECT_EQ(api.requestCount("POST", "/apis/resource.k8s.io/v1/resourceslices"),
+              static_cast<int>(api.resourceSlices().size()));  // none refused
+}
+
+TEST_F(DaemonTest, ARefusalForAnUndeclaredFeatureIsAFallbackNotAnEndlessRetry) {
+    api.setCheckDeclaredFeatures(true);  // node-a declares nothing: no hint before the refusal
+    start({});
+    ASSERT_TRUE(eventually([&] { return published(); }, 10s));
+    EXPECT_FALSE(cpuDevicesMapNodeResources(api));
+    EXPECT_NE(httpGet(metricsPort, "/metrics").find("numadra_node_allocatable_resources_dropped 1"),
+              std::string::npos);
+}
+
+TEST_F(DaemonTest, ANodeThatDeclaresTheFeatureGetsTheMappings) {
+    api.setCheckDeclaredFeatures(true);
+    api.addNode("node-a", "node-uid-1", std::vector<std::string>{"DRANodeAllocatableResources"});
+    start({});
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    EXPECT_TRUE(cpuDevicesMapNodeResources(api));
+}
+
+TEST_F(DaemonTest, DroppedMappingsTheFlagRequiresAreFatalAndLeaveNoSlice) {
+    api.setDropNodeAllocatableResources(true);
+    start({"--node-allocatable-resources"});
+    ASSERT_TRUE(eventually([&] { return exitCode != -1; }, 10s));
+    EXPECT_EQ(exitCode, kExitFatal);
+    EXPECT_TRUE(api.resourceSlices().empty()) << api.resourceSlices().size() << " slices left";
+}
+
 TEST_F(DaemonTest, NumaListAutoFallsBackToScalarsWhereListsAreRefused) {
     api.setRefuseListAttributes(true);
     start({"--numa-list=auto"});

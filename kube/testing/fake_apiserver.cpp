@@ -119,6 +119,17 @@ void dropDeviceTaints(Json& slice) {
     }
 }
 
+// What an API server without DRANodeAllocatableResources does: the mappings are not stored.
+void dropNodeAllocatableResources(Json& slice) {
+    if (!slice.contains("spec") || !slice["spec"].is_object() ||
+        !slice["spec"].contains("devices") || !slice["spec"]["devices"].is_array())
+        return;
+    for (auto& device : slice["spec"]["devices"]) {
+        if (device.is_object())
+            device.erase("nodeAllocatableResources");
+    }
+}
+
 // What kube-apiserver 1.37.2 does with KEP-5941's counter request policies (no
 // DRASharedConsumableCapacity yet): the unknown field is not stored.
 void dropCounterRequestPolicies(Json& slice) {
@@ -373,10 +384,13 @@ class FakeApiServer::Impl {
         return claims_.erase({ns, name}) > 0;
     }
 
-    void addNode(const std::string& name, const std::string& uid) {
+    void addNode(const std::string& name, const std::string& uid,
+                 const std::optional<std::vector<std::string>>& declaredFeatures) {
         std::lock_guard lock(mutex_);
         Json node{
             {"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}, {"uid", uid}}}};
+        if (declaredFeatures)
+            node["status"]["declaredFeatures"] = *declaredFeatures;
         stampExisting(node, "v1", "Node");
         nodes_[name] = std::move(node);
     }
@@ -455,6 +469,39 @@ class FakeApiServer::Impl {
     void setDropCounterRequestPolicies(bool drop) {
         std::lock_guard lock(mutex_);
         dropCounterRequestPolicies_ = drop;
+    }
+
+    void setDropNodeAllocatableResources(bool drop) {
+        std::lock_guard lock(mutex_);
+        dropNodeAllocatableResources_ = drop;
+    }
+
+    void setCheckDeclaredFeatures(bool check) {
+        std::lock_guard lock(mutex_);
+        checkDeclaredFeatures_ = check;
+    }
+
+    // kube-apiserver 1.37's NodeDeclaredFeatures admission: a slice with node-allocatable
+    // mappings for a node whose kubelet does not declare the feature is forbidden.
+    std::optional<std::string> undeclaredNodeAllocatable(const Json& slice) const {
+        if (!checkDeclaredFeatures_)
+            return std::nullopt;
+        const std::string node = slice.value("/spec/nodeName"_json_pointer, std::string());
+        bool mapped = false;
+        for (const auto& device : slice.value("/spec/devices"_json_pointer, Json::array()))
+            mapped = mapped || (device.is_object() && device.contains("nodeAllocatableResources"));
+        if (!mapped)
+            return std::nullopt;
+        auto it = nodes_.find(node);
+        const Json declared =
+            it == nodes_.end()
+                ? Json::array()
+                : it->second.value("/status/declaredFeatures"_json_pointer, Json::array());
+        if (std::find(declared.begin(), declared.end(), "DRANodeAllocatableResources") !=
+            declared.end())
+            return std::nullopt;
+        return std::string(kSliceResource) + " \"" + nameOf(slice) + "\" is forbidden: node \"" +
+               node + "\" does not support DRANodeAllocatableResources feature";
     }
 
     std::vector<RecordedRequest> requests() const {
@@ -696,6 +743,10 @@ class FakeApiServer::Impl {
         metadata.erase("uid");
         metadata["generation"] = 1;
         stampExisting(slice, "resource.k8s.io/v1", "ResourceSlice");
+        if (auto forbidden = undeclaredNodeAllocatable(slice)) {
+            problem = *forbidden;
+            return 403;
+        }
         if (refuseListAttributes_) {
             if (auto causes = stripListAttributeValues(slice); !causes.empty()) {
                 if (invalid != nullptr)
@@ -708,6 +759,8 @@ class FakeApiServer::Impl {
             dropDeviceTaints(slice);
         if (dropCounterRequestPolicies_)
             dropCounterRequestPolicies(slice);
+        if (dropNodeAllocatableResources_)
+            dropNodeAllocatableResources(slice);
         stampTaints(slice);
         slices_[name] = slice;
         recordEvent("ADDED", slice);
@@ -777,7 +830,10 @@ class FakeApiServer::Impl {
             return reply(response, 201, *slice);
         if (invalid)
             return reply(response, code, *invalid);
-        replyStatus(response, code, problem, code == 409 ? "AlreadyExists" : "");
+        replyStatus(response, code, problem,
+                    code == 409   ? "AlreadyExists"
+                    : code == 403 ? "Forbidden"
+                                  : "");
     }
 
     void updateSlice(const std::string& name, const Request& request, Response& response) {
@@ -805,6 +861,8 @@ class FakeApiServer::Impl {
         if (slice->value("spec", Json()) != stored.value("spec", Json()))
             metadata["generation"] = metadata["generation"].get<std::int64_t>() + 1;
         stampExisting(*slice, "resource.k8s.io/v1", "ResourceSlice");
+        if (auto forbidden = undeclaredNodeAllocatable(*slice))
+            return replyStatus(response, 403, *forbidden, "Forbidden");
         if (refuseListAttributes_) {
             if (auto causes = stripListAttributeValues(*slice); !causes.empty())
                 return reply(response, 422, invalidStatus(name, causes));
@@ -813,6 +871,8 @@ class FakeApiServer::Impl {
             dropDeviceTaints(*slice);
         if (dropCounterRequestPolicies_)
             dropCounterRequestPolicies(*slice);
+        if (dropNodeAllocatableResources_)
+            dropNodeAllocatableResources(*slice);
         stampTaints(*slice);
         stored = *slice;
         recordEvent("MODIFIED", stored);
@@ -997,6 +1057,8 @@ class FakeApiServer::Impl {
     bool refuseListAttributes_ = false;
     bool dropDeviceTaints_ = false;
     bool dropCounterRequestPolicies_ = false;
+    bool dropNodeAllocatableResources_ = false;
+    bool checkDeclaredFeatures_ = false;
     std::vector<RecordedRequest> requests_;
     std::mt19937_64 random_;
 };
@@ -1020,8 +1082,9 @@ void FakeApiServer::putResourceClaim(Json claim) {
 bool FakeApiServer::removeResourceClaim(const std::string& ns, const std::string& name) {
     return impl_->removeResourceClaim(ns, name);
 }
-void FakeApiServer::addNode(const std::string& name, const std::string& uid) {
-    impl_->addNode(name, uid);
+void FakeApiServer::addNode(const std::string& name, const std::string& uid,
+                            const std::optional<std::vector<std::string>>& declaredFeatures) {
+    impl_->addNode(name, uid, declaredFeatures);
 }
 FakeApiServer::Json FakeApiServer::addResourceSlice(Json slice) {
     return impl_->addResourceSlice(std::move(slice));
@@ -1059,6 +1122,12 @@ void FakeApiServer::setDropDeviceTaints(bool drop) {
 }
 void FakeApiServer::setDropCounterRequestPolicies(bool drop) {
     impl_->setDropCounterRequestPolicies(drop);
+}
+void FakeApiServer::setDropNodeAllocatableResources(bool drop) {
+    impl_->setDropNodeAllocatableResources(drop);
+}
+void FakeApiServer::setCheckDeclaredFeatures(bool check) {
+    impl_->setCheckDeclaredFeatures(check);
 }
 std::vector<FakeApiServer::RecordedRequest> FakeApiServer::requests() const {
     return impl_->requests();

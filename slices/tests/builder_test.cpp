@@ -197,6 +197,43 @@ TEST(Slices, CpuDevicePerNodeHasConsumableCapacity) {
     EXPECT_EQ(std::get<std::int64_t>(*attribute(*cpu, "socket")), 0);
 }
 
+TEST(Slices, CpuDevicesMapTheirCapacitiesToTheNodesAllocatableResources) {
+    auto options = optionsFor("n");
+    options.nodeAllocatableResources = true;
+    auto slices = build(loadMachine("epyc-2s-nps4"), options);
+    const auto* cpu = deviceNamed(slices, "cpu-numa-3");
+    ASSERT_NE(cpu, nullptr);
+    for (const char* resource : {"cpu", "memory"}) {
+        const auto& mapping = cpu->nodeAllocatableResources.at(resource).mapping;
+        ASSERT_TRUE(mapping.has_value()) << resource;
+        EXPECT_EQ(mapping->capacityKey, resource);
+        EXPECT_EQ(mapping->capacityMultiplier, api::Quantity::decimal(1));
+        EXPECT_FALSE(mapping->deviceMultiplier.has_value());
+        EXPECT_FALSE(cpu->nodeAllocatableResources.at(resource).overhead.has_value());
+    }
+    // Nothing else maps: a GPU's host memory is no guess to publish.
+    for (const auto* device : allDevices(slices)) {
+        if (std::get<std::string>(*attribute(*device, "type")) != "cpu") {
+            EXPECT_TRUE(device->nodeAllocatableResources.empty()) << device->name;
+        }
+    }
+}
+
+TEST(Slices, WithoutTheOptionNoDeviceMapsNodeResources) {
+    const auto slices = build(loadMachine("epyc-2s-nps4"), optionsFor("n"));
+    for (const auto* device : allDevices(slices))
+        EXPECT_TRUE(device->nodeAllocatableResources.empty()) << device->name;
+}
+
+TEST(Slices, BudgetDevicesHaveNoCapacityToMap) {
+    auto options = optionsFor("n");
+    options.nodeAllocatableResources = true;
+    options.sharedConsumableCapacity = true;
+    const auto slices = build(loadMachine("xeon-6320r-2s"), options);
+    for (const auto* device : allDevices(slices))
+        EXPECT_TRUE(device->nodeAllocatableResources.empty()) << device->name;
+}
+
 TEST(Slices, OfflineCpusAreNotCounted) {
     auto machine = loadMachine("offline-cpus");
     auto slices = build(machine, optionsFor("n"));

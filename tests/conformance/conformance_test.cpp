@@ -75,7 +75,9 @@ struct Profile {
 
 const std::vector<Profile>& profiles() {
     static const std::vector<Profile> all{
-        {"scalar", {}, {"v1alpha1"}},
+        // The daemon's default maps the CPU devices to the node's allocatable cpu and memory
+        // where the API server keeps the field (the fake does): numa-probe shows it on request.
+        {"scalar", {"--node-allocatable-resources"}, {"v1alpha1"}},
         {"list", {"--numa-list", "--shared-consumable-capacity"}, {"v1beta1", "v1alpha1"}},
     };
     return all;

@@ -109,6 +109,16 @@ func waitForSlicePolicy(t testing.TB, c *cluster.Cluster) {
 }
 
 // node is a Node object for a mocked machine, Ready, with the machine's CPUs and memory.
+// declaredFeatures are what a 1.37 kubelet with the cluster's gates declares (NodeDeclaredFeatures).
+func declaredFeatures(c *cluster.Cluster) []string {
+	features := []string{"DRAOptionalNodeOperations"}
+	if gateOn(c, "DRANodeAllocatableResources") {
+		features = append(features, "DRANodeAllocatableResources")
+	}
+	sort.Strings(features) // the API server wants the list sorted
+	return features
+}
+
 func createNode(t testing.TB, c *cluster.Cluster, name, machine string) *v1.Node {
 	t.Helper()
 	ctx := context.Background()
@@ -136,7 +146,7 @@ func createNode(t testing.TB, c *cluster.Cluster, name, machine string) *v1.Node
 				Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady",
 				LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
 			}},
-			DeclaredFeatures: []string{"DRAOptionalNodeOperations"},
+			DeclaredFeatures: declaredFeatures(c),
 		}
 		node, err = c.Admin.CoreV1().Nodes().UpdateStatus(ctx, current, metav1.UpdateOptions{})
 		return err
@@ -316,6 +326,51 @@ func (d *daemon) output() string {
 
 // expectedSlices is what numa-probe says the node gets, read strictly: a field our types do
 // not know fails here, so no field can be dropped unnoticed on the way.
+// createNamespace creates the namespace and waits for its default service account, without
+// which the API server refuses pods (the controller manager creates it a moment later).
+func createNamespace(t testing.TB, c *cluster.Cluster, name string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.Admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitForDefaultServiceAccount(t, c, name)
+}
+
+func waitForDefaultServiceAccount(t testing.TB, c *cluster.Cluster, namespace string) {
+	t.Helper()
+	eventually(t, 30*time.Second, "namespace "+namespace+" has its default service account", func() bool {
+		_, err := c.Admin.CoreV1().ServiceAccounts(namespace).Get(context.Background(), "default", metav1.GetOptions{})
+		return err == nil
+	})
+}
+
+// gateOn says whether the control plane runs with the feature gate on.
+func gateOn(c *cluster.Cluster, gate string) bool {
+	return strings.Contains(","+c.Profile.FeatureGates+",", ","+gate+"=true,")
+}
+
+// expectedSlicesOn is what a daemon started with daemonArgs publishes on the cluster: numa-probe's
+// slices for the same publishing flags, with the CPU devices' node-allocatable mappings where the
+// cluster keeps them (the daemon's default, --node-allocatable-resources=auto).
+func expectedSlicesOn(t testing.TB, c *cluster.Cluster, node, machine string, daemonArgs ...string) []resourceapi.ResourceSlice {
+	t.Helper()
+	mapped := gateOn(c, "DRANodeAllocatableResources")
+	var probeArgs []string
+	for _, arg := range daemonArgs {
+		switch arg {
+		case "--node-allocatable-resources=false":
+			mapped = false
+		case "--numa-list", "--shared-consumable-capacity", "--legacy-numa-attributes":
+			probeArgs = append(probeArgs, arg) // what is published; the rest is the daemon's
+		}
+	}
+	if mapped {
+		probeArgs = append(probeArgs, "--node-allocatable-resources")
+	}
+	return expectedSlices(t, node, machine, probeArgs...)
+}
+
 func expectedSlices(t testing.TB, node, machine string, args ...string) []resourceapi.ResourceSlice {
 	t.Helper()
 	root := machineRoot(t, machine)
@@ -421,7 +476,7 @@ func TestEveryMachinesSlicesAreAcceptedAndReadBackEqual(t *testing.T) {
 			for _, publishing := range [][]string{nil, {"--numa-list"}, {"--numa-list", "--legacy-numa-attributes"}} {
 				// Health off: its taints are the health test's subject, not this one's.
 				d := startDaemon(t, c, node, machine, append([]string{"--health=false"}, publishing...)...)
-				waitForSlices(t, c, d, node, expectedSlices(t, node, machine, publishing...))
+				waitForSlices(t, c, d, node, expectedSlicesOn(t, c, node, machine, publishing...))
 				if err := d.stop(t); err != nil {
 					t.Errorf("numa-dra-plugin %v: exit after SIGTERM: %v\n%s", publishing, err, d.output())
 				}
@@ -457,7 +512,7 @@ func TestWithoutListAttributesNumaListStopsAndAutoFallsBack(t *testing.T) {
 	expectRefusalNaming(t, startDaemon(t, c, node, machine, "--numa-list", "--health=false"), "DRAListTypeAttributes")
 
 	d := startDaemon(t, c, node, machine, "--numa-list=auto", "--health=false")
-	waitForSlices(t, c, d, node, expectedSlices(t, node, machine))
+	waitForSlices(t, c, d, node, expectedSlicesOn(t, c, node, machine))
 }
 
 // Request-driven counters (KEP-5941, DRASharedConsumableCapacity) are not in Kubernetes 1.37.2:
@@ -481,7 +536,7 @@ func TestSlicesAreOwnedByTheirNode(t *testing.T) {
 	node := "owner-" + machine
 	created := createNode(t, c, node, machine)
 	d := startDaemon(t, c, node, machine, "--health=false")
-	waitForSlices(t, c, d, node, expectedSlices(t, node, machine))
+	waitForSlices(t, c, d, node, expectedSlicesOn(t, c, node, machine))
 	for _, slice := range nodeSlices(t, c, node) {
 		owners := slice.OwnerReferences
 		if len(owners) != 1 || owners[0].Kind != "Node" || owners[0].Name != node || owners[0].UID != created.UID {

@@ -218,9 +218,7 @@ func TestGeneratedClaimsAreAllocatedAsDraAllocatePredicts(t *testing.T) {
 	for _, machine := range []string{"epyc-2s-nps4", "xeon6-snc3-2s", "sriov-nic"} {
 		t.Run(machine, func(t *testing.T) {
 			namespace := "gen-" + machine
-			if _, err := c.Admin.CoreV1().Namespaces().Create(context.Background(), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			createNamespace(t, c, namespace)
 			t.Cleanup(func() { deleteScaleNamespace(c, namespace) })
 			var generator *claimGenerator
 			node := ""

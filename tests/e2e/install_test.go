@@ -131,7 +131,7 @@ func TestHelmInstallUpgradeAndUninstallAsTheReadmeSays(t *testing.T) {
 		return args
 	}
 	for _, values := range [][]string{
-		{"publish.numaList=auto"},
+		{"publish.numaList=auto", "publish.nodeAllocatableResources=false"},
 		{"publish.numaList=true", "publish.sharedConsumableCapacity=true", "publish.resyncInterval=30s"},
 		{"paths.kubeletRegistryDir=/var/lib/k0s/kubelet/plugins_registry", "paths.kubeletPluginsDir=/var/lib/k0s/kubelet/plugins", "paths.cdiDir=/etc/cdi"},
 		{"deviceClasses.gpu.extendedResourceName=", "deviceClasses.cpu.enabled=false"},

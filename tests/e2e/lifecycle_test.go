@@ -33,7 +33,7 @@ func publishedNode(t *testing.T, c *cluster.Cluster, node, machine string, args 
 	installedDriver(t, c)
 	createNode(t, c, node, machine)
 	d := startDaemon(t, c, node, machine, append([]string{"--health=false"}, args...)...)
-	expected := expectedSlices(t, node, machine)
+	expected := expectedSlicesOn(t, c, node, machine, args...)
 	waitForSlices(t, c, d, node, expected)
 	return d, expected
 }

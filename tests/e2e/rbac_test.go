@@ -72,7 +72,7 @@ func TestANodesDriverTokenWritesOnlyItsOwnNodesSlices(t *testing.T) {
 	createNode(t, c, nodeA, "gpu4-nic")
 	createNode(t, c, nodeB, "sriov-nic")
 	b := startDaemon(t, c, nodeB, "sriov-nic", "--health=false")
-	waitForSlices(t, c, b, nodeB, expectedSlices(t, nodeB, "sriov-nic"))
+	waitForSlices(t, c, b, nodeB, expectedSlicesOn(t, c, nodeB, "sriov-nic"))
 	sliceOfB := nodeSlices(t, c, nodeB)[0]
 
 	driverA := clientWithToken(t, c, "driver-a", driverToken(t, c, nodeA))

@@ -158,6 +158,7 @@ func (s story) create(t testing.TB, c *cluster.Cluster, prefix string) []string 
 		if _, err := c.Admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
+		waitForDefaultServiceAccount(t, c, name)
 		made = append(made, name)
 	}
 	for _, template := range s.templates {
@@ -397,7 +398,7 @@ func TestTheSchedulerAllocatesWhatDraAllocatePredicts(t *testing.T) {
 			}
 			keepNodeReady(t, c, node)
 			d := startDaemon(t, c, node, run.machine, append([]string{"--health=false"}, run.flags...)...)
-			waitForSlices(t, c, d, node, expectedSlices(t, node, run.machine, run.flags...))
+			waitForSlices(t, c, d, node, expectedSlicesOn(t, c, node, run.machine, run.flags...))
 			s := readStory(t, filepath.Join(sourceDir(t), "deploy", "examples", run.story))
 			namespaces := s.create(t, c, node)
 			t.Cleanup(func() {
@@ -491,9 +492,7 @@ func TestTheSchedulerKeepsPodsOffATaintedDevice(t *testing.T) {
 		return hasTaint(deviceTaints(t, c, node, "nic-0000-01-00-1"), driverName+"/unhealthy", "carrier-down")
 	})
 	namespace := "taint-test"
-	if _, err := c.Admin.CoreV1().Namespaces().Create(context.Background(), &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createNamespace(t, c, namespace)
 	t.Cleanup(func() {
 		_ = c.Admin.CoreV1().Pods(namespace).DeleteCollection(context.Background(),
 			metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))}, metav1.ListOptions{})

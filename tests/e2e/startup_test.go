@@ -96,7 +96,7 @@ func BenchmarkDaemonStartupToSlicesPublished(b *testing.B) {
 		b.Run(machine, func(b *testing.B) {
 			node := "start-" + machine
 			createNode(b, c, node, machine)
-			slices := len(expectedSlices(b, node, machine))
+			slices := len(expectedSlicesOn(b, c, node, machine))
 			if slices == 0 {
 				b.Skipf("%s publishes no slices", machine)
 			}
@@ -127,7 +127,7 @@ func BenchmarkAPIServerStoresAMachinesSlices(b *testing.B) {
 		b.Run(machine, func(b *testing.B) {
 			node := "store-" + machine
 			created := createNode(b, c, node, machine)
-			slices := expectedSlices(b, node, machine)
+			slices := expectedSlicesOn(b, c, node, machine)
 			for i := range slices {
 				slices[i].OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: created.Name, UID: created.UID}}
 			}

@@ -107,10 +107,23 @@ struct CounterConsumption {
     std::vector<std::string> compatibilityGroups = {};
 };
 
+// DRANodeAllocatableResources: what an allocation of the device counts against the node's
+// allocatable cpu, memory or hugepages (read and validated as the API server does; not yet
+// accounted by the allocator).
+struct NodeAllocatableResource {
+    std::optional<std::string> capacityKey;
+    std::optional<Quantity> capacityMultiplier;
+    std::optional<Quantity> deviceMultiplier;
+    bool mapped = false;  // a mapping is set
+    std::optional<Quantity> perPod;
+    std::optional<Quantity> perContainer;
+};
+
 struct Device {
     std::string name;
     std::map<std::string, AttributeValue> attributes;
     std::map<std::string, Capacity> capacity;
+    std::map<std::string, NodeAllocatableResource> nodeAllocatableResources;
     std::vector<CounterConsumption> consumesCounters;
     std::vector<Taint> taints;
     bool allowMultipleAllocations = false;

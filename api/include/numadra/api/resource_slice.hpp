@@ -87,6 +87,31 @@ struct DeviceTaint {
     bool operator==(const DeviceTaint&) const = default;
 };
 
+// DRANodeAllocatableResources (1.37, alpha): how an allocation of the device counts against the
+// node's allocatable cpu, memory... A mapping takes a consumed capacity times a multiplier (or
+// a quantity per allocated device); an overhead is charged per pod and per container.
+struct NodeAllocatableMapping {
+    std::optional<std::string> capacityKey;
+    std::optional<Quantity> capacityMultiplier;
+    std::optional<Quantity> deviceMultiplier;
+
+    bool operator==(const NodeAllocatableMapping&) const = default;
+};
+
+struct NodeAllocatableOverhead {
+    std::optional<Quantity> perPod;
+    std::optional<Quantity> perContainer;
+
+    bool operator==(const NodeAllocatableOverhead&) const = default;
+};
+
+struct NodeAllocatableResource {
+    std::optional<NodeAllocatableMapping> mapping;
+    std::optional<NodeAllocatableOverhead> overhead;
+
+    bool operator==(const NodeAllocatableResource&) const = default;
+};
+
 struct Device {
     std::string name;
     std::map<std::string, AttributeValue> attributes;
@@ -94,6 +119,8 @@ struct Device {
     std::vector<DeviceCounterConsumption> consumesCounters;
     std::vector<DeviceTaint> taints;
     bool allowMultipleAllocations = false;
+    // Keyed by the node resource ("cpu", "memory").
+    std::map<std::string, NodeAllocatableResource> nodeAllocatableResources;
 
     // Taints, counter consumption and list attributes lower the per-slice device limit to 64.
     bool usesAdvancedFeatures() const;

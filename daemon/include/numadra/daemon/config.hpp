@@ -14,11 +14,23 @@
 
 namespace numadra::daemon {
 
+inline slices::SliceOptions daemonSliceOptions() {
+    slices::SliceOptions options;
+    options.nodeAllocatableResources = true;
+    return options;
+}
+
 struct DaemonConfig {
-    slices::SliceOptions slices;  // driver name, node name, numaNode form, counters, legacy names
+    // Driver name, node name, numaNode form, counters, legacy names, node-allocatable mappings
+    // (on by default in the daemon, where the cluster keeps them).
+    slices::SliceOptions slices = daemonSliceOptions();
     // --numa-list=auto: the list form (slices.numaForm) until the API server refuses it, then
     // the scalar form for the rest of the process's life.
     bool numaListAuto = false;
+    // --node-allocatable-resources=auto (the default): CPU devices map to the node's cpu and
+    // memory (slices.nodeAllocatableResources) until the API server drops the field, then
+    // without for the rest of the process's life.
+    bool nodeAllocatableAuto = true;
     std::string sysfsRoot = "/sys";
     std::string kubeletRegistryDir = "/var/lib/kubelet/plugins_registry";
     std::string kubeletPluginsDir = "/var/lib/kubelet/plugins";

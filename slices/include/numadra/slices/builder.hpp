@@ -29,6 +29,10 @@ struct SliceOptions {
     // Devices may get taints (health): every slice keeps to the 64-device limit of tainted
     // slices, so a taint coming or going changes one slice instead of re-splitting the pool.
     bool devicesMayBeTainted = false;
+    // DRANodeAllocatableResources (1.37): CPU devices declare that the CPUs and memory a claim
+    // consumes are the node's allocatable cpu and memory, so the scheduler stops offering them
+    // to ordinary pods and the kubelet sizes the pod's cgroup with them.
+    bool nodeAllocatableResources = false;
     std::int64_t generation = 1;
 };
 

@@ -50,6 +50,10 @@ inline constexpr int kDroppedTaintsError = -101;
 // The API server refused list-typed attributes (a 422 naming attributes sent as lists: the
 // cluster runs without DRAListTypeAttributes). The caller may publish the scalar form instead.
 inline constexpr int kListAttributesRefusedError = -102;
+// The API server dropped the devices' nodeAllocatableResources (the cluster runs without
+// DRANodeAllocatableResources), perhaps with their taints, or refused them (403: the node's
+// kubelet does not declare the feature). The caller may publish without them.
+inline constexpr int kDroppedNodeAllocatableError = -103;
 
 class Publisher {
   public:

@@ -62,7 +62,9 @@ class FakeApiServer {
     // Objects, as a controller or the kubelet would change them.
     void putResourceClaim(Json claim);  // metadata.namespace and metadata.name must be set
     bool removeResourceClaim(const std::string& ns, const std::string& name);
-    void addNode(const std::string& name, const std::string& uid);
+    // declaredFeatures: the node's status.declaredFeatures (NodeDeclaredFeatures), or none.
+    void addNode(const std::string& name, const std::string& uid,
+                 const std::optional<std::vector<std::string>>& declaredFeatures = std::nullopt);
     Json addResourceSlice(Json slice);  // as a create would, but never fails or counts
     bool deleteResourceSliceExternally(const std::string& name);  // a DELETED watch event
     std::vector<Json> resourceSlices() const;                     // by name
@@ -92,6 +94,13 @@ class FakeApiServer {
     // Like kube-apiserver 1.37.2, which has no DRASharedConsumableCapacity (KEP-5941): a counter's
     // requestPolicy is silently not stored.
     void setDropCounterRequestPolicies(bool drop);
+    // Like kube-apiserver 1.37 without DRANodeAllocatableResources (alpha, off by default): a
+    // device's nodeAllocatableResources are silently not stored.
+    void setDropNodeAllocatableResources(bool drop);
+    // Like kube-apiserver 1.37 with NodeDeclaredFeatures: a slice whose devices declare
+    // nodeAllocatableResources is forbidden (403) unless its node declares
+    // DRANodeAllocatableResources.
+    void setCheckDeclaredFeatures(bool check);
 
     struct RecordedRequest {
         std::string method;

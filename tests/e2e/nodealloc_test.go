@@ -1,0 +1,180 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+
+	"numadra.dev/tests/e2e/cluster"
+)
+
+// Issue 17 §1, against the real scheduler: the CPUs a claim gets from a CPU device count against
+// the node's allocatable cpu when the device maps them (DRANodeAllocatableResources), so ordinary
+// pods get only what is left; without the mapping the node double-books them.
+
+const claimedCPUs = 8
+
+// cpuClaimPod creates a claim for claimedCPUs of one NUMA node's CPUs and a pod using it on node.
+func cpuClaimPod(t *testing.T, c *cluster.Cluster, namespace, name, node string) {
+	t.Helper()
+	ctx := context.Background()
+	claim := &resourceapi.ResourceClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
+			Name: "cpus",
+			Exactly: &resourceapi.ExactDeviceRequest{
+				DeviceClassName: "cpu." + driverName,
+				Capacity: &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{
+					"cpu": *resource.NewQuantity(claimedCPUs, resource.DecimalSI),
+				}},
+			},
+		}}}},
+	}
+	if _, err := c.Admin.ResourceV1().ResourceClaims(namespace).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := scalePod(namespace, name)
+	pod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
+	if _, err := c.Admin.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cpuPod creates an ordinary pod requesting cpus CPUs on node.
+func cpuPod(t *testing.T, c *cluster.Cluster, namespace, name, node string, cpus int64) {
+	t.Helper()
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: v1.PodSpec{
+			NodeSelector: map[string]string{"kubernetes.io/hostname": node},
+			Containers: []v1.Container{{Name: "app", Image: "registry.invalid/app:e2e",
+				Resources: v1.ResourceRequirements{Requests: v1.ResourceList{
+					v1.ResourceCPU: *resource.NewQuantity(cpus, resource.DecimalSI),
+				}}}},
+		},
+	}
+	if _, err := c.Admin.CoreV1().Pods(namespace).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// placement waits until the pod is bound (true) or the scheduler says the node lacks CPUs (false).
+func placement(t *testing.T, c *cluster.Cluster, namespace, name string) (bool, *v1.Pod) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	last := "no PodScheduled condition"
+	for time.Now().Before(deadline) {
+		pod, err := c.Admin.CoreV1().Pods(namespace).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pod.Spec.NodeName != "" {
+			return true, pod
+		}
+		for _, condition := range pod.Status.Conditions {
+			if condition.Type == v1.PodScheduled && condition.Status == v1.ConditionFalse {
+				if strings.Contains(condition.Message, "Insufficient cpu") {
+					return false, pod
+				}
+				last = condition.Message
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("pod %s/%s: neither bound nor refused for lack of CPUs within 30 s: %s", namespace, name, last)
+	return false, nil
+}
+
+func TestCPUsAClaimGetsAreTakenFromTheNodesAllocatable(t *testing.T) {
+	c := clusterFor(t, cluster.AllDRA())
+	const machine = "epyc-2s-nps4"
+	cpus, _ := machineResources(t, machine)
+	for _, run := range []struct {
+		name   string
+		flags  []string
+		mapped bool
+	}{
+		{"mapped", nil, true},
+		{"unmapped", []string{"--node-allocatable-resources=false"}, false},
+	} {
+		t.Run(run.name, func(t *testing.T) {
+			node := "alloc-" + run.name
+			publishedNode(t, c, node, machine, run.flags...)
+			keepNodeReady(t, c, node)
+			namespace := node
+			createNamespace(t, c, namespace)
+			t.Cleanup(func() { deleteScaleNamespace(c, namespace) })
+
+			cpuClaimPod(t, c, namespace, "claimed", node)
+			bound, pod := placement(t, c, namespace, "claimed")
+			if !bound {
+				t.Fatalf("the pod with the claim for %d CPUs was refused", claimedCPUs)
+			}
+			statuses := pod.Status.NodeAllocatableResourceClaimStatuses
+			if run.mapped {
+				// The scheduler read the mapping: the pod's status carries the claim's cpu.
+				if len(statuses) != 1 || len(statuses[0].Mapping) == 0 || statuses[0].Mapping[0].Name != v1.ResourceCPU ||
+					statuses[0].Mapping[0].Quantity.Value() != claimedCPUs {
+					t.Errorf("nodeAllocatableResourceClaimStatuses %+v, want the claim's cpu %d", statuses, claimedCPUs)
+				}
+			} else if len(statuses) != 0 {
+				t.Errorf("nodeAllocatableResourceClaimStatuses %+v without a mapping", statuses)
+			}
+
+			left := cpus
+			if run.mapped {
+				left -= claimedCPUs
+			}
+			cpuPod(t, c, namespace, "one-too-many", node, left+1)
+			if bound, _ := placement(t, c, namespace, "one-too-many"); bound {
+				t.Errorf("a pod requesting %d CPUs was bound; %d of %d are left", left+1, left, cpus)
+			}
+			cpuPod(t, c, namespace, "the-rest", node, left)
+			if bound, _ := placement(t, c, namespace, "the-rest"); !bound {
+				t.Errorf("a pod requesting the %d CPUs left was refused", left)
+			}
+			t.Logf("%d CPUs, %d to a claim: ordinary pods got %d (mapped: %v)", cpus, claimedCPUs, left, run.mapped)
+		})
+	}
+}
+
+// A node whose kubelet runs without the gate does not declare the feature, and the real API
+// server's NodeDeclaredFeatures admission forbids mappings for it: the daemon (auto) publishes
+// without them instead of retrying a refused write forever.
+func TestAKubeletWithoutTheFeatureGetsSlicesWithoutMappings(t *testing.T) {
+	c := clusterFor(t, cluster.AllDRA())
+	installedDriver(t, c)
+	const machine = "gpu4-nic"
+	node := "undeclared-" + machine
+	createNode(t, c, node, machine)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current, err := c.Admin.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		current.Status.DeclaredFeatures = []string{"DRAOptionalNodeOperations"}
+		_, err = c.Admin.CoreV1().Nodes().UpdateStatus(context.Background(), current, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := startDaemon(t, c, node, machine, "--health=false")
+	waitForSlices(t, c, d, node, expectedSlicesOn(t, c, node, machine, "--node-allocatable-resources=false"))
+
+	// Required instead of auto: a clear stop naming the feature, and no slice left behind.
+	if err := d.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	expectRefusalNaming(t, startDaemon(t, c, node, machine, "--node-allocatable-resources", "--health=false"), "DRANodeAllocatableResources")
+	if left := nodeSlices(t, c, node); len(left) != 0 {
+		t.Errorf("%d slices left after the refusal", len(left))
+	}
+}
