@@ -70,6 +70,22 @@ Flag boolFlag(const std::string& name, std::string help,
             [member](DaemonConfig& c, const std::string& v) { return parseBool(v, member(c)); }};
 }
 
+// true, false or auto (a bare flag is true): set(config, on, automatic), where auto is on until
+// the cluster turns out not to take it.
+Flag autoBoolFlag(const std::string& name, std::string help,
+                  std::function<void(DaemonConfig&, bool on, bool automatic)> set) {
+    return {name, FlagKind::Bool, std::move(help),
+            [set = std::move(set)](DaemonConfig& c, const std::string& v) -> Status {
+                bool on = v == "auto";
+                if (!on) {
+                    if (auto status = parseBool(v, on); !status)
+                        return Error{"'" + v + "' is not true, false or auto"};
+                }
+                set(c, on, v == "auto");
+                return Status::Ok();
+            }};
+}
+
 const std::vector<Flag>& flags() {
     static const std::vector<Flag> all = {
         {"driver-name", FlagKind::String, "DRA driver name (default numa.dra.dev)",
@@ -110,33 +126,23 @@ const std::vector<Flag>& flags() {
              c.metadataVersions = std::move(versions);
              return Status::Ok();
          }},
-        {"numa-list", FlagKind::Bool,
-         "publish resource.kubernetes.io/numaNode and pcieRoot as lists (needs "
-         "DRAListTypeAttributes); =auto: lists where the API server accepts them, else scalars",
-         [](DaemonConfig& c, const std::string& v) -> Status {
-             bool list = v == "auto";
-             if (!list) {
-                 if (auto status = parseBool(v, list); !status)
-                     return Error{"'" + v + "' is not true, false or auto"};
-             }
-             c.numaListAuto = v == "auto";
-             c.slices.numaForm = list ? topology::NumaForm::List : topology::NumaForm::Scalar;
-             return Status::Ok();
-         }},
-        {"node-allocatable-resources", FlagKind::Bool,
-         "CPU devices map the CPUs and memory a claim consumes to the node's allocatable cpu and "
-         "memory (needs DRANodeAllocatableResources); =auto (default): where the API server "
-         "keeps the field",
-         [](DaemonConfig& c, const std::string& v) -> Status {
-             bool on = v == "auto";
-             if (!on) {
-                 if (auto status = parseBool(v, on); !status)
-                     return Error{"'" + v + "' is not true, false or auto"};
-             }
-             c.nodeAllocatableAuto = v == "auto";
-             c.slices.nodeAllocatableResources = on;
-             return Status::Ok();
-         }},
+        autoBoolFlag("numa-list",
+                     "publish resource.kubernetes.io/numaNode and pcieRoot as lists (needs "
+                     "DRAListTypeAttributes); =auto: lists where the API server accepts them, else "
+                     "scalars",
+                     [](DaemonConfig& c, bool on, bool automatic) {
+                         c.numaListAuto = automatic;
+                         c.slices.numaForm =
+                             on ? topology::NumaForm::List : topology::NumaForm::Scalar;
+                     }),
+        autoBoolFlag("node-allocatable-resources",
+                     "CPU devices map the CPUs and memory a claim consumes to the node's "
+                     "allocatable cpu and memory (needs DRANodeAllocatableResources); =auto "
+                     "(default): where the API server keeps the field",
+                     [](DaemonConfig& c, bool on, bool automatic) {
+                         c.nodeAllocatableAuto = automatic;
+                         c.slices.nodeAllocatableResources = on;
+                     }),
         boolFlag("shared-consumable-capacity",
                  "request-driven counters (DRASharedConsumableCapacity)",
                  [](DaemonConfig& c) -> bool& { return c.slices.sharedConsumableCapacity; }),

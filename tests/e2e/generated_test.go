@@ -178,9 +178,10 @@ const (
 // filterError is the scheduler's prefix of an allocation error in the PodScheduled condition.
 const filterError = `running "DynamicResources" filter plugin: `
 
-// decision waits until the scheduler bound the pod, said that its claims cannot be allocated, or
-// that evaluating them failed.
-func decision(t testing.TB, c *cluster.Cluster, namespace, name string) (outcome, why string) {
+// schedulerVerdict waits until the pod is bound (its node set, "" message) or its
+// PodScheduled condition says something decide accepts as final (decide returns true), and
+// returns the pod and that message.
+func schedulerVerdict(t testing.TB, c *cluster.Cluster, namespace, name string, decide func(message string) bool) (*v1.Pod, string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	last := "no PodScheduled condition"
@@ -190,16 +191,12 @@ func decision(t testing.TB, c *cluster.Cluster, namespace, name string) (outcome
 			t.Fatal(err)
 		}
 		if pod.Spec.NodeName != "" {
-			return decidedBound, ""
+			return pod, ""
 		}
 		for _, condition := range pod.Status.Conditions {
 			if condition.Type == v1.PodScheduled && condition.Status == v1.ConditionFalse {
-				switch {
-				case strings.Contains(condition.Message, "cannot allocate all claims"):
-					return decidedUnallocatable, condition.Message
-				case strings.Contains(condition.Message, filterError):
-					_, why, _ := strings.Cut(condition.Message, filterError)
-					return decidedError, why
+				if decide(condition.Message) {
+					return pod, condition.Message
 				}
 				last = condition.Message
 			}
@@ -207,7 +204,25 @@ func decision(t testing.TB, c *cluster.Cluster, namespace, name string) (outcome
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("pod %s/%s: the scheduler decided nothing within 30 s: %s", namespace, name, last)
-	return "", ""
+	return nil, ""
+}
+
+// decision waits until the scheduler bound the pod, said that its claims cannot be allocated, or
+// that evaluating them failed.
+func decision(t testing.TB, c *cluster.Cluster, namespace, name string) (outcome, why string) {
+	t.Helper()
+	pod, message := schedulerVerdict(t, c, namespace, name, func(message string) bool {
+		return strings.Contains(message, "cannot allocate all claims") || strings.Contains(message, filterError)
+	})
+	switch {
+	case pod.Spec.NodeName != "":
+		return decidedBound, ""
+	case strings.Contains(message, filterError):
+		_, why, _ := strings.Cut(message, filterError)
+		return decidedError, why
+	default:
+		return decidedUnallocatable, message
+	}
 }
 
 func TestGeneratedClaimsAreAllocatedAsDraAllocatePredicts(t *testing.T) {

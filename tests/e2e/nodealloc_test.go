@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -68,28 +67,10 @@ func cpuPod(t *testing.T, c *cluster.Cluster, namespace, name, node string, cpus
 // placement waits until the pod is bound (true) or the scheduler says the node lacks CPUs (false).
 func placement(t *testing.T, c *cluster.Cluster, namespace, name string) (bool, *v1.Pod) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	last := "no PodScheduled condition"
-	for time.Now().Before(deadline) {
-		pod, err := c.Admin.CoreV1().Pods(namespace).Get(context.Background(), name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if pod.Spec.NodeName != "" {
-			return true, pod
-		}
-		for _, condition := range pod.Status.Conditions {
-			if condition.Type == v1.PodScheduled && condition.Status == v1.ConditionFalse {
-				if strings.Contains(condition.Message, "Insufficient cpu") {
-					return false, pod
-				}
-				last = condition.Message
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("pod %s/%s: neither bound nor refused for lack of CPUs within 30 s: %s", namespace, name, last)
-	return false, nil
+	pod, _ := schedulerVerdict(t, c, namespace, name, func(message string) bool {
+		return strings.Contains(message, "Insufficient cpu")
+	})
+	return pod.Spec.NodeName != "", pod
 }
 
 func TestCPUsAClaimGetsAreTakenFromTheNodesAllocatable(t *testing.T) {
