@@ -250,12 +250,6 @@ struct PodWork {
 };
 
 int Run::execute(std::ostream& out) {
-    std::set<std::string> classNames;
-    for (const DeviceClass& deviceClass : inputs_.classes)
-        if (!classNames.insert(deviceClass.name).second) {
-            err_ << "dra-allocate: DeviceClass " << deviceClass.name << " is given twice\n";
-            return 2;
-        }
     // decode() refused every invalid version: the allocator need not look for one.
     allocator_.emplace(Allocator::create(inputs_.slices, inputs_.classes,
                                          {.timeBudget = flags_.budget, .versionsValid = true}));

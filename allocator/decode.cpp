@@ -1293,6 +1293,7 @@ Result<Claim> decodeClaimSpec(const Reader& spec) {
 
 Result<Inputs> decode(const std::vector<documents::Object>& objects) {
     Inputs inputs;
+    std::map<std::string, std::string> classSources;  // name -> where it was first given
     for (const documents::Object& object : objects) {
         const Reader r(object);
         const std::string kind = object.kind();
@@ -1307,6 +1308,11 @@ Result<Inputs> decode(const std::vector<documents::Object>& objects) {
             auto deviceClass = decodeClass(r);
             if (!deviceClass)
                 return deviceClass.error();
+            const auto [first, added] =
+                classSources.emplace(deviceClass->name, object.source.describe());
+            if (!added)
+                return r.error("DeviceClass " + deviceClass->name + " is given twice (also in " +
+                               first->second + ")");
             inputs.classes.push_back(std::move(*deviceClass));
         } else if ((kind == "ResourceClaim" || kind == "ResourceClaimTemplate") && resource) {
             const bool fromTemplate = kind == "ResourceClaimTemplate";
