@@ -269,6 +269,7 @@ class Daemon {
     void healthChanged();
     void rebuildSlices(std::string_view why);
     void skipUndeclaredNodeAllocatable(const api::Json& node);
+    void publishWithoutNodeAllocatable(const std::string& why);
     void publishLoop(std::stop_token stop);
     void watchLoop(std::stop_token stop);
     void rescanLoop(std::stop_token stop);
@@ -435,12 +436,19 @@ void Daemon::skipUndeclaredNodeAllocatable(const api::Json& node) {
             declared.end())
         return;
     nodeAllocatableDropped_ = true;
+    publishWithoutNodeAllocatable(
+        "the node's kubelet does not declare DRANodeAllocatableResources");
+}
+
+// --node-allocatable-resources=auto, and the cluster does not take the mappings: without them
+// until the next start.
+void Daemon::publishWithoutNodeAllocatable(const std::string& why) {
+    spdlog::warn(
+        "publishing without nodeAllocatableResources node={} reason=\"{}\" action=\"CPUs and "
+        "memory of CPU claims are not taken from the node's allocatable; a restart tries again\"",
+        config_.slices.nodeName, why);
     metrics_.gaugeSet(kNodeAllocatableDropped, {}, 1);
-    spdlog::info(
-        "publishing without nodeAllocatableResources node={} reason=\"the node's kubelet does "
-        "not declare DRANodeAllocatableResources\"",
-        config_.slices.nodeName);
-    rebuildSlices("the node does not declare DRANodeAllocatableResources");
+    rebuildSlices("nodeAllocatableResources left out");
 }
 
 // Loads the checkpoint and makes every claim prepared before this start whole again (files
@@ -505,14 +513,7 @@ void Daemon::publishLoop(std::stop_token stop) {
             }
             if (stats.error().code == slices::kDroppedNodeAllocatableError &&
                 config_.nodeAllocatableAuto && !nodeAllocatableDropped_.exchange(true)) {
-                spdlog::warn(
-                    "publishing without nodeAllocatableResources error=\"{}\" action=\"CPUs and "
-                    "memory "
-                    "of CPU claims are not taken from the node's allocatable "
-                    "(--node-allocatable-resources=auto); a restart tries again\"",
-                    stats.error().message);
-                metrics_.gaugeSet(kNodeAllocatableDropped, {}, 1);
-                rebuildSlices("nodeAllocatableResources dropped");
+                publishWithoutNodeAllocatable(stats.error().message);
                 continue;
             }
             if (stats.error().code == slices::kDroppedFieldsError ||

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <thread>
 #include <utility>
 
@@ -338,15 +339,15 @@ Result<PublishStats> Publisher::reconcileOnce(const std::vector<api::ResourceSli
         if (!sentFieldsPreserved(sent["spec"], stored.value().value("spec", api::Json::object()),
                                  &dropped) &&
             !dropped.empty()) {
-            auto is = [&](const char* field) {
-                return [field](const std::string& path) {
-                    return path.find(field) != std::string::npos;
-                };
+            auto mentions = [](const std::string& path, std::string_view field) {
+                return path.find(field) != std::string::npos;
             };
-            const bool onlyTaints = std::all_of(dropped.begin(), dropped.end(), is(".taints"));
+            const bool onlyTaints = std::all_of(dropped.begin(), dropped.end(), [&](const auto& p) {
+                return mentions(p, ".taints");
+            });
             const bool onlyOptional =
-                std::all_of(dropped.begin(), dropped.end(), [&](const std::string& path) {
-                    return is(".taints")(path) || is(".nodeAllocatableResources")(path);
+                std::all_of(dropped.begin(), dropped.end(), [&](const auto& p) {
+                    return mentions(p, ".taints") || mentions(p, ".nodeAllocatableResources");
                 });
             // Both gates off: the mappings first; the next pass finds the taints alone.
             if (onlyOptional && !onlyTaints) {
@@ -370,23 +371,28 @@ Result<PublishStats> Publisher::reconcileOnce(const std::vector<api::ResourceSli
         updates.push_back(encode(*slice, generation, count));
         updates.back()["metadata"]["resourceVersion"] = resourceVersionOf(existing[slice->name]);
     }
-    const auto updated =
-        writeAll(updates.size(), [&](size_t i) { return api_.update(updates[i]); });
-    for (size_t i = 0; i < updates.size(); ++i) {
-        if (auto status = checkStored(updates[i], updated[i]); !status)
-            return status.error();
-        ++stats.updated;
-    }
+    // Every write goes out before the first refusal is reported: the writes are independent.
+    auto writeChecked = [&](const std::vector<api::Json>& objects, auto write,
+                            size_t& counted) -> Status {
+        const auto stored = writeAll(objects.size(), [&](size_t i) { return write(objects[i]); });
+        for (size_t i = 0; i < objects.size(); ++i) {
+            if (auto status = checkStored(objects[i], stored[i]); !status)
+                return status;
+            ++counted;
+        }
+        return Status::Ok();
+    };
+    if (auto status = writeChecked(
+            updates, [&](const api::Json& o) { return api_.update(o); }, stats.updated);
+        !status)
+        return status.error();
     std::vector<api::Json> creates;
     for (const auto* slice : toCreate)
         creates.push_back(encode(*slice, generation, count));
-    const auto created =
-        writeAll(creates.size(), [&](size_t i) { return api_.create(creates[i]); });
-    for (size_t i = 0; i < creates.size(); ++i) {
-        if (auto status = checkStored(creates[i], created[i]); !status)
-            return status.error();
-        ++stats.created;
-    }
+    if (auto status = writeChecked(
+            creates, [&](const api::Json& o) { return api_.create(o); }, stats.created);
+        !status)
+        return status.error();
     return stats;
 }
 

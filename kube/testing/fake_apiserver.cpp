@@ -108,25 +108,14 @@ std::string conflictMessage(const std::string& name, const std::string& why) {
            "\": " + why;
 }
 
-// What an API server without DRADeviceTaints does: device taints are not stored.
-void dropDeviceTaints(Json& slice) {
+// What an API server without the field's feature gate does: the devices' field is not stored.
+void dropDeviceField(Json& slice, const char* field) {
     if (!slice.contains("spec") || !slice["spec"].is_object() ||
         !slice["spec"].contains("devices") || !slice["spec"]["devices"].is_array())
         return;
     for (auto& device : slice["spec"]["devices"]) {
         if (device.is_object())
-            device.erase("taints");
-    }
-}
-
-// What an API server without DRANodeAllocatableResources does: the mappings are not stored.
-void dropNodeAllocatableResources(Json& slice) {
-    if (!slice.contains("spec") || !slice["spec"].is_object() ||
-        !slice["spec"].contains("devices") || !slice["spec"]["devices"].is_array())
-        return;
-    for (auto& device : slice["spec"]["devices"]) {
-        if (device.is_object())
-            device.erase("nodeAllocatableResources");
+            device.erase(field);
     }
 }
 
@@ -481,6 +470,16 @@ class FakeApiServer::Impl {
         checkDeclaredFeatures_ = check;
     }
 
+    // The fields this server's feature gates (off) do not store.
+    void dropWhatTheGatesDrop(Json& slice) const {
+        if (dropDeviceTaints_)
+            dropDeviceField(slice, "taints");
+        if (dropCounterRequestPolicies_)
+            dropCounterRequestPolicies(slice);
+        if (dropNodeAllocatableResources_)
+            dropDeviceField(slice, "nodeAllocatableResources");
+    }
+
     // kube-apiserver 1.37's NodeDeclaredFeatures admission: a slice with node-allocatable
     // mappings for a node whose kubelet does not declare the feature is forbidden.
     std::optional<std::string> undeclaredNodeAllocatable(const Json& slice) const {
@@ -755,12 +754,7 @@ class FakeApiServer::Impl {
                 return 422;
             }
         }
-        if (dropDeviceTaints_)
-            dropDeviceTaints(slice);
-        if (dropCounterRequestPolicies_)
-            dropCounterRequestPolicies(slice);
-        if (dropNodeAllocatableResources_)
-            dropNodeAllocatableResources(slice);
+        dropWhatTheGatesDrop(slice);
         stampTaints(slice);
         slices_[name] = slice;
         recordEvent("ADDED", slice);
@@ -867,12 +861,7 @@ class FakeApiServer::Impl {
             if (auto causes = stripListAttributeValues(*slice); !causes.empty())
                 return reply(response, 422, invalidStatus(name, causes));
         }
-        if (dropDeviceTaints_)
-            dropDeviceTaints(*slice);
-        if (dropCounterRequestPolicies_)
-            dropCounterRequestPolicies(*slice);
-        if (dropNodeAllocatableResources_)
-            dropNodeAllocatableResources(*slice);
+        dropWhatTheGatesDrop(*slice);
         stampTaints(*slice);
         stored = *slice;
         recordEvent("MODIFIED", stored);

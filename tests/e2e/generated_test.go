@@ -282,9 +282,9 @@ func generatedCase(t *testing.T, c *cluster.Cluster, g *claimGenerator, node, na
 	for i := range claims.Items {
 		item := claims.Items[i].DeepCopy()
 		item.ManagedFields = nil
-		if item.Name == name {
+		if item.Name == name { // the earlier claims keep their allocations
 			scheduled = item.Status.Allocation
-			item.Status = resourceapi.ResourceClaimStatus{}
+			item = unallocated(item)
 		}
 		items = append(items, item)
 	}

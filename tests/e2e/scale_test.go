@@ -242,9 +242,7 @@ func compareAtScale(t testing.TB, c *cluster.Cluster, namespace string, nodes []
 	for i := range claimList.Items {
 		claim := &claimList.Items[i]
 		scheduled[claim.Name] = claim.Status.Allocation
-		unallocated := claim.DeepCopy()
-		unallocated.Status, unallocated.ManagedFields = resourceapi.ResourceClaimStatus{}, nil
-		claimItems = append(claimItems, unallocated)
+		claimItems = append(claimItems, unallocated(claim))
 	}
 	dir := filepath.Join(c.Dir, "scale", namespace)
 	dumpCluster(t, c, dir, nodes)

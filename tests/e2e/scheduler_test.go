@@ -264,41 +264,21 @@ func writeList(t testing.TB, path, kind, apiVersion string, items []any) {
 // status, on the node; returns its allocations by namespace/name.
 func predict(t testing.TB, c *cluster.Cluster, dir, node string, claims []resourceapi.ResourceClaim) (map[string]*resourceapi.AllocationResult, string) {
 	t.Helper()
-	ctx := context.Background()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
+	var claimItems []any
+	for i := range claims {
+		claimItems = append(claimItems, unallocated(&claims[i]))
 	}
-	slices, err := c.Admin.ResourceV1().ResourceSlices().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	classes, err := c.Admin.ResourceV1().DeviceClasses().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodeObject, err := c.Admin.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sliceItems, classItems, claimItems []any
-	for i := range slices.Items {
-		sliceItems = append(sliceItems, &slices.Items[i])
-	}
-	for i := range classes.Items {
-		classItems = append(classItems, &classes.Items[i])
-	}
-	for _, claim := range claims {
-		unallocated := claim.DeepCopy()
-		unallocated.Status = resourceapi.ResourceClaimStatus{}
-		unallocated.ManagedFields = nil
-		claimItems = append(claimItems, unallocated)
-	}
-	writeList(t, filepath.Join(dir, "1-nodes.json"), "Node", "v1", []any{nodeObject})
-	writeList(t, filepath.Join(dir, "2-slices.json"), "ResourceSlice", "resource.k8s.io/v1", sliceItems)
-	writeList(t, filepath.Join(dir, "3-classes.json"), "DeviceClass", "resource.k8s.io/v1", classItems)
+	dumpCluster(t, c, dir, []string{node})
 	writeList(t, filepath.Join(dir, "4-claims.json"), "ResourceClaim", "resource.k8s.io/v1", claimItems)
 	allocations, _, explanation := draAllocate(t, dir, "--node", node, "--explain")
 	return allocations, explanation
+}
+
+// unallocated is the claim as its author wrote it: no status, no managed fields.
+func unallocated(claim *resourceapi.ResourceClaim) *resourceapi.ResourceClaim {
+	copied := claim.DeepCopy()
+	copied.Status, copied.ManagedFields = resourceapi.ResourceClaimStatus{}, nil
+	return copied
 }
 
 // allocationDifference compares what the scheduler allocated with what dra-allocate predicted:
