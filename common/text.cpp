@@ -7,6 +7,10 @@
 namespace numadra::text {
 
 namespace {
+// 8x the largest NR_CPUS any architecture configures (x86 MAXSMP: 8192; MAX_NUMNODES is at most
+// 1024): a damaged list or mask cannot make every reader loop over millions of ids.
+constexpr std::int64_t kMaxCpuOrNodeId = 65535;
+
 bool isSpace(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
@@ -121,7 +125,6 @@ Result<std::vector<int>> parseRangeList(std::string_view s) {
     s = attributeText(s);
     if (s.empty())
         return out;
-    constexpr std::int64_t kMaxId = 1 << 22;  // far above any kernel's NR_CPUS / MAX_NUMNODES
     for (std::string_view part : split(s, ',')) {
         part = trim(part);
         if (part.empty())
@@ -134,7 +137,7 @@ Result<std::vector<int>> parseRangeList(std::string_view s) {
             lo = parseInt(part.substr(0, dash));
             hi = parseInt(part.substr(dash + 1));
         }
-        if (!lo || !hi || *lo < 0 || *hi < *lo || *hi > kMaxId) {
+        if (!lo || !hi || *lo < 0 || *hi < *lo || *hi > kMaxCpuOrNodeId) {
             return Error{"malformed range '" + std::string(part) + "' in range list '" +
                          std::string(s) + "'"};
         }
@@ -149,6 +152,11 @@ Result<std::vector<int>> parseRangeList(std::string_view s) {
 Result<std::vector<int>> parseCpuMask(std::string_view s) {
     s = attributeText(s);
     auto words = split(s, ',');
+    if (static_cast<std::int64_t>(words.size()) * 32 > kMaxCpuOrNodeId + 1) {
+        return Error{"CPU mask of " + std::to_string(words.size()) +
+                     " words is longer than any kernel's (ids up to " +
+                     std::to_string(kMaxCpuOrNodeId) + ")"};
+    }
     std::vector<int> out;
     for (size_t w = 0; w < words.size(); ++w) {
         auto word = trim(words[w]);

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <initializer_list>
+#include <iterator>
 #include <map>
+#include <utility>
 
 #include "numadra/common/text.hpp"
 #include "readers.hpp"
@@ -83,15 +85,39 @@ std::vector<int> distanceRow(Reader& reader, const std::string& path) {
     return row;
 }
 
+// The ids of a list file that have a folder. The kernel makes a folder for each node it lists
+// online and each CPU it lists present; an id without one (a damaged tree) is left out with one
+// diagnostic, as hwloc leaves out a node whose cpumap it cannot read, and a damaged list of
+// millions of ids costs one walk of the folder instead of a lookup per id. A tree without any
+// such folder is a reduced one (a test's, a gathered subset): its list is all there is.
+std::vector<int> idsWithFolders(Reader& reader, const std::string& listFile,
+                                std::vector<int> listed, const std::vector<int>& folders,
+                                std::string_view what) {
+    if (folders.empty())
+        return listed;
+    std::vector<int> kept;
+    std::vector<int> missing;
+    std::set_intersection(listed.begin(), listed.end(), folders.begin(), folders.end(),
+                          std::back_inserter(kept));
+    std::set_difference(listed.begin(), listed.end(), folders.begin(), folders.end(),
+                        std::back_inserter(missing));
+    if (!missing.empty()) {
+        reader.warn(listFile, "lists " + std::string(what) + " " + text::formatRangeList(missing) +
+                                  " that have no folder; ignoring them");
+    }
+    return kept;
+}
+
 // node/online, else the nodeN folders: the file is missing on old kernels and in reduced trees,
 // and hwloc lists the folder then too.
 std::vector<int> onlineNodeIds(Reader& reader) {
     const std::string online = std::string(kNodeDir) + "/online";
+    auto folders = numberedEntries(reader.sysfs(), kNodeDir, "node");
     if (reader.sysfs().exists(online)) {
         if (auto ids = reader.rangeList(online, true); ids && !ids->empty())
-            return *ids;
+            return idsWithFolders(reader, online, std::move(*ids), folders, "nodes");
     }
-    return numberedEntries(reader.sysfs(), kNodeDir, "node");
+    return folders;
 }
 
 // nodeN/cpulist, else nodeN/cpumap (kernels before cpulist; hwloc reads only the mask), else the
@@ -101,10 +127,9 @@ std::vector<int> nodeCpus(Reader& reader, int id) {
         return *cpus;
     auto linked = numberedEntries(reader.sysfs(), nodeFolder(id), "cpu");
     if (linked.empty()) {
-        reader.warn(nodeFolder(id), reader.sysfs().isDirectory(nodeFolder(id))
-                                        ? "has no readable cpulist, cpumap or cpuN links; "
-                                          "taken as a node without CPUs"
-                                        : "is listed as online but does not exist");
+        reader.warn(nodeFolder(id),
+                    "has no readable cpulist, cpumap or cpuN links; taken as a "
+                    "node without CPUs");
     }
     return linked;
 }
@@ -139,11 +164,12 @@ void readNodes(Reader& reader, Machine& machine) {
 
 std::vector<int> presentCpus(Reader& reader) {
     const std::string present = std::string(kCpuDir) + "/present";
+    auto folders = numberedEntries(reader.sysfs(), kCpuDir, "cpu");
     if (reader.sysfs().exists(present)) {
         if (auto cpus = reader.rangeList(present, true))
-            return *cpus;
+            return idsWithFolders(reader, present, std::move(*cpus), folders, "CPUs");
     }
-    return numberedEntries(reader.sysfs(), kCpuDir, "cpu");
+    return folders;
 }
 
 // core_cpus_list (5.9 on), thread_siblings_list (older), then the masks the oldest kernels have

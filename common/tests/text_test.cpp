@@ -35,6 +35,15 @@ TEST(RangeList, RejectsMalformedRangesWithTheOffendingPart) {
     }
 }
 
+TEST(RangeList, IdsUpTo65535AreReadAndLargerOnesAreRefused) {
+    auto largest = parseRangeList("65535");
+    ASSERT_TRUE(largest.ok()) << largest.error().message;
+    EXPECT_EQ(largest.value(), (std::vector<int>{65535}));
+    auto beyond = parseRangeList("0-65536");
+    ASSERT_FALSE(beyond.ok());
+    EXPECT_EQ(beyond.error().message, "malformed range '0-65536' in range list '0-65536'");
+}
+
 TEST(RangeList, IgnoresNulPaddingAfterTheNewline) {
     auto cpus = parseRangeList(std::string_view("32-35\n\0", 7));
     ASSERT_TRUE(cpus.ok()) << cpus.error().message;
@@ -58,6 +67,19 @@ TEST(CpuMask, ParsesWordsMostSignificantFirst) {
     auto cpus = parseCpuMask("00000001,0000000f\n");
     ASSERT_TRUE(cpus.ok());
     EXPECT_EQ(cpus.value(), (std::vector<int>{0, 1, 2, 3, 32}));
+}
+
+TEST(CpuMask, MasksOfUpTo2048WordsAreReadAndLongerOnesAreRefused) {
+    std::string mask = "80000000";
+    for (int word = 1; word < 2048; ++word)
+        mask += ",00000000";
+    auto largest = parseCpuMask(mask);
+    ASSERT_TRUE(largest.ok()) << largest.error().message;
+    EXPECT_EQ(largest.value(), (std::vector<int>{65535}));
+    auto beyond = parseCpuMask("00000000," + mask);
+    ASSERT_FALSE(beyond.ok());
+    EXPECT_EQ(beyond.error().message,
+              "CPU mask of 2049 words is longer than any kernel's (ids up to 65535)");
 }
 
 TEST(CpuMask, RejectsNonHexWords) {

@@ -131,6 +131,38 @@ TEST(ReaderTolerance, UnparsableNodeOnlineFallsBackToTheNodeFoldersWithAWarning)
     EXPECT_EQ(machine.diagnostics[0].path, tree.root() + "/" + kNodeDir + "/online");
 }
 
+// The fuzzer's find: a damaged node/online naming 20,000 nodes made 20,000 bare nodes (and a
+// quadratic amount of work after). The kernel makes a folder for every online node.
+TEST(ReaderTolerance, NodesListedOnlineWithoutAFolderAreLeftOutWithOneWarning) {
+    TempTree tree;
+    tree.file(std::string(kNodeDir) + "/online", "0-1,6-20350\n");
+    tree.file(nodeFile(0, "cpulist"), "0-1\n");
+    tree.file(nodeFile(1, "cpulist"), "2-3\n");
+    tree.file(std::string(kCpuDir) + "/present", "0-3\n");
+    const Machine machine = discoverTree(tree);
+    EXPECT_EQ(machine.onlineNodes, (std::vector<int>{0, 1}));
+    EXPECT_EQ(machine.nodes.size(), 2u);
+    ASSERT_EQ(machine.diagnostics.size(), 1u) << diagnosticsOf(machine);
+    EXPECT_EQ(machine.diagnostics[0].path, tree.root() + "/" + kNodeDir + "/online");
+    EXPECT_EQ(machine.diagnostics[0].message,
+              "lists nodes 6-20350 that have no folder; ignoring them");
+}
+
+TEST(ReaderTolerance, CpusListedPresentWithoutAFolderAreLeftOutWithOneWarning) {
+    TempTree tree;
+    tree.file(nodeFile(0, "cpulist"), "0-1\n");
+    tree.file(std::string(kCpuDir) + "/present", "0-1,4,9-65535\n");
+    tree.file(cpuFile(0, "online"), "1\n");
+    tree.file(cpuFile(1, "online"), "1\n");
+    const Machine machine = discoverTree(tree);
+    ASSERT_EQ(machine.cpus.size(), 2u);
+    EXPECT_EQ(machine.cpus[1].id, 1);
+    ASSERT_EQ(machine.diagnostics.size(), 1u) << diagnosticsOf(machine);
+    EXPECT_EQ(machine.diagnostics[0].path, tree.root() + "/" + kCpuDir + "/present");
+    EXPECT_EQ(machine.diagnostics[0].message,
+              "lists CPUs 4,9-65535 that have no folder; ignoring them");
+}
+
 TEST(ReaderTolerance, NodeFolderWithoutAnyNodeIsOneNodeZeroWithAWarning) {
     TempTree tree;
     tree.dir(std::string(kNodeDir) + "/power");
