@@ -10,6 +10,7 @@
 #include "numadra/allocator/allocator.hpp"
 #include "numadra/allocator/decode.hpp"
 #include "numadra/allocator/extended.hpp"
+#include "numadra/allocator/node_resources.hpp"
 #include "numadra/api/yaml.hpp"
 
 namespace numadra::allocator {
@@ -135,6 +136,36 @@ Json extendedClaimSpec(const Claim& claim) {
     return {{"devices", {{"requests", requests}}}};
 }
 
+std::string podLabel(const Pod& pod) {
+    return "pod " + (pod.namespace_.empty() ? pod.name : pod.namespace_ + "/" + pod.name);
+}
+
+// What a node's pods take from its allocatable resources (the scheduler's NodeInfo.Requested).
+struct NodeUsage {
+    ResourceAmounts used;
+    std::int64_t pods = 0;
+    struct PodShare {
+        std::string label;
+        ResourceAmounts takes;
+        ResourceAmounts throughClaims;  // the part its claims' devices map
+    };
+    std::vector<PodShare> byPod;  // for --explain
+};
+
+// A pod whose claims are allocated together: its claims with where their allocations are (a
+// claim allocated before, or one of the group), for the node-allocatable check.
+struct PodPlacement {
+    const Pod* pod = nullptr;
+    struct Claim {
+        std::string podClaimName;
+        std::string claimName;
+        const Allocation* allocated = nullptr;  // already allocated
+        int groupIndex = -1;                    // else its place in the group
+    };
+    std::vector<Claim> claims;
+    std::vector<NodeAllocatableClaimStatus> statuses;  // the answer, for the pod's status
+};
+
 class Run {
   public:
     Run(Flags flags, Inputs inputs, std::ostream& err)
@@ -145,16 +176,91 @@ class Run {
   private:
     std::vector<Node> candidateNodes(const std::string& podNode) const;
     void allocateTogether(const std::vector<Work*>& group, const std::string& podNode,
-                          const std::string& what);
+                          const std::string& what, PodPlacement* placement = nullptr);
+    // The node's allocatable resources do not hold the pod with these allocations: why, else "".
+    Result<std::string> nodeResourcesRefusal(const Node& node, const std::vector<Allocation>& group,
+                                             PodPlacement& placement, ResourceAmounts& demand);
+    void countPodOnNode(const std::string& node, const std::string& label,
+                        const ResourceAmounts& demand,
+                        const std::vector<NodeAllocatableClaimStatus>& statuses);
+    const Device* deviceOf(const DeviceResult& result) const;
     void report(const std::string& what, const std::string& message);
 
     Flags flags_;
     Inputs inputs_;
     std::ostream& err_;
     std::optional<Allocator> allocator_;
+    std::map<std::tuple<std::string, std::string, std::string>, const Device*> devices_;
+    std::map<std::string, NodeUsage> usage_;
+    std::set<size_t> claimsTakenByPods_;  // input claims with mapped devices a pod got
     std::vector<Json> output_;
     bool allAllocated_ = true;
 };
+
+const Device* Run::deviceOf(const DeviceResult& result) const {
+    auto it = devices_.find({result.driver, result.pool, result.device});
+    return it == devices_.end() ? nullptr : it->second;
+}
+
+void Run::countPodOnNode(const std::string& node, const std::string& label,
+                         const ResourceAmounts& demand,
+                         const std::vector<NodeAllocatableClaimStatus>& statuses) {
+    NodeUsage& usage = usage_[node];
+    for (const auto& [name, amount] : demand)
+        usage.used[name] += amount;
+    ++usage.pods;
+    ResourceList mapped;
+    for (const NodeAllocatableClaimStatus& status : statuses)
+        (void)addResources(mapped, status.mapping);  // summed once already, without error
+    usage.byPod.push_back({label, demand, amounts(mapped)});
+}
+
+Result<std::string> Run::nodeResourcesRefusal(const Node& node,
+                                              const std::vector<Allocation>& group,
+                                              PodPlacement& placement, ResourceAmounts& demand) {
+    std::vector<PodClaimAllocation> claims;
+    for (const PodPlacement::Claim& claim : placement.claims) {
+        const Allocation* allocation = claim.allocated != nullptr
+                                           ? claim.allocated
+                                           : &group[static_cast<size_t>(claim.groupIndex)];
+        claims.push_back({claim.podClaimName, claim.claimName, allocation});
+    }
+    auto lookup = [this](const DeviceResult& result) { return deviceOf(result); };
+    auto statuses = nodeAllocatableStatuses(*placement.pod, claims, lookup);
+    if (!statuses)
+        return statuses.error();
+    auto requests = podRequests(*placement.pod, *statuses);
+    if (!requests)
+        return requests.error();
+    placement.statuses = std::move(*statuses);
+    demand = amounts(*requests);
+    if (!node.allocatable)
+        return std::string();
+    const NodeUsage& usage = usage_[node.name];
+    const auto missing = shortfalls(demand, amounts(*node.allocatable), usage.used, usage.pods);
+    if (missing.empty())
+        return std::string();
+    std::string why = "the claims fit, but the node's allocatable resources do not:";
+    for (const Shortfall& shortfall : missing) {
+        why += "\n" + describe(shortfall);
+        for (const NodeUsage::PodShare& share : usage.byPod) {
+            auto it = share.takes.find(shortfall.resource);
+            if (it == share.takes.end() || it->second <= 0)
+                continue;
+            why += "\n  " + share.label + " takes " + formatAmount(shortfall.resource, it->second);
+            if (auto mapped = share.throughClaims.find(shortfall.resource);
+                mapped != share.throughClaims.end() && mapped->second > 0)
+                why += " (" + formatAmount(shortfall.resource, mapped->second) +
+                       " through its claims' devices)";
+        }
+    }
+    for (const NodeAllocatableClaimStatus& status : placement.statuses) {
+        for (const auto& [name, quantity] : status.mapping)
+            why += "\nclaim " + status.resourceClaimName + "'s devices map " + name + " " +
+                   quantity.toString() + " of the pod's request";
+    }
+    return why;
+}
 
 std::vector<Node> Run::candidateNodes(const std::string& podNode) const {
     std::map<std::string, Node> known;
@@ -184,7 +290,7 @@ void Run::report(const std::string& what, const std::string& message) {
 }
 
 void Run::allocateTogether(const std::vector<Work*>& group, const std::string& podNode,
-                           const std::string& what) {
+                           const std::string& what, PodPlacement* placement) {
     std::vector<Claim> claims;
     for (Work* work : group)
         claims.push_back(work->claim);
@@ -203,6 +309,22 @@ void Run::allocateTogether(const std::vector<Work*>& group, const std::string& p
             return;
         }
         if (outcome->kind == OutcomeKind::Allocated) {
+            // A pod the scheduler places is on no node yet: the node must also hold what it
+            // requests (NodeResourcesFit, DRANodeAllocatableResources).
+            ResourceAmounts demand;
+            if (placement != nullptr && podNode.empty()) {
+                auto refusal = nodeResourcesRefusal(node, outcome->allocations, *placement, demand);
+                if (!refusal) {
+                    report(what, "not allocated: " + refusal.error().message);
+                    allAllocated_ = false;
+                    return;
+                }
+                if (!refusal->empty()) {
+                    explanations.emplace_back(node.name, *refusal);
+                    continue;
+                }
+                countPodOnNode(node.name, what, demand, placement->statuses);
+            }
             for (size_t i = 0; i < group.size(); ++i) {
                 allocator_->commit(outcome->allocations[i]);
                 group[i]->claim.allocation = outcome->allocations[i];
@@ -242,17 +364,48 @@ std::string claimLabel(const Claim& claim) {
 
 // A pod's claims, allocated together as the scheduler does for one pod.
 struct PodWork {
-    std::vector<size_t> referenced;  // input claims (resourceClaimName)
-    std::vector<Work> generated;     // from templates, and the extended-resource claim
+    std::vector<size_t> referenced;         // input claims (resourceClaimName)
+    std::vector<std::string> referencedAs;  // their names in the pod
+    std::vector<Work> generated;            // from templates, and the extended-resource claim
+    std::vector<std::string> generatedAs;   // their names in the pod ("" for extended resources)
     std::optional<ExtendedResourceClaim> extended;
     Json claimStatuses = Json::array();
+    PodPlacement placement;
     bool broken = false;
 };
+
+// Upstream's IsReservedForPod, by uid where both have one, else by name.
+bool reservedForOtherPod(const ClaimItem& claim, const Pod& pod) {
+    return std::any_of(claim.reservedForPods.begin(), claim.reservedForPods.end(),
+                       [&](const auto& reserved) {
+                           if (!reserved.second.empty() && !pod.uid.empty())
+                               return reserved.second != pod.uid;
+                           return reserved.first != pod.name;
+                       });
+}
 
 int Run::execute(std::ostream& out) {
     // decode() refused every invalid version: the allocator need not look for one.
     allocator_.emplace(Allocator::create(inputs_.slices, inputs_.classes,
                                          {.timeBudget = flags_.budget, .versionsValid = true}));
+    for (const Slice& slice : inputs_.slices) {
+        for (const Device& device : slice.devices)
+            devices_.try_emplace({slice.driver, slice.pool.name, device.name}, &device);
+    }
+    // Pods on a node already take from its allocatable resources, with what the scheduler
+    // counted for their claims.
+    for (const PodItem& item : inputs_.pods) {
+        if (item.pod.nodeName.empty())
+            continue;
+        auto requests = podRequests(item.pod, item.pod.nodeAllocatableStatuses);
+        if (!requests) {
+            err_ << "dra-allocate: " << podLabel(item.pod) << ": " << requests.error().message
+                 << "\n";
+            return 2;
+        }
+        countPodOnNode(item.pod.nodeName, podLabel(item.pod), amounts(*requests),
+                       item.pod.nodeAllocatableStatuses);
+    }
 
     std::vector<Work> works(inputs_.claims.size());
     std::map<std::pair<std::string, std::string>, size_t> claimByName;
@@ -298,6 +451,7 @@ int Run::execute(std::ostream& out) {
             usedByPods.insert(found->second);
             if (byName) {
                 work.referenced.push_back(found->second);
+                work.referencedAs.push_back(podClaim.name);
                 continue;
             }
             Work generated;
@@ -312,6 +466,7 @@ int Run::execute(std::ostream& out) {
             work.claimStatuses.push_back(
                 {{"name", podClaim.name}, {"resourceClaimName", generated.claim.name}});
             work.generated.push_back(std::move(generated));
+            work.generatedAs.push_back(podClaim.name);
         }
         auto extended = extendedResourceClaim(pod, inputs_.classes);
         if (!extended) {
@@ -325,6 +480,7 @@ int Run::execute(std::ostream& out) {
             generated.json["metadata"]["annotations"] = {
                 {"resource.kubernetes.io/extended-resource-claim", "true"}};
             work.generated.push_back(std::move(generated));
+            work.generatedAs.emplace_back();
             work.extended = std::move(**extended);
         }
     }
@@ -347,17 +503,52 @@ int Run::execute(std::ostream& out) {
             continue;
         }
         std::vector<Work*> group;
-        for (size_t index : work.referenced)
-            if (!works[index].done) {
-                works[index].done = true;
-                group.push_back(&works[index]);
+        PodPlacement& placement = work.placement;
+        placement.pod = &pod;
+        std::string shared;
+        auto lookup = [this](const DeviceResult& result) { return deviceOf(result); };
+        for (size_t k = 0; k < work.referenced.size(); ++k) {
+            Work& claim = works[work.referenced[k]];
+            if (!claim.done) {
+                claim.done = true;
+                placement.claims.push_back({work.referencedAs[k], claim.claim.name, nullptr,
+                                            static_cast<int>(group.size())});
+                group.push_back(&claim);
+                continue;
             }
-        for (Work& generated : work.generated)
-            group.push_back(&generated);
-        if (!group.empty())
-            allocateTogether(
-                group, pod.nodeName,
-                "pod " + (pod.namespace_.empty() ? pod.name : pod.namespace_ + "/" + pod.name));
+            if (!claim.claim.allocation)
+                continue;
+            placement.claims.push_back(
+                {work.referencedAs[k], claim.claim.name, &*claim.claim.allocation, -1});
+            // A claim whose devices map node resources counts once: it is not shared.
+            if (mapsNodeResources(*claim.claim.allocation, lookup) &&
+                (reservedForOtherPod(inputs_.claims[work.referenced[k]], pod) ||
+                 claimsTakenByPods_.contains(work.referenced[k])))
+                shared = claim.claim.name;
+        }
+        for (size_t k = 0; k < work.generated.size(); ++k) {
+            placement.claims.push_back({work.generatedAs[k], work.generated[k].claim.name, nullptr,
+                                        static_cast<int>(group.size())});
+            group.push_back(&work.generated[k]);
+        }
+        if (!shared.empty()) {
+            report(podLabel(pod), "not allocated: node allocatable resource claim " + shared +
+                                      " has a mapped device and cannot be shared across pods");
+            allAllocated_ = false;
+            continue;
+        }
+        if (group.empty())
+            continue;
+        allocateTogether(group, pod.nodeName, podLabel(pod), &placement);
+        if (!std::all_of(group.begin(), group.end(), [](const Work* w) { return w->allocated; })) {
+            placement.statuses.clear();
+            continue;
+        }
+        for (size_t index : work.referenced) {
+            if (works[index].claim.allocation &&
+                mapsNodeResources(*works[index].claim.allocation, lookup))
+                claimsTakenByPods_.insert(index);
+        }
     }
 
     // Print in input order: claims as they ended, a pod's generated claims before the pod.
@@ -377,6 +568,9 @@ int Run::execute(std::ostream& out) {
         if (work.extended && work.generated.back().allocated)
             pod["status"]["extendedResourceClaimStatus"] =
                 encodeExtendedResourceStatus(*work.extended);
+        if (!work.placement.statuses.empty())
+            pod["status"]["nodeAllocatableResourceClaimStatuses"] =
+                encodeNodeAllocatableStatuses(work.placement.statuses);
         output_.push_back(std::move(pod));
     }
     for (size_t i = 0; i < works.size(); ++i) {

@@ -1008,6 +1008,28 @@ Result<std::optional<Allocation>> decodeStatus(const Reader& object) {
     return std::optional<Allocation>(std::move(out));
 }
 
+// status.reservedFor's pods (name, uid): a claim whose devices map node-allocatable resources
+// is not shared across pods.
+Status decodeReservedForPods(const Reader& object,
+                             std::vector<std::pair<std::string, std::string>>& out) {
+    auto status = object.optionalObject("status");
+    if (!status)
+        return status.error();
+    if (!*status)
+        return Status::Ok();
+    return (*status)->each("reservedFor", [&](const Reader& item) -> Status {
+        std::string resource, name, uid;
+        for (auto [field, value] :
+             {std::pair{"resource", &resource}, {"name", &name}, {"uid", &uid}}) {
+            if (Status s = readString(item, field, *value); !s)
+                return s;
+        }
+        if (resource == "pods")
+            out.emplace_back(std::move(name), std::move(uid));
+        return Status::Ok();
+    });
+}
+
 Result<Claim> decodeClaimObject(const Reader& object, const Reader& specHolder) {
     auto metadata = object.requiredObject("metadata");
     if (!metadata)
@@ -1060,12 +1082,77 @@ Result<std::vector<Container>> decodeContainers(const Reader& spec, std::string_
         }
         std::sort(container.requests.begin(), container.requests.end(),
                   [](const auto& a, const auto& b) { return a.first < b.first; });
+        if (*resources) {
+            Status e = (*resources)->each("claims", [&](const Reader& claim) -> Status {
+                std::string name;
+                if (Status n = readRequiredString(claim, "name", name); !n)
+                    return n;
+                container.claims.push_back(std::move(name));
+                return Status::Ok();
+            });
+            if (!e)
+                return e;
+        }
+        std::string restartPolicy;
+        if (Status e = readString(item, "restartPolicy", restartPolicy); !e)
+            return e;
+        container.restartable = restartPolicy == "Always";
         containers.push_back(std::move(container));
         return Status::Ok();
     });
     if (!s)
         return s.error();
     return containers;
+}
+
+Status readResourceList(const Reader& r, std::string_view name, ResourceList& out) {
+    return r.eachEntry(name, [&](const std::string& key, const Reader& v) -> Status {
+        auto quantity = asQuantity(v);
+        if (!quantity)
+            return quantity.error();
+        out.insert_or_assign(key, std::move(*quantity));
+        return Status::Ok();
+    });
+}
+
+// status.nodeAllocatableResourceClaimStatuses: what the scheduler counted for a bound pod.
+Status decodeNodeAllocatableStatuses(const Reader& status, Pod& pod) {
+    return status.each("nodeAllocatableResourceClaimStatuses", [&](const Reader& item) -> Status {
+        NodeAllocatableClaimStatus entry;
+        if (Status s = readRequiredString(item, "resourceClaimName", entry.resourceClaimName); !s)
+            return s;
+        if (Status s = readStrings(item, "containers", entry.containers, SIZE_MAX); !s)
+            return s;
+        Status mapping = item.each("mapping", [&](const Reader& m) -> Status {
+            std::string name;
+            if (Status n = readRequiredString(m, "name", name); !n)
+                return n;
+            std::optional<Quantity> quantity;
+            if (Status q = readQuantity(m, "quantity", quantity); !q)
+                return q;
+            if (quantity)
+                entry.mapping.insert_or_assign(name, std::move(*quantity));
+            return Status::Ok();
+        });
+        if (!mapping)
+            return mapping;
+        Status overhead = item.each("overhead", [&](const Reader& o) -> Status {
+            std::string name;
+            if (Status n = readRequiredString(o, "name", name); !n)
+                return n;
+            NodeAllocatableClaimStatus::Overhead value;
+            if (Status q = readQuantity(o, "perPod", value.perPod); !q)
+                return q;
+            if (Status q = readQuantity(o, "perContainer", value.perContainer); !q)
+                return q;
+            entry.overhead.insert_or_assign(name, std::move(value));
+            return Status::Ok();
+        });
+        if (!overhead)
+            return overhead;
+        pod.nodeAllocatableStatuses.push_back(std::move(entry));
+        return Status::Ok();
+    });
 }
 
 Result<Pod> decodePod(const Reader& object) {
@@ -1077,11 +1164,29 @@ Result<Pod> decodePod(const Reader& object) {
         return s.error();
     if (Status s = readString(*metadata, "namespace", pod.namespace_); !s)
         return s.error();
+    if (Status s = readString(*metadata, "uid", pod.uid); !s)
+        return s.error();
     auto spec = object.requiredObject("spec");
     if (!spec)
         return spec.error();
     if (Status s = readString(*spec, "nodeName", pod.nodeName); !s)
         return s.error();
+    if (Status s = readResourceList(*spec, "overhead", pod.overhead); !s)
+        return s.error();
+    auto podResources = spec->optionalObject("resources");
+    if (!podResources)
+        return podResources.error();
+    if (*podResources) {
+        if (Status s = readResourceList(**podResources, "requests", pod.podLevelRequests); !s)
+            return s.error();
+    }
+    auto status = object.optionalObject("status");
+    if (!status)
+        return status.error();
+    if (*status) {
+        if (Status s = decodeNodeAllocatableStatuses(**status, pod); !s)
+            return s.error();
+    }
     auto init = decodeContainers(*spec, "initContainers");
     if (!init)
         return init.error();
@@ -1133,6 +1238,12 @@ Result<Node> decodeNode(const Reader& object) {
         if (Status s = readStrings(**status, "declaredFeatures", node.declaredFeatures, SIZE_MAX);
             !s)
             return s.error();
+        if ((*status)->has("allocatable")) {
+            ResourceList allocatable;
+            if (Status s = readResourceList(**status, "allocatable", allocatable); !s)
+                return s.error();
+            node.allocatable = std::move(allocatable);
+        }
     }
     return node;
 }
@@ -1327,14 +1438,18 @@ Result<Inputs> decode(const std::vector<documents::Object>& objects) {
             }
             if (!claim)
                 return claim.error();
+            std::vector<std::pair<std::string, std::string>> reservedForPods;
             if (!fromTemplate) {
                 auto allocation = decodeStatus(r);
                 if (!allocation)
                     return allocation.error();
                 claim->allocation = std::move(*allocation);
+                if (Status s = decodeReservedForPods(r, reservedForPods); !s)
+                    return s.error();
             }
             inputs.order.emplace_back(Inputs::ClaimRef{inputs.claims.size()});
-            inputs.claims.push_back({std::move(*claim), object.json, object.source, fromTemplate});
+            inputs.claims.push_back({std::move(*claim), object.json, object.source, fromTemplate,
+                                     std::move(reservedForPods)});
         } else if (kind == "Pod" && apiVersion == "v1") {
             auto pod = decodePod(r);
             if (!pod)

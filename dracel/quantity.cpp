@@ -4,9 +4,11 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <system_error>
+#include <vector>
 
 namespace numadra::dracel {
 
@@ -191,6 +193,25 @@ std::string addMagnitudes(std::string_view a, std::string_view b) {
         carry = t / 10;
     }
     return stripLeadingZeros(std::string(out.rbegin(), out.rend()));
+}
+
+// a × b, schoolbook: the values multiplied are a few digits each.
+std::string multiplyMagnitudes(std::string_view a, std::string_view b) {
+    if (a.empty() || b.empty())
+        return {};
+    std::vector<int> digits(a.size() + b.size(), 0);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        for (std::size_t j = 0; j < b.size(); ++j)
+            digits[i + j + 1] += (a[i] - '0') * (b[j] - '0');
+    }
+    for (std::size_t k = digits.size() - 1; k > 0; --k) {
+        digits[k - 1] += digits[k] / 10;
+        digits[k] %= 10;
+    }
+    std::string out;
+    for (int d : digits)
+        out.push_back(static_cast<char>('0' + d));
+    return stripLeadingZeros(out);
 }
 
 // a - b for a >= b.
@@ -677,6 +698,20 @@ Result<Quantity> Quantity::sub(const Quantity& other) const {
         return Error{"quantity overflow: " + toString() + " - " + other.toString() +
                      " needs more digits than are kept"};
     return Quantity(std::make_shared<const Big>(std::move(*difference)), format);
+}
+
+Result<Quantity> Quantity::mul(const Quantity& other) const {
+    const Big a = toBig();
+    const Big b = other.toBig();
+    Big product{a.negative != b.negative, multiplyMagnitudes(a.digits, b.digits),
+                a.exponent + b.exponent};
+    if (product.digits.empty())
+        return Quantity(0, 0, format_);
+    // The digits as written out, the exponent's zeros included, as add() bounds them.
+    if (product.digits.size() + static_cast<std::size_t>(std::llabs(product.exponent)) > kMaxDigits)
+        return Error{"quantity overflow: " + toString() + " * " + other.toString() +
+                     " needs more digits than are kept"};
+    return Quantity(std::make_shared<const Big>(std::move(product)), format_);
 }
 
 // Kubernetes' CanonicalizeBytes: binary when the value is a whole number of at least 1024,

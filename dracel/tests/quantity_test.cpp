@@ -234,6 +234,20 @@ TEST(QuantityArithmetic, SumsBeyondInt64AreExact) {
     EXPECT_EQ(*q("9223372036854775807").add(q("1")), q("9223372036854775808"));
 }
 
+// Upstream multiplies a consumed capacity by a node-allocatable capacityMultiplier (inf.Dec's
+// Mul, the consumed quantity's format).
+TEST(QuantityArithmetic, MulIsExactAndKeepsTheReceiversFormat) {
+    EXPECT_EQ(q("8").mul(q("1"))->toString(), "8");
+    EXPECT_EQ(q("8").mul(q("500m"))->toString(), "4");
+    EXPECT_EQ(q("3").mul(q("250m"))->toString(), "750m");
+    EXPECT_EQ(q("2Gi").mul(q("2"))->toString(), "4Gi");
+    EXPECT_EQ(q("-2").mul(q("3"))->toString(), "-6");
+    EXPECT_TRUE(q("5").mul(q("0"))->isZero());
+    EXPECT_EQ(*q("170000000000000000000").mul(q("2000000000000000")),
+              q("340000000000000000000000000000000000"));
+    EXPECT_FALSE(q("1e3000").mul(q("1e3000")).ok());
+}
+
 TEST(QuantityArithmetic, SumsBeyondTheDigitLimitAreErrors) {
     EXPECT_FALSE(q("1e5000").add(q("1")).ok());
 }

@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -20,10 +22,8 @@ import (
 
 const claimedCPUs = 8
 
-// cpuClaimPod creates a claim for claimedCPUs of one NUMA node's CPUs and a pod using it on node.
-func cpuClaimPod(t *testing.T, c *cluster.Cluster, namespace, name, node string) {
-	t.Helper()
-	ctx := context.Background()
+// cpuClaimObjects is a claim for claimedCPUs of one NUMA node's CPUs and a pod using it on node.
+func cpuClaimObjects(namespace, name, node string) (*resourceapi.ResourceClaim, *v1.Pod) {
 	claim := &resourceapi.ResourceClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
@@ -36,14 +36,57 @@ func cpuClaimPod(t *testing.T, c *cluster.Cluster, namespace, name, node string)
 			},
 		}}}},
 	}
+	pod := scalePod(namespace, name)
+	pod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
+	return claim, pod
+}
+
+func cpuClaimPod(t *testing.T, c *cluster.Cluster, namespace, name, node string) {
+	t.Helper()
+	ctx := context.Background()
+	claim, pod := cpuClaimObjects(namespace, name, node)
 	if _, err := c.Admin.ResourceV1().ResourceClaims(namespace).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pod := scalePod(namespace, name)
-	pod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
 	if _, err := c.Admin.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// unscheduled is the pod as its author wrote it: no node, no status.
+func unscheduled(pod *v1.Pod) *v1.Pod {
+	copied := pod.DeepCopy()
+	copied.Spec.NodeName, copied.Status, copied.ManagedFields = "", v1.PodStatus{}, nil
+	return copied
+}
+
+// predictPods runs dra-allocate on the node's Node, slices and classes with these claims and
+// pods, as the scheduler sees them.
+func predictPods(t *testing.T, c *cluster.Cluster, node string, claims, pods []any) draAllocateOutput {
+	t.Helper()
+	dir := t.TempDir()
+	dumpCluster(t, c, dir, []string{node})
+	writeList(t, filepath.Join(dir, "4-claims.json"), "ResourceClaim", "resource.k8s.io/v1", claims)
+	writeList(t, filepath.Join(dir, "5-pods.json"), "Pod", "v1", pods)
+	return runDraAllocate(t, dir, "--node", node, "--explain")
+}
+
+// storedObjects is every claim and pod of the namespace as the API server holds them.
+func storedObjects(t *testing.T, c *cluster.Cluster, namespace string) (claims, pods []any) {
+	t.Helper()
+	for _, claim := range claimsOf(t, c, []string{namespace}) {
+		claim.ManagedFields = nil
+		claims = append(claims, claim.DeepCopy())
+	}
+	list, err := c.Admin.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		list.Items[i].ManagedFields = nil
+		pods = append(pods, &list.Items[i])
+	}
+	return claims, pods
 }
 
 // cpuPod creates an ordinary pod requesting cpus CPUs on node.
@@ -99,6 +142,17 @@ func TestCPUsAClaimGetsAreTakenFromTheNodesAllocatable(t *testing.T) {
 				t.Fatalf("the pod with the claim for %d CPUs was refused", claimedCPUs)
 			}
 			statuses := pod.Status.NodeAllocatableResourceClaimStatuses
+			// dra-allocate, given the claim and the pod as they were before the scheduler
+			// placed them, writes the same statuses into the pod.
+			claim, err := c.Admin.ResourceV1().ResourceClaims(namespace).Get(context.Background(), "claimed", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			predicted := predictPods(t, c, node, []any{unallocated(claim)}, []any{unscheduled(pod)})
+			if got := predicted.pods[namespace+"/claimed"]; got == nil ||
+				!apiequality.Semantic.DeepEqual(got.Status.NodeAllocatableResourceClaimStatuses, statuses) {
+				t.Errorf("dra-allocate's pod %+v, the scheduler's nodeAllocatableResourceClaimStatuses %+v\n%s", got, statuses, predicted.stderr)
+			}
 			if run.mapped {
 				// The scheduler read the mapping: the pod's status carries the claim's cpu.
 				if len(statuses) != 1 || len(statuses[0].Mapping) == 0 || statuses[0].Mapping[0].Name != v1.ResourceCPU ||
@@ -122,6 +176,20 @@ func TestCPUsAClaimGetsAreTakenFromTheNodesAllocatable(t *testing.T) {
 				t.Errorf("a pod requesting the %d CPUs left was refused", left)
 			}
 			t.Logf("%d CPUs, %d to a claim: ordinary pods got %d (mapped: %v)", cpus, claimedCPUs, left, run.mapped)
+
+			// One more claim for 8 CPUs: dra-allocate, given the cluster as the scheduler sees
+			// it, predicts the scheduler's answer (refused, the CPUs are taken, when mapped).
+			claims, pods := storedObjects(t, c, namespace)
+			again, againPod := cpuClaimObjects(namespace, "claimed-again", node)
+			predicted = predictPods(t, c, node, append(claims, again), append(pods, againPod))
+			predictedBound := predicted.allocations[namespace+"/claimed-again"] != nil
+			if run.mapped && (predictedBound || !strings.Contains(predicted.stderr, "Insufficient cpu")) {
+				t.Errorf("dra-allocate placed the second claim's pod on a full node: %s", predicted.stderr)
+			}
+			cpuClaimPod(t, c, namespace, "claimed-again", node)
+			if bound, _ := placement(t, c, namespace, "claimed-again"); bound != predictedBound {
+				t.Errorf("the scheduler bound the second claim's pod: %v, dra-allocate predicted %v\n%s", bound, predictedBound, predicted.stderr)
+			}
 		})
 	}
 }

@@ -318,9 +318,24 @@ func dumpCluster(t testing.TB, c *cluster.Cluster, dir string, nodes []string) {
 }
 
 // draAllocate runs dra-allocate on the folder and returns each claim's allocation by
-// namespace/name, the
-// process's wall time (reading and parsing the files included) and what it said on stderr.
+// namespace/name, the process's wall time (reading and parsing the files included) and what it
+// said on stderr.
 func draAllocate(t testing.TB, dir string, args ...string) (map[string]*resourceapi.AllocationResult, time.Duration, string) {
+	t.Helper()
+	out := runDraAllocate(t, dir, args...)
+	return out.allocations, out.elapsed, out.stderr
+}
+
+// draAllocateOutput is what dra-allocate printed: the claims' allocations and the pods, by
+// namespace/name.
+type draAllocateOutput struct {
+	allocations map[string]*resourceapi.AllocationResult
+	pods        map[string]*v1.Pod
+	elapsed     time.Duration
+	stderr      string
+}
+
+func runDraAllocate(t testing.TB, dir string, args ...string) draAllocateOutput {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(buildDir(t), "bin", "dra-allocate"), append(append([]string{"--output", "json"}, args...), dir)...)
 	var stdout, stderr bytes.Buffer
@@ -332,18 +347,31 @@ func draAllocate(t testing.TB, dir string, args ...string) (map[string]*resource
 		t.Fatalf("dra-allocate %s: %v\n%s", dir, err, stderr.String())
 	}
 	var out struct {
-		Items []resourceapi.ResourceClaim `json:"items"`
+		Items []json.RawMessage `json:"items"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
 		t.Fatalf("dra-allocate's output: %v", err)
 	}
-	allocations := map[string]*resourceapi.AllocationResult{}
-	for i := range out.Items {
-		if out.Items[i].Kind == "ResourceClaim" { // the pods are printed too
-			allocations[out.Items[i].Namespace+"/"+out.Items[i].Name] = out.Items[i].Status.Allocation
+	result := draAllocateOutput{map[string]*resourceapi.AllocationResult{}, map[string]*v1.Pod{}, elapsed, stderr.String()}
+	for _, raw := range out.Items {
+		var meta metav1.TypeMeta
+		_ = json.Unmarshal(raw, &meta)
+		switch meta.Kind {
+		case "ResourceClaim":
+			var claim resourceapi.ResourceClaim
+			if err := json.Unmarshal(raw, &claim); err != nil {
+				t.Fatalf("dra-allocate's claim: %v", err)
+			}
+			result.allocations[claim.Namespace+"/"+claim.Name] = claim.Status.Allocation
+		case "Pod":
+			var pod v1.Pod
+			if err := json.Unmarshal(raw, &pod); err != nil {
+				t.Fatalf("dra-allocate's pod: %v", err)
+			}
+			result.pods[pod.Namespace+"/"+pod.Name] = &pod
 		}
 	}
-	return allocations, elapsed, stderr.String()
+	return result
 }
 
 func TestTheSchedulerAtScaleAllocatesWhatDraAllocatePredicts(t *testing.T) {

@@ -16,6 +16,8 @@ struct Container {
     std::string name;
     // resources.requests, with limits standing in for missing requests; sorted by name
     std::vector<std::pair<std::string, Quantity>> requests;
+    std::vector<std::string> claims;  // resources.claims[].name: the pod claims it uses
+    bool restartable = false;         // an init container with restartPolicy Always (a sidecar)
 };
 
 struct PodClaim {
@@ -27,10 +29,15 @@ struct PodClaim {
 struct Pod {
     std::string namespace_;
     std::string name;
+    std::string uid;
     std::string nodeName;
     std::vector<Container> initContainers;
     std::vector<Container> containers;
     std::vector<PodClaim> resourceClaims;
+    ResourceList overhead;          // spec.overhead
+    ResourceList podLevelRequests;  // spec.resources.requests
+    // status.nodeAllocatableResourceClaimStatuses, as the scheduler wrote them
+    std::vector<NodeAllocatableClaimStatus> nodeAllocatableStatuses;
 };
 
 // What a run allocates, in input order.
@@ -39,6 +46,8 @@ struct ClaimItem {
     documents::Json json;  // as read; the output adds status.allocation
     documents::Source source;
     bool fromTemplate = false;  // a ResourceClaimTemplate (its spec.spec), kind in the output
+    // status.reservedFor's pods: name, and uid where given
+    std::vector<std::pair<std::string, std::string>> reservedForPods = {};
 };
 
 struct PodItem {

@@ -39,10 +39,30 @@ struct NodeSelector {
     bool operator==(const NodeSelector&) const = default;
 };
 
+// Resource name -> quantity, as v1.ResourceList.
+using ResourceList = std::map<std::string, Quantity>;
+
 struct Node {
     std::string name;
     std::map<std::string, std::string> labels;
     std::vector<std::string> declaredFeatures = {};  // status.declaredFeatures
+    // status.allocatable; without it the node's cpu, memory and pods are not accounted.
+    std::optional<ResourceList> allocatable = std::nullopt;
+};
+
+// A pod's status.nodeAllocatableResourceClaimStatuses entry: what one claim's devices count
+// against the node's allocatable resources (DRANodeAllocatableResources).
+struct NodeAllocatableClaimStatus {
+    struct Overhead {
+        std::optional<Quantity> perPod;
+        std::optional<Quantity> perContainer;
+        bool operator==(const Overhead&) const = default;
+    };
+    std::string resourceClaimName;
+    std::vector<std::string> containers;  // the containers that use the claim
+    ResourceList mapping;
+    std::map<std::string, Overhead> overhead;
+    bool operator==(const NodeAllocatableClaimStatus&) const = default;
 };
 
 // The node feature a slice's skipNodeOperations needs (DRAOptionalNodeOperations, alpha 1.37).
@@ -108,8 +128,8 @@ struct CounterConsumption {
 };
 
 // DRANodeAllocatableResources: what an allocation of the device counts against the node's
-// allocatable cpu, memory or hugepages (read and validated as the API server does; not yet
-// accounted by the allocator).
+// allocatable cpu, memory or hugepages (read and validated as the API server does; dra-allocate
+// accounts them as the scheduler does, node_resources.hpp).
 struct NodeAllocatableResource {
     std::optional<std::string> capacityKey;
     std::optional<Quantity> capacityMultiplier;

@@ -66,6 +66,9 @@ class Quantity final : public cel::Opaque {
     // when this one is zero.
     Result<Quantity> add(const Quantity& other) const;
     Result<Quantity> sub(const Quantity& other) const;
+    // Exact, as inf.Dec's Mul (upstream multiplies a consumed capacity by a node-allocatable
+    // capacityMultiplier so); keeps this quantity's format.
+    Result<Quantity> mul(const Quantity& other) const;
 
     // As Kubernetes' Quantity.String(): the parsed text when Kubernetes keeps it (already
     // canonical), else the canonical form ("1024Mi" -> "1Gi", "0.5" -> "500m", "1000M" -> "1G").
