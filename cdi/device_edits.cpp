@@ -263,6 +263,16 @@ Result<int> HostDeviceNodes::nvidiaMinor(const std::string& pciAddress) const {
     return Error{path + " has no \"Device Minor:\" line"};
 }
 
+std::vector<NetDevice> netDeviceEdits(const discovery::PciFunction& function) {
+    std::vector<NetDevice> out;
+    if (function.kind != discovery::kKindNic || !function.sriovVf ||
+        function.kernelDriver == "vfio-pci")
+        return out;
+    for (const auto& netdev : function.netdevs)
+        out.push_back({netdev.name, netdev.name});
+    return out;
+}
+
 bool usesNvidiaControlNodes(const discovery::PciFunction& function) {
     return function.vendorId == kVendorNvidia && function.kernelDriver == "nvidia";
 }

@@ -16,6 +16,7 @@ constexpr size_t kV030 = 2;
 constexpr size_t kV040 = 3;  // mounts[].type
 constexpr size_t kV050 = 4;  // deviceNodes[].hostPath, device names starting with a digit
 constexpr size_t kV060 = 5;  // '.' in the class
+constexpr size_t kV110 = 9;  // netDevices
 
 bool isLetter(char c) {
     return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
@@ -90,6 +91,8 @@ struct Minimum {
 };
 
 void requireForEdits(const ContainerEdits& edits, const std::string& where, Minimum& minimum) {
+    if (!edits.netDevices.empty())
+        minimum.require(kV110, where + "containerEdits.netDevices is set");
     for (size_t i = 0; i < edits.mounts.size(); ++i) {
         if (!edits.mounts[i].type.empty()) {
             minimum.require(kV040,
@@ -154,6 +157,21 @@ Status validateEdits(const ContainerEdits& edits, const std::string& context) {
         if (mount.containerPath.empty())
             return fail(field + "containerPath", "is empty");
     }
+    // The library's ValidateNetDevices: both names set, each host interface and each name once.
+    std::set<std::string> hosts, names;
+    for (size_t i = 0; i < edits.netDevices.size(); ++i) {
+        const auto& device = edits.netDevices[i];
+        const std::string field = "netDevices[" + std::to_string(i) + "].";
+        if (device.hostInterfaceName.empty())
+            return fail(field + "hostInterfaceName", "is empty");
+        if (device.name.empty())
+            return fail(field + "name", "is empty");
+        if (!hosts.insert(device.hostInterfaceName).second)
+            return fail(field + "hostInterfaceName",
+                        quote(device.hostInterfaceName) + " is listed twice");
+        if (!names.insert(device.name).second)
+            return fail(field + "name", quote(device.name) + " is listed twice");
+    }
     return Status::Ok();
 }
 
@@ -202,6 +220,13 @@ api::Json toJson(const ContainerEdits& edits) {
             mounts.push_back(toJson(mount));
         out["mounts"] = std::move(mounts);
     }
+    if (!edits.netDevices.empty()) {
+        api::Json devices = api::Json::array();
+        for (const auto& device : edits.netDevices)
+            devices.push_back(
+                {{"hostInterfaceName", device.hostInterfaceName}, {"name", device.name}});
+        out["netDevices"] = std::move(devices);
+    }
     return out;
 }
 
@@ -211,8 +236,7 @@ api::Json toJson(const ContainerEdits& edits) {
 // of ours, and accepting them silently would drop them on the next write.
 const std::set<std::string> kUnsupportedSpecFields{"annotations"};
 const std::set<std::string> kUnsupportedDeviceFields{"annotations"};
-const std::set<std::string> kUnsupportedEditsFields{"hooks", "intelRdt", "additionalGids",
-                                                    "netDevices"};
+const std::set<std::string> kUnsupportedEditsFields{"hooks", "intelRdt", "additionalGids"};
 const std::set<std::string> kUnsupportedNodeFields{"fileMode", "uid", "gid"};
 
 class Parser {
@@ -350,8 +374,20 @@ class Parser {
         return s;
     }
 
+    Status netDevice(const api::Json& value, const std::string& path, NetDevice& out) const {
+        Status s = object(value, path, {"hostInterfaceName", "name"}, {});
+        if (s)
+            s = required(value, path, {"hostInterfaceName", "name"});
+        if (s)
+            s = string(value, path, "hostInterfaceName", out.hostInterfaceName);
+        if (s)
+            s = string(value, path, "name", out.name);
+        return s;
+    }
+
     Status edits(const api::Json& value, const std::string& path, ContainerEdits& out) const {
-        Status s = object(value, path, {"env", "deviceNodes", "mounts"}, kUnsupportedEditsFields);
+        Status s = object(value, path, {"env", "deviceNodes", "mounts", "netDevices"},
+                          kUnsupportedEditsFields);
         if (s)
             s = strings(value, path, "env", out.env);
         if (s) {
@@ -364,6 +400,12 @@ class Parser {
             s = array(value, path, "mounts", out.mounts,
                       [this](const api::Json& v, const std::string& p, Mount& m) {
                           return mount(v, p, m);
+                      });
+        }
+        if (s) {
+            s = array(value, path, "netDevices", out.netDevices,
+                      [this](const api::Json& v, const std::string& p, NetDevice& d) {
+                          return netDevice(v, p, d);
                       });
         }
         return s;

@@ -126,6 +126,10 @@ const std::vector<Flag>& flags() {
              c.metadataVersions = std::move(versions);
              return Status::Ok();
          }},
+        boolFlag("cdi-net-devices",
+                 "CDI specs move a prepared netdev VF's interface into the pod's network "
+                 "namespace (CDI 1.1 netDevices; needs a runtime with CDI 1.1, see the README)",
+                 [](DaemonConfig& c) -> bool& { return c.cdiNetDevices; }),
         autoBoolFlag("numa-list",
                      "publish resource.kubernetes.io/numaNode and pcieRoot as lists (needs "
                      "DRAListTypeAttributes); =auto: lists where the API server accepts them, else "

@@ -461,6 +461,7 @@ Status Daemon::openCheckpoint() {
     options.metadataDir = config_.metadataDir;
     options.stateDir = config_.stateDir;
     options.metadataVersions = config_.metadataVersions;
+    options.cdiNetDevices = config_.cdiNetDevices;
     options.hostRoots = {config_.devRoot, config_.procRoot};
     if (auto bootId = state::readBootId(config_.procRoot)) {
         options.bootId = *bootId;

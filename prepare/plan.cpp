@@ -71,15 +71,19 @@ Result<cdi::ContainerEdits> editsFor(const state::DeviceRecord& record, const No
     const auto* function = node.machine.pciFunction(record.pciAddress);
     if (function == nullptr)
         return Error{"PCI device " + record.pciAddress + " of " + record.device + " is gone"};
-    if (!function->netdevs.empty() || record.interfaceName.empty())
-        return cdi::pciDeviceEdits(*function, record.device, host);
-    // The netdev moved into the pod's network namespace: the container still gets its name.
     discovery::PciFunction asPrepared = *function;
-    discovery::NetInterface netdev;
-    netdev.name = record.interfaceName;
-    netdev.mac = record.hardwareAddress;
-    asPrepared.netdevs.push_back(netdev);
-    return cdi::pciDeviceEdits(asPrepared, record.device, host);
+    if (asPrepared.netdevs.empty() && !record.interfaceName.empty()) {
+        // The netdev moved into the pod's network namespace: the container still gets its name
+        // (and, with netDevices, the spec still names the interface it moved).
+        discovery::NetInterface netdev;
+        netdev.name = record.interfaceName;
+        netdev.mac = record.hardwareAddress;
+        asPrepared.netdevs.push_back(netdev);
+    }
+    auto edits = cdi::pciDeviceEdits(asPrepared, record.device, host);
+    if (edits && options.cdiNetDevices)
+        edits->netDevices = cdi::netDeviceEdits(asPrepared);
+    return edits;
 }
 
 metadata::Device metadataDevice(const state::DeviceRecord& record, const NodeView& node,

@@ -402,6 +402,22 @@ TEST(CdiNicEdits, NoNumaNodeVariableWithoutAffinity) {
     EXPECT_THAT(edits->env, ::testing::Contains("NUMADRA_NIC_0000_00_03_0_INTERFACE=eth0"));
 }
 
+// ---- netDevices (CDI 1.1)
+// ------------------------------------------------------------------------
+
+TEST(CdiNetDeviceEdits, ANetdevVfMovesItsInterfaceUnderItsOwnName) {
+    Host host("sriov-nic");
+    EXPECT_THAT(netDeviceEdits(host.function("0000:01:02.0")),
+                ElementsAre(NetDevice{"ens1f0v0", "ens1f0v0"}));
+}
+
+TEST(CdiNetDeviceEdits, PfsAndVfioVfsMoveNothing) {
+    Host host("sriov-nic");
+    EXPECT_TRUE(netDeviceEdits(host.function("0000:01:00.0")).empty());  // the PF
+    ASSERT_EQ(host.function("0000:01:02.6").kernelDriver, "vfio-pci");
+    EXPECT_TRUE(netDeviceEdits(host.function("0000:01:02.6")).empty());
+}
+
 // ---- vfio-pci ----------------------------------------------------------------------------------
 
 TEST(CdiVfioEdits, VfioBoundVfsGetTheirGroupAndTheContainerNode) {

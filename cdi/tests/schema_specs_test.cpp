@@ -134,5 +134,51 @@ TEST(CdiSchemaSpecs, EveryGeneratedMachineGetsAValidClaimSpecFile) {
     EXPECT_EQ(written, machines.size());
 }
 
+// CDI 1.1: each machine with netdev VFs gets a second spec whose VF devices move their
+// interface into the container (netDevices, --cdi-net-devices): cdiVersion 1.1.0, judged by the
+// library at 1.1 (validate, and resolve into an OCI spec with linux.netDevices).
+TEST(CdiSchemaSpecs, VfsWithNetdevsGetANetDevicesSpecAtOneOneZero) {
+    std::optional<numadra::testing::TempTree> scratch;
+    std::string out;
+    if (const char* fixed = std::getenv("NUMADRA_CDI_SPEC_OUT"); fixed != nullptr && *fixed) {
+        out = fixed;
+    } else {
+        scratch.emplace();
+        out = scratch->root();
+    }
+    size_t written = 0;
+    for (const std::string& name : generatedMachines()) {
+        SCOPED_TRACE(name);
+        const auto machine = numadra::testing::loadMachine(name);
+        numadra::testing::TempTree tree;
+        const auto dev = numadra::testing::makeDevTree(machine, tree, "dev");
+        const HostDeviceNodes host(
+            HostRoots{dev.root, std::string(NUMADRA_GENERATED_SYSFS) + "/" + name + "/proc"});
+        Spec spec;
+        spec.kind = std::string(kVendor) + "/" + kClass;
+        for (const auto& f : machine.pci) {
+            auto netDevices = netDeviceEdits(f);
+            if (netDevices.empty())
+                continue;
+            auto edits = pciDeviceEdits(f, deviceNameOf(f), host);
+            ASSERT_TRUE(edits.ok()) << edits.error().message;
+            edits->netDevices = std::move(netDevices);
+            spec.devices.push_back({"vf-" + deviceNameOf(f), std::move(*edits)});
+        }
+        if (spec.devices.empty())
+            continue;
+        Status valid = validate(spec);
+        ASSERT_TRUE(valid) << valid.error().message;
+        EXPECT_EQ(minimumVersion(spec), "1.1.0");
+        const std::string folder = out + "/" + name + "-netdevices";
+        std::filesystem::create_directories(folder);
+        std::ofstream(folder + "/" + transientSpecFileName(kVendor, kClass, "netdevices"),
+                      std::ios::binary)
+            << serialize(spec);
+        ++written;
+    }
+    EXPECT_GE(written, 1u) << "no generated machine has a VF with a netdev";
+}
+
 }  // namespace
 }  // namespace numadra::cdi

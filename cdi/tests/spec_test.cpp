@@ -56,6 +56,16 @@ TEST(CdiMinimumVersion, IsThreeForPlainDevices) {
     EXPECT_EQ(minimumVersion(validSpec()), "0.3.0");
 }
 
+TEST(CdiMinimumVersion, NetDevicesNeedOneOneZero) {
+    Spec spec = validSpec();
+    spec.devices[0].containerEdits.netDevices.push_back({"ens1f0v3", "ens1f0v3"});
+    EXPECT_EQ(minimumVersion(spec), "1.1.0");
+    spec.cdiVersion = "1.0.0";
+    EXPECT_EQ(problem(spec),
+              "cdiVersion \"1.0.0\" is lower than 1.1.0, which the spec needs because device "
+              "\"gpu0\": containerEdits.netDevices is set");
+}
+
 TEST(CdiMinimumVersion, MountTypeNeedsFour) {
     Spec spec = validSpec();
     spec.devices[0].containerEdits.mounts.push_back({"/a", "/b", {"bind"}, "bind"});
@@ -319,6 +329,38 @@ TEST(CdiValidate, RejectsAMountWithoutContainerPath) {
     EXPECT_EQ(problem(spec), "device \"gpu0\": containerEdits.mounts[0].containerPath is empty");
 }
 
+// The CDI library's ValidateNetDevices.
+TEST(CdiValidate, RejectsANetDeviceWithoutEitherName) {
+    Spec spec = validSpec();
+    spec.cdiVersion = "1.1.0";
+    spec.devices[0].containerEdits.netDevices.push_back({"", "net1"});
+    EXPECT_EQ(problem(spec),
+              "device \"gpu0\": containerEdits.netDevices[0].hostInterfaceName is empty");
+    spec.devices[0].containerEdits.netDevices[0] = {"eth1", ""};
+    EXPECT_EQ(problem(spec), "device \"gpu0\": containerEdits.netDevices[0].name is empty");
+}
+
+TEST(CdiValidate, RejectsAHostInterfaceOrANameListedTwice) {
+    Spec spec = validSpec();
+    spec.cdiVersion = "1.1.0";
+    auto& devices = spec.devices[0].containerEdits.netDevices;
+    devices = {{"eth1", "net1"}, {"eth1", "net2"}};
+    EXPECT_EQ(problem(spec),
+              "device \"gpu0\": containerEdits.netDevices[1].hostInterfaceName "
+              "\"eth1\" is listed twice");
+    devices = {{"eth1", "net1"}, {"eth2", "net1"}};
+    EXPECT_EQ(problem(spec),
+              "device \"gpu0\": containerEdits.netDevices[1].name \"net1\" is listed twice");
+}
+
+TEST(CdiValidate, AcceptsADeviceWithOnlyANetDevice) {
+    Spec spec = validSpec();
+    spec.devices[0].containerEdits = {};
+    spec.devices[0].containerEdits.netDevices.push_back({"eth1", "eth1"});
+    spec.cdiVersion = "1.1.0";
+    EXPECT_EQ(problem(spec), "");
+}
+
 TEST(CdiValidate, ChecksSpecLevelEditsWithoutADeviceName) {
     Spec spec = validSpec();
     spec.containerEdits.env = {"BROKEN"};
@@ -394,7 +436,8 @@ TEST(CdiParse, RoundTripsEveryField) {
         {"/dev/x", "/host/x", "b", -1, 9223372036854775807LL, "none"});
     spec.devices[0].containerEdits.deviceNodes.push_back({"/dev/y", "", "", {}, 0, ""});
     spec.devices[0].containerEdits.mounts.push_back({"/a", "/b", {"ro", "bind"}, "bind"});
-    spec.devices.push_back({"gpu1", {{"C=D", "E="}, {}, {}}});
+    spec.devices.push_back({"gpu1", {{"C=D", "E="}, {}, {}, {{"ens1f0v3", "net1"}}}});
+    spec.cdiVersion = "1.1.0";
     spec.containerEdits.env = {"SHARED=1"};
     spec.containerEdits.mounts.push_back({"/c", "/d", {}, ""});
     auto parsed = parse(serialize(spec), "round-trip.json");

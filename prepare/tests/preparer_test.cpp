@@ -82,6 +82,7 @@ class PreparerTest : public ::testing::Test {
         o.hostRoots = {dev.root,
                        std::string(NUMADRA_GENERATED_SYSFS) + "/" + machineName_ + "/proc"};
         o.bootId = bootId;
+        o.cdiNetDevices = cdiNetDevices;
         if (!metadataVersions.empty())
             o.metadataVersions = metadataVersions;
         return o;
@@ -126,6 +127,7 @@ class PreparerTest : public ::testing::Test {
 
     std::string machineName_;
     std::vector<std::string> metadataVersions;  // empty: the default
+    bool cdiNetDevices = false;
     TempTree tree;
     discovery::Machine machine;
     std::map<std::string, api::Device> devices;
@@ -756,6 +758,51 @@ TEST_F(PreparerTest, ANetdevMovedIntoThePodStaysInTheContainersView) {
     ASSERT_TRUE(object);
     EXPECT_EQ(object->generation, 1);
     EXPECT_EQ(object->devices.at(0).networkData->interfaceName, "ens5f0np0");
+}
+
+// --cdi-net-devices: a netdev VF's interface is moved into the container (CDI 1.1 netDevices).
+class PreparerSriovTest : public PreparerTest {
+  protected:
+    PreparerSriovTest() : PreparerTest("sriov-nic") {}
+    static constexpr const char* kVf = "nic-0000-01-02-0";  // iavf, ens1f0v0
+
+    cdi::Spec preparedSpec() {
+        auto prepared = prepare(claim(kUid, {device("vf", kVf)}));
+        EXPECT_TRUE(prepared) << (prepared ? "" : prepared.error().message);
+        auto spec = cdi::parse(files::readFile(claimSpecPath(kUid)).value(), "claim spec");
+        EXPECT_TRUE(spec) << (spec ? "" : spec.error().message);
+        return spec ? *spec : cdi::Spec{};
+    }
+};
+
+TEST_F(PreparerSriovTest, WithCdiNetDevicesAVfsInterfaceMovesAndTheSpecIsAtOneOneZero) {
+    cdiNetDevices = true;
+    open();
+    const cdi::Spec spec = preparedSpec();
+    EXPECT_EQ(spec.cdiVersion, "1.1.0");
+    ASSERT_EQ(spec.devices.size(), 1u);
+    EXPECT_EQ(spec.devices[0].containerEdits.netDevices,
+              (std::vector<cdi::NetDevice>{{"ens1f0v0", "ens1f0v0"}}));
+}
+
+TEST_F(PreparerSriovTest, WithoutItTheSpecMovesNothingAndStaysAtItsOldVersion) {
+    const cdi::Spec spec = preparedSpec();
+    EXPECT_EQ(spec.cdiVersion, "0.5.0");
+    ASSERT_EQ(spec.devices.size(), 1u);
+    EXPECT_TRUE(spec.devices[0].containerEdits.netDevices.empty());
+}
+
+TEST_F(PreparerSriovTest, AVfWhoseInterfaceMovedStillNamesItOnTheNextPrepare) {
+    cdiNetDevices = true;
+    open();
+    (void)preparedSpec();
+    const auto first = files::readFile(claimSpecPath(kUid)).value();
+    for (auto& f : machine.pci) {
+        if (f.address == "0000:01:02.0")
+            f.netdevs.clear();  // the runtime moved it into the pod's network namespace
+    }
+    ASSERT_TRUE(prepare(claim(kUid, {device("vf", kVf)})));
+    EXPECT_EQ(files::readFile(claimSpecPath(kUid)).value(), first);
 }
 
 // 100 claims prepared and unprepared from 8 threads: nothing lost, nothing handed out twice.

@@ -114,6 +114,17 @@ func add(to *cdiEdits, edits cdiEdits) {
 // containerReport runs the container and returns what its script printed.
 func containerReport(t testing.TB, cdiDir string, ids []string, script string) string {
 	t.Helper()
+	out, errOut, err := podmanRun(t, cdiDir, ids, script)
+	if err != nil {
+		t.Fatalf("podman run with CDI devices %v: %v\nstdout: %s\nstderr: %s", ids, err, out, errOut)
+	}
+	return out
+}
+
+// podmanRun starts a busybox container with the CDI ids (cdiDir as podman's only CDI folder)
+// running script; returns its output, podman's stderr and how podman ended.
+func podmanRun(t testing.TB, cdiDir string, ids []string, script string) (string, string, error) {
+	t.Helper()
 	scratch := t.TempDir()
 	rootfs := filepath.Join(scratch, "rootfs")
 	if err := os.MkdirAll(filepath.Join(rootfs, "bin"), 0o755); err != nil {
@@ -167,10 +178,7 @@ func containerReport(t testing.TB, cdiDir string, ids []string, script string) s
 		<-done
 		t.Fatalf("podman run with %v did not end within 2 minutes", ids)
 	}
-	if err != nil {
-		t.Fatalf("podman run with CDI devices %v: %v\nstdout: %s\nstderr: %s", ids, err, out.String(), errOut.String())
-	}
-	return out.String()
+	return out.String(), errOut.String(), err
 }
 
 // runWithDevices starts a container with the CDI ids and checks that it sees every environment

@@ -57,6 +57,12 @@ std::string envPrefix(const std::string& deviceName);
 Result<ContainerEdits> pciDeviceEdits(const discovery::PciFunction& function,
                                       const std::string& deviceName, const HostDeviceNodes& host);
 
+// CDI 1.1 netDevices for an SR-IOV VF bound to a kernel network driver: each of its netdevs,
+// moved into the container's network namespace under its own name (the <prefix>INTERFACE
+// variable names it, inside as outside). Empty for PFs (moving a PF could take the node's own
+// link away), for vfio-pci and for functions without a netdev.
+std::vector<NetDevice> netDeviceEdits(const discovery::PciFunction& function);
+
 // True for an NVIDIA GPU bound to the nvidia driver: it needs the host's control nodes too.
 bool usesNvidiaControlNodes(const discovery::PciFunction& function);
 // The nodes every NVIDIA GPU of a host shares: /dev/nvidiactl, /dev/nvidia-uvm and

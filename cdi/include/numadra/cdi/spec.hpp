@@ -33,11 +33,22 @@ struct Mount {
     bool operator==(const Mount&) const = default;
 };
 
+// CDI 1.1 (OCI runtime-spec 1.3 linux.netDevices): the runtime moves the host's interface into
+// the container's network namespace, renamed to `name`.
+struct NetDevice {
+    std::string hostInterfaceName;
+    std::string name;
+    bool operator==(const NetDevice&) const = default;
+};
+
 struct ContainerEdits {
     std::vector<std::string> env;  // "NAME=value"
     std::vector<DeviceNode> deviceNodes;
     std::vector<Mount> mounts;
-    bool empty() const { return env.empty() && deviceNodes.empty() && mounts.empty(); }
+    std::vector<NetDevice> netDevices = {};  // needs cdiVersion 1.1.0
+    bool empty() const {
+        return env.empty() && deviceNodes.empty() && mounts.empty() && netDevices.empty();
+    }
     bool operator==(const ContainerEdits&) const = default;
 };
 
@@ -60,7 +71,7 @@ const std::vector<std::string>& knownVersions();
 
 // The lowest cdiVersion the spec's content needs, never below "0.3.0" (the library's rule):
 // 0.4.0 for a mount type, 0.5.0 for a hostPath or a device name starting with a digit, 0.6.0
-// for a '.' in the class.
+// for a '.' in the class, 1.1.0 for netDevices.
 std::string minimumVersion(const Spec& spec);
 
 // Everything the runtime's CDI library checks when it loads the spec; the error names the

@@ -41,6 +41,8 @@ struct DaemonConfig {
     std::string devRoot = "/dev";
     std::string procRoot = "/proc";
     std::vector<std::string> metadataVersions{"v1alpha1"};  // newest first
+    // --cdi-net-devices: CDI 1.1 netDevices for netdev VFs (prepare::Options::cdiNetDevices).
+    bool cdiNetDevices = false;
     std::chrono::milliseconds resyncInterval{std::chrono::seconds(60)};
     // Device health (health/): detection, the kubelet's streams, taints.
     bool health = true;

@@ -57,6 +57,10 @@ struct Options {
     std::vector<std::string> metadataVersions{metadata::kV1alpha1};
     cdi::HostRoots hostRoots;
     std::string bootId;
+    // CDI 1.1 netDevices for SR-IOV VFs with a kernel netdev (not vfio-pci): the runtime moves
+    // the VF's interface into the pod's network namespace. Off by default: a runtime whose CDI
+    // library predates 1.1 refuses the whole claim's spec (README, "NICs in containers").
+    bool cdiNetDevices = false;
     // Called after every file the prepare pipeline writes (checkpoint records included); the
     // crash tests kill the process here. Empty in production.
     std::function<void(const std::string& path)> afterFileWrite;
