@@ -73,13 +73,15 @@ std::unique_ptr<ClaimSource> makeFileClaimSource(std::string directory) {
 
 ClaimPreparer::ClaimPreparer(ClaimSource& source, const Inventory& inventory,
                              prepare::Preparer& devices, std::string driverName,
-                             std::string poolName, metrics::Registry& metrics)
+                             std::string poolName, metrics::Registry& metrics,
+                             ClaimStatusPublisher* status)
     : source_(source),
       inventory_(inventory),
       devices_(devices),
       driverName_(std::move(driverName)),
       poolName_(std::move(poolName)),
-      metrics_(metrics) {}
+      metrics_(metrics),
+      status_(status) {}
 
 Result<prepare::ClaimAllocation> ClaimPreparer::allocationFor(const plugin::ClaimRef& ref,
                                                               const api::Json& claim) const {
@@ -160,6 +162,8 @@ std::optional<plugin::ClaimPrepareResult> ClaimPreparer::prepareFromRecords(
         return std::nullopt;
     if (!*known)
         return plugin::ClaimPrepareResult{{}, known->error().message};
+    if (status_ != nullptr)
+        status_->prepared(ref, known->value());
     return plugin::ClaimPrepareResult{std::move(*known).value(), {}};
 }
 
@@ -191,6 +195,8 @@ plugin::ClaimPrepareResult ClaimPreparer::prepareFetched(const plugin::ClaimRef&
     auto prepared = devices_.prepare(*allocation, node);
     if (!prepared)
         return {{}, "ResourceClaim " + claimName(ref) + ": " + prepared.error().message};
+    if (status_ != nullptr)
+        status_->prepared(ref, prepared.value());
     return {std::move(prepared).value(), {}};
 }
 
@@ -220,6 +226,8 @@ std::string ClaimPreparer::unprepare(const plugin::ClaimRef& ref, plugin::Deadli
     auto undone = devices_.unprepare(ref);
     if (!undone)
         return "ResourceClaim " + claimName(ref) + ": " + undone.error().message;
+    if (status_ != nullptr)
+        status_->unprepared(ref);
     return {};
 }
 

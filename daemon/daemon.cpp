@@ -55,6 +55,7 @@ void declareMetrics(metrics::Registry& registry) {
     registry.declareGauge("numadra_build_info", "Build information.", {"version"});
     registry.gaugeSet("numadra_build_info", {NUMADRA_VERSION}, 1);
     declareClaimMetrics(registry);
+    declareClaimStatusMetrics(registry);
     registry.declareCounter("numadra_publish_total",
                             "ResourceSlice reconciliations that wrote something.");
     registry.declareCounter("numadra_publish_errors_total",
@@ -204,6 +205,20 @@ class StdoutSliceApi : public slices::SliceApi {
     bool dirty_ = false;
 };
 
+// Server-side apply of claims' status under the driver's name as field manager.
+class ApiClaimStatusSink : public ClaimStatusSink {
+  public:
+    ApiClaimStatusSink(kube::KubeClient& client, std::string fieldManager)
+        : client_(client), fieldManager_(std::move(fieldManager)) {}
+    Result<api::Json> apply(const plugin::ClaimRef& claim, const api::Json& body) override {
+        return client_.applyResourceClaimStatus(claim.ns, claim.name, body, fieldManager_);
+    }
+
+  private:
+    kube::KubeClient& client_;
+    std::string fieldManager_;
+};
+
 class ApiClaimSource : public ClaimSource {
   public:
     explicit ApiClaimSource(kube::KubeClient& client) : client_(client) {}
@@ -296,6 +311,9 @@ class Daemon {
     std::atomic<bool> listsRefused_{false};   // --numa-list=auto and no DRAListTypeAttributes
     // --node-allocatable-resources=auto and no DRANodeAllocatableResources
     std::atomic<bool> nodeAllocatableDropped_{false};
+    // Before preparer_: the preparer reports to it until it is gone.
+    std::unique_ptr<ApiClaimStatusSink> statusSink_;
+    std::unique_ptr<ClaimStatusPublisher> claimStatus_;
     std::unique_ptr<ClaimPreparer> preparer_;
     std::unique_ptr<plugin::PluginServer> server_;
     Trigger publishTrigger_;
@@ -709,9 +727,14 @@ int Daemon::run(std::stop_token stop) {
         spdlog::error("prepared-claims checkpoint unusable error=\"{}\"", status.error().message);
         return kExitBadConfig;
     }
+    if (client_) {
+        statusSink_ = std::make_unique<ApiClaimStatusSink>(*client_, config_.slices.driverName);
+        claimStatus_ = std::make_unique<ClaimStatusPublisher>(*statusSink_,
+                                                              config_.slices.driverName, metrics_);
+    }
     preparer_ = std::make_unique<ClaimPreparer>(*claimSource_, inventory_, *devices_,
                                                 config_.slices.driverName, config_.slices.nodeName,
-                                                metrics_);
+                                                metrics_, claimStatus_.get());
     plugin::PluginServerOptions options;
     options.driverName = config_.slices.driverName;
     options.registryDir = config_.kubeletRegistryDir;

@@ -136,7 +136,7 @@ std::chrono::milliseconds KubeClient::Impl::backoff(int attempt) {
 
 Result<Json> KubeClient::Impl::request(std::string_view method, const std::string& pathAndQuery,
                                        const Json* body, Clock::time_point deadline,
-                                       const ResponseLimit& limit) {
+                                       const ResponseLimit& limit, std::string_view contentType) {
     const std::optional<std::string> bodyText =
         body != nullptr ? std::optional<std::string>(body->dump()) : std::nullopt;
     Error lastError{std::string(method) + " " + pathAndQuery + ": deadline passed before sending"};
@@ -148,7 +148,8 @@ Result<Json> KubeClient::Impl::request(std::string_view method, const std::strin
         if (remaining.count() <= 0)
             return lastError;
         auto transfer = transport.prepare(method, pathAndQuery, bodyText ? &*bodyText : nullptr,
-                                          std::min(options.requestTimeout, remaining), limit.bytes);
+                                          std::min(options.requestTimeout, remaining), limit.bytes,
+                                          contentType);
         if (!transfer)
             return Error{std::string(method) + " " + pathAndQuery + ": " +
                          transfer.error().message};
@@ -208,6 +209,19 @@ Result<Json> KubeClient::getResourceClaim(const std::string& ns, const std::stri
                           "/apis/resource.k8s.io/v1/namespaces/" + urlEncode(ns) +
                               "/resourceclaims/" + urlEncode(name),
                           nullptr, deadline, impl_->objectLimit("a ResourceClaim"));
+}
+
+Result<Json> KubeClient::applyResourceClaimStatus(const std::string& ns, const std::string& name,
+                                                  const Json& claim,
+                                                  const std::string& fieldManager) {
+    // Server-side apply (JSON is YAML): the server owns the merge, and an entry this manager
+    // applied before and leaves out now is removed. force: the entries are the driver's alone.
+    return impl_->request("PATCH",
+                          "/apis/resource.k8s.io/v1/namespaces/" + urlEncode(ns) +
+                              "/resourceclaims/" + urlEncode(name) +
+                              "/status?fieldManager=" + urlEncode(fieldManager) + "&force=true",
+                          &claim, impl_->defaultDeadline(), impl_->objectLimit("a ResourceClaim"),
+                          "application/apply-patch+yaml");
 }
 
 Result<Json> KubeClient::getNode(const std::string& name) {

@@ -15,8 +15,8 @@ struct KubeClient::Impl {
     Impl(ClusterConfig config, ClientOptions clientOptions);
 
     Result<Json> request(std::string_view method, const std::string& pathAndQuery, const Json* body,
-                         std::chrono::steady_clock::time_point deadline,
-                         const ResponseLimit& limit);
+                         std::chrono::steady_clock::time_point deadline, const ResponseLimit& limit,
+                         std::string_view contentType = "application/json");
     ResponseLimit objectLimit(std::string what) const {
         return ResponseLimit{options.maxObjectBytes, std::move(what)};
     }

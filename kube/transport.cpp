@@ -207,7 +207,8 @@ Result<std::unique_ptr<Transfer>> Transport::prepare(std::string_view method,
                                                      const std::string& pathAndQuery,
                                                      const std::string* body,
                                                      std::chrono::milliseconds timeout,
-                                                     std::optional<std::size_t> maxBodyBytes) {
+                                                     std::optional<std::size_t> maxBodyBytes,
+                                                     std::string_view contentType) {
     if (!curlGloballyInitialised())
         return Error{"libcurl failed to initialise"};
     auto token = token_.current();
@@ -249,7 +250,7 @@ Result<std::unique_ptr<Transfer>> Transport::prepare(std::string_view method,
 
     appendHeader(transfer->headers_, "Accept: application/json");
     if (body != nullptr)
-        appendHeader(transfer->headers_, "Content-Type: application/json");
+        appendHeader(transfer->headers_, "Content-Type: " + std::string(contentType));
     if (!token->empty())
         appendHeader(transfer->headers_, "Authorization: Bearer " + *token);
     appendHeader(transfer->headers_, "Expect:");  // no 100-continue round trip for small bodies

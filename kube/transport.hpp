@@ -117,7 +117,8 @@ class Transport {
                                               const std::string& pathAndQuery,
                                               const std::string* body,
                                               std::chrono::milliseconds timeout,
-                                              std::optional<std::size_t> maxBodyBytes);
+                                              std::optional<std::size_t> maxBodyBytes,
+                                              std::string_view contentType = "application/json");
 
   private:
     Status applyTls(CURL* easy) const;

@@ -345,6 +345,10 @@ std::vector<plugin::PreparedDevice> preparedDevices(
         device.deviceName = record.device;
         device.cdiDeviceIds = record.cdiDeviceIds;
         device.shareId = record.shareId;
+        if (record.kind == discovery::kKindNic) {
+            device.interfaceName = record.interfaceName;
+            device.hardwareAddress = record.hardwareAddress;
+        }
         out.push_back(std::move(device));
     }
     return out;

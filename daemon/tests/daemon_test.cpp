@@ -217,6 +217,49 @@ TEST_F(DaemonTest, RegisterPublishPrepareUnprepareShutdown) {
     EXPECT_TRUE(api.resourceSlices().empty());
 }
 
+// DRAResourceClaimDeviceStatus: a prepared NIC's interface is written into its claim's
+// status.devices (server-side apply under the driver's name) and removed on unprepare.
+TEST_F(DaemonTest, APreparedNicsInterfaceIsInItsClaimsStatusUntilUnprepared) {
+    start();
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    const std::string nic = "nic-0000-c1-00-0";  // ConnectX-7, ens5f0np0
+    putAllocatedClaim("net", "claim-uid-7", nic);
+    auto dra = drav1::DRAPlugin::NewStub(channel(draSocket()));
+    drav1::NodePrepareResourcesRequest prepare;
+    auto* claim = prepare.add_claims();
+    claim->set_namespace_("default");
+    claim->set_name("net");
+    claim->set_uid("claim-uid-7");
+    {
+        drav1::NodePrepareResourcesResponse prepared;
+        grpc::ClientContext context;
+        ASSERT_TRUE(dra->NodePrepareResources(&context, prepare, &prepared).ok());
+        ASSERT_EQ(prepared.claims().at("claim-uid-7").error(), "");
+    }
+    auto statusDevices = [&] {
+        auto stored = api.resourceClaim("default", "net");
+        return stored ? stored->value("status", Json::object()).value("devices", Json::array())
+                      : Json::array();
+    };
+    ASSERT_TRUE(eventually([&] { return statusDevices().size() == 1; }));
+    const Json entry = statusDevices()[0];
+    EXPECT_EQ(entry["driver"], "numa.dra.dev");
+    EXPECT_EQ(entry["pool"], "node-a");
+    EXPECT_EQ(entry["device"], nic);
+    EXPECT_EQ(entry["networkData"]["interfaceName"], "ens5f0np0");
+    EXPECT_FALSE(entry["networkData"].value("hardwareAddress", "").empty());
+    EXPECT_EQ(entry["conditions"][0]["type"], "Ready");
+
+    drav1::NodeUnprepareResourcesRequest unprepare;
+    *unprepare.add_claims() = *claim;
+    {
+        drav1::NodeUnprepareResourcesResponse unprepared;
+        grpc::ClientContext context;
+        ASSERT_TRUE(dra->NodeUnprepareResources(&context, unprepare, &unprepared).ok());
+    }
+    EXPECT_TRUE(eventually([&] { return statusDevices().empty(); }));
+}
+
 // 100 claims prepared, then unprepared, from 8 kubelet threads with their own connections:
 // every call succeeds, nothing is lost, nothing is handed out twice, nothing is left behind.
 TEST_F(DaemonTest, HundredClaimsFromEightConcurrentClients) {

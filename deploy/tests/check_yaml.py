@@ -30,13 +30,22 @@ import k8s_schema  # noqa: E402
 # What the daemon asks of the API server (kube/client.cpp; daemon/daemon.cpp calls them):
 # listResourceSlices (list), watchResourceSlices (watch), createResourceSlice (create),
 # updateResourceSlice (update, a PUT), deleteResourceSlice (delete), getResourceClaim (get),
-# getNode (get). A new request in the code needs a rule here and in the chart's ClusterRole.
-EXPECTED_RULES = [
-    {"apiGroups": ["resource.k8s.io"], "resources": ["resourceslices"],
-     "verbs": ["list", "watch", "create", "update", "delete"]},
-    {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["get"]},
-    {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]},
-]
+# getNode (get), applyResourceClaimStatus (patch of resourceclaims/status, and the API server's
+# check of the driver's own entries: resourceclaims/driver associated-node:patch). A new request
+# in the code needs a rule here and in the chart's ClusterRole.
+
+
+def expected_rules(driver_name):
+    return [
+        {"apiGroups": ["resource.k8s.io"], "resources": ["resourceslices"],
+         "verbs": ["list", "watch", "create", "update", "delete"]},
+        {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["get"]},
+        {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims/status"], "verbs": ["patch"]},
+        {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims/driver"],
+         "resourceNames": [driver_name], "verbs": ["associated-node:patch"]},
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get"]},
+    ]
+
 
 # Daemon flags naming host folders that the kubelet or the container runtime use by path: each
 # must be mounted from the same host path at the same path in the container.
@@ -224,15 +233,15 @@ def check_daemonset(where, ds, service_accounts, driver_name):
             problem(f"{where}: {flag}={path} ({host_path}) must be mounted read-only")
 
 
-def check_rbac(by_kind, release_namespace):
+def check_rbac(by_kind, release_namespace, driver_name):
     roles = {name_of(o): (w, o) for w, o in by_kind.get("ClusterRole", [])}
     accounts = {(name_of(o), namespace_of(o)) for _, o in by_kind.get("ServiceAccount", [])}
     if len(roles) != 1:
         problem(f"chart: expected one ClusterRole, found {len(roles)}")
     for where, role in roles.values():
-        if role.get("rules") != EXPECTED_RULES:
+        if role.get("rules") != expected_rules(driver_name):
             problem(f"{where}: the rules are not the driver's least-privilege set "
-                    f"(tests/check_yaml.py EXPECTED_RULES): {role.get('rules')}")
+                    f"(tests/check_yaml.py expected_rules): {role.get('rules')}")
     bindings = by_kind.get("ClusterRoleBinding", [])
     if len(bindings) != 1:
         problem(f"chart: expected one ClusterRoleBinding, found {len(bindings)}")
@@ -258,7 +267,7 @@ def check_chart_rendering(label, docs, values):
     if bool(namespaces) != bool(values["namespace"]["create"]):
         problem(f"{label}: namespace.create={values['namespace']['create']} but "
                 f"{len(namespaces)} Namespace objects")
-    accounts = check_rbac(by_kind, "numa-dra-driver")
+    accounts = check_rbac(by_kind, "numa-dra-driver", values["driverName"])
     daemonsets = by_kind.get("DaemonSet", [])
     if len(daemonsets) != 1:
         problem(f"{label}: expected one DaemonSet, found {len(daemonsets)}")

@@ -295,8 +295,13 @@ DEVICE_CLASS_SPEC = Obj({
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection",
          "use", "bind", "escalate", "impersonate", "*")
 
+# DRA's synthetic verbs on resourceclaims/driver (resource.k8s.io/v1 VerbPrefixAssociatedNode,
+# VerbPrefixArbitraryNode): "<prefix>:<verb>".
+DRA_NODE_VERBS = tuple(f"{prefix}:{verb}" for prefix in ("associated-node", "arbitrary-node")
+                       for verb in ("create", "update", "patch", "delete"))
+
 POLICY_RULE = Obj({"apiGroups": [Str()], "resources": [Str(not_empty)],
-                   "verbs": [Str(one_of(*VERBS))], "resourceNames": [Str()],
+                   "verbs": [Str(one_of(*VERBS, *DRA_NODE_VERBS))], "resourceNames": [Str()],
                    "nonResourceURLs": [Str()]}, required=["verbs"])
 
 NAMED_CEL = Obj({"name": Str(not_empty), "expression": Str(not_empty)},

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -22,6 +23,8 @@ constexpr const char* kSlicesPattern = R"(/apis/resource\.k8s\.io/v1/resourcesli
 constexpr const char* kSlicePattern = R"(/apis/resource\.k8s\.io/v1/resourceslices/([^/]+))";
 constexpr const char* kClaimPattern =
     R"(/apis/resource\.k8s\.io/v1/namespaces/([^/]+)/resourceclaims/([^/]+))";
+constexpr const char* kClaimStatusPattern =
+    R"(/apis/resource\.k8s\.io/v1/namespaces/([^/]+)/resourceclaims/([^/]+)/status)";
 constexpr const char* kNodePattern = R"(/api/v1/nodes/([^/]+))";
 constexpr const char* kSliceResource = "resourceslices.resource.k8s.io";
 // The API server's default when a watch gives no timeoutSeconds is 30 to 60 minutes.
@@ -373,6 +376,14 @@ class FakeApiServer::Impl {
         return claims_.erase({ns, name}) > 0;
     }
 
+    std::optional<Json> resourceClaim(const std::string& ns, const std::string& name) const {
+        std::lock_guard lock(mutex_);
+        const auto found = claims_.find({ns, name});
+        if (found == claims_.end())
+            return std::nullopt;
+        return found->second;
+    }
+
     void addNode(const std::string& name, const std::string& uid,
                  const std::optional<std::vector<std::string>>& declaredFeatures) {
         std::lock_guard lock(mutex_);
@@ -548,6 +559,9 @@ class FakeApiServer::Impl {
         });
         server_->Get(kClaimPattern, [this](const Request& request, Response& response) {
             getClaim(request.matches[1], request.matches[2], response);
+        });
+        server_->Patch(kClaimStatusPattern, [this](const Request& request, Response& response) {
+            applyClaimStatus(request.matches[1], request.matches[2], request, response);
         });
         server_->Get(kNodePattern, [this](const Request& request, Response& response) {
             getNode(request.matches[1], response);
@@ -912,6 +926,80 @@ class FakeApiServer::Impl {
         reply(response, 200, found->second);
     }
 
+    // status.devices entries are keyed by driver, pool, device and shareID (a map list).
+    static std::string deviceStatusKey(const Json& entry) {
+        return stringAt(entry, "driver") + "/" + stringAt(entry, "pool") + "/" +
+               stringAt(entry, "device") + "/" + stringAt(entry, "shareID");
+    }
+
+    // Server-side apply of status.devices, as far as the driver uses it: the field manager's
+    // entries are the ones it applied last; an entry must name an allocated device (as
+    // kube-apiserver validates it); metadata.uid, when given, must match.
+    void applyClaimStatus(const std::string& ns, const std::string& name, const Request& request,
+                          Response& response) {
+        if (request.get_header_value("Content-Type") != "application/apply-patch+yaml")
+            return replyStatus(response, 415,
+                               "the body of the request was in an unknown format - accepted "
+                               "media types include: application/apply-patch+yaml");
+        const std::string manager = request.get_param_value("fieldManager");
+        if (manager.empty())
+            return replyStatus(response, 422, "PATCH, fieldManager: Required value");
+        auto body = parseBody(request, response);
+        if (!body)
+            return;
+        std::lock_guard lock(mutex_);
+        const auto found = claims_.find({ns, name});
+        if (found == claims_.end())
+            return replyStatus(response, 404,
+                               notFoundMessage("resourceclaims.resource.k8s.io", name));
+        Json& claim = found->second;
+        const std::string uid = stringAt(body->value("metadata", Json::object()), "uid");
+        if (!uid.empty() && uid != stringAt(claim["metadata"], "uid"))
+            return replyStatus(response, 409,
+                               "Operation cannot be fulfilled on resourceclaims.resource.k8s.io "
+                               "\"" +
+                                   name + "\": the UID in the precondition (" + uid +
+                                   ") does not match the UID in record");
+        std::set<std::string> allocated;
+        for (const auto& result : claim["status"]
+                                      .value("allocation", Json::object())
+                                      .value("devices", Json::object())
+                                      .value("results", Json::array()))
+            allocated.insert(deviceStatusKey(Json{{"driver", stringAt(result, "driver")},
+                                                  {"pool", stringAt(result, "pool")},
+                                                  {"device", stringAt(result, "device")},
+                                                  {"shareID", stringAt(result, "shareID")}}));
+        const Json applied = body->value("status", Json::object()).value("devices", Json::array());
+        std::set<std::string> keys;
+        for (const auto& entry : applied) {
+            if (allocated.count(deviceStatusKey(entry)) == 0)
+                return replyStatus(response, 422,
+                                   "ResourceClaim.resource.k8s.io \"" + name +
+                                       "\" is invalid: status.devices: Invalid value: \"" +
+                                       deviceStatusKey(entry) +
+                                       "\": must be an allocated device in "
+                                       "the claim",
+                                   "Invalid");
+            keys.insert(deviceStatusKey(entry));
+        }
+        auto& owned = statusOwners_[{ns, name}][manager];
+        Json devices = Json::array();
+        for (const auto& entry : claim["status"].value("devices", Json::array())) {
+            const std::string key = deviceStatusKey(entry);
+            if (owned.count(key) == 0 && keys.count(key) == 0)
+                devices.push_back(entry);
+        }
+        for (const auto& entry : applied)
+            devices.push_back(entry);
+        owned = keys;
+        if (devices.empty())
+            claim["status"].erase("devices");
+        else
+            claim["status"]["devices"] = std::move(devices);
+        claim["metadata"]["resourceVersion"] = std::to_string(++resourceVersion_);
+        reply(response, 200, claim);
+    }
+
     void getNode(const std::string& name, Response& response) {
         std::lock_guard lock(mutex_);
         const auto found = nodes_.find(name);
@@ -1038,6 +1126,9 @@ class FakeApiServer::Impl {
     std::int64_t compactedRevision_ = 0;
     std::map<std::string, Json> slices_;
     std::map<std::pair<std::string, std::string>, Json> claims_;
+    // Per claim and field manager: the status.devices keys it applied last.
+    std::map<std::pair<std::string, std::string>, std::map<std::string, std::set<std::string>>>
+        statusOwners_;
     std::map<std::string, Json> nodes_;
     std::deque<WatchRecord> history_;
     std::deque<Fault> faults_;
@@ -1070,6 +1161,10 @@ void FakeApiServer::putResourceClaim(Json claim) {
 }
 bool FakeApiServer::removeResourceClaim(const std::string& ns, const std::string& name) {
     return impl_->removeResourceClaim(ns, name);
+}
+std::optional<FakeApiServer::Json> FakeApiServer::resourceClaim(const std::string& ns,
+                                                                const std::string& name) const {
+    return impl_->resourceClaim(ns, name);
 }
 void FakeApiServer::addNode(const std::string& name, const std::string& uid,
                             const std::optional<std::vector<std::string>>& declaredFeatures) {

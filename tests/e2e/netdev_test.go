@@ -12,6 +12,7 @@ import (
 
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	resourceapply "k8s.io/client-go/applyconfigurations/resource/v1"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 
 	"numadra.dev/tests/e2e/cluster"
@@ -122,4 +123,72 @@ func TestAVFsNetDevicesSpecIsRefusedWholeByPodman43(t *testing.T) {
 		t.Errorf("podman left containers behind: %s", left)
 	}
 	t.Logf("podman 4.3 refused the VF's CDI 1.1 spec: %s", strings.TrimSpace(errOut))
+}
+
+// Issue 17 §2: the daemon writes a prepared VF's interface into its claim's status.devices with
+// its node's driver token (RBAC: resourceclaims/status patch and resourceclaims/driver
+// associated-node:patch), the real API server stores it, another node's driver may not write
+// it, and unprepare removes it.
+func TestAPreparedVFsInterfaceIsInItsClaimsStatusUntilUnprepared(t *testing.T) {
+	c := clusterFor(t, cluster.AllDRA())
+	installedDriver(t, c)
+	const machine = "sriov-nic"
+	node := "status-" + machine
+	publishedNode(t, c, node, machine)
+	keepNodeReady(t, c, node)
+	namespace := node
+	createNamespace(t, c, namespace)
+	t.Cleanup(func() { deleteScaleNamespace(c, namespace) })
+
+	vfClaimPod(t, c, namespace, "vf", node)
+	if pod, why := schedulerVerdict(t, c, namespace, "vf", func(string) bool { return false }); pod.Spec.NodeName == "" {
+		t.Fatalf("the VF pod was not scheduled: %s", why)
+	}
+	claims := c.Admin.ResourceV1().ResourceClaims(namespace)
+	claim, err := claims.Get(context.Background(), "vf", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	result := claim.Status.Allocation.Devices.Results[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	plugin := kubeletClient(t, c, node)
+	ref := &drapb.Claim{Namespace: namespace, Name: claim.Name, Uid: string(claim.UID)}
+	if _, err := plugin.NodePrepareResources(ctx, &drapb.NodePrepareResourcesRequest{Claims: []*drapb.Claim{ref}}); err != nil {
+		t.Fatal(err)
+	}
+	var entries []resourceapi.AllocatedDeviceStatus
+	eventually(t, 10*time.Second, "the VF's entry in the claim's status", func() bool {
+		stored, err := claims.Get(context.Background(), "vf", metav1.GetOptions{})
+		entries = nil
+		if err == nil {
+			entries = stored.Status.Devices
+		}
+		return len(entries) == 1
+	})
+	entry := entries[0]
+	if entry.Driver != driverName || entry.Pool != result.Pool || entry.Device != result.Device ||
+		entry.NetworkData == nil || !strings.HasPrefix(entry.NetworkData.InterfaceName, "ens1f0v") ||
+		len(entry.Conditions) != 1 || entry.Conditions[0].Type != "Ready" {
+		t.Errorf("status.devices entry %+v for %s/%s", entry, result.Pool, result.Device)
+	}
+
+	// Another node's driver may not change this node's claims' entries.
+	const other = "status-other"
+	createNode(t, c, other, "laptop")
+	intruder := clientWithToken(t, c, "driver-status-other", driverToken(t, c, other))
+	apply := resourceapply.ResourceClaim("vf", namespace).WithStatus(resourceapply.ResourceClaimStatus().WithDevices(
+		resourceapply.AllocatedDeviceStatus().WithDriver(driverName).WithPool(result.Pool).WithDevice(result.Device).
+			WithNetworkData(resourceapply.NetworkDeviceData().WithInterfaceName("evil0"))))
+	_, err = intruder.ResourceV1().ResourceClaims(namespace).ApplyStatus(context.Background(), apply,
+		metav1.ApplyOptions{FieldManager: "intruder", Force: true})
+	refused(t, "another node's driver writing the claim's status", err, "resourceclaims/driver")
+
+	if _, err := plugin.NodeUnprepareResources(ctx, &drapb.NodeUnprepareResourcesRequest{Claims: []*drapb.Claim{ref}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the entry removed on unprepare", func() bool {
+		stored, err := claims.Get(context.Background(), "vf", metav1.GetOptions{})
+		return err == nil && len(stored.Status.Devices) == 0
+	})
 }

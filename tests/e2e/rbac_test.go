@@ -147,6 +147,7 @@ func TestTheDriversRBACIsExactlyWhatTheDaemonNeeds(t *testing.T) {
 		{"resource.k8s.io", "resourceslices", "", "deletecollection", false},
 		{"resource.k8s.io", "resourceclaims", "", "list", false},
 		{"resource.k8s.io", "resourceclaims", "", "update", false},
+		{"resource.k8s.io", "resourceclaims", "status", "patch", true},
 		{"resource.k8s.io", "resourceclaims", "status", "update", false},
 		{"resource.k8s.io", "deviceclasses", "", "create", false},
 		{"", "nodes", "", "update", false},

@@ -12,6 +12,7 @@
 
 #include "numadra/common/result.hpp"
 #include "numadra/common/single_flight.hpp"
+#include "numadra/daemon/claim_status.hpp"
 #include "numadra/daemon/inventory.hpp"
 #include "numadra/metrics/registry.hpp"
 #include "numadra/plugin/claims.hpp"
@@ -35,8 +36,11 @@ std::unique_ptr<ClaimSource> makeFileClaimSource(std::string directory);
 
 class ClaimPreparer : public plugin::ClaimPreparer {
   public:
+    // `status` (optional: none in dry-run mode) hears of every claim prepared or unprepared,
+    // to write its NICs into the claim's status.
     ClaimPreparer(ClaimSource& source, const Inventory& inventory, prepare::Preparer& devices,
-                  std::string driverName, std::string poolName, metrics::Registry& metrics);
+                  std::string driverName, std::string poolName, metrics::Registry& metrics,
+                  ClaimStatusPublisher* status = nullptr);
 
     std::optional<plugin::ClaimPrepareResult> prepareFromRecords(
         const plugin::ClaimRef& ref) override;
@@ -64,6 +68,7 @@ class ClaimPreparer : public plugin::ClaimPreparer {
     std::string driverName_;
     std::string poolName_;
     metrics::Registry& metrics_;
+    ClaimStatusPublisher* status_;
     SingleFlight<Result<api::Json>> fetches_;
 };
 

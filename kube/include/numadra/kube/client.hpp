@@ -77,6 +77,11 @@ class KubeClient {
     Result<Json> getResourceClaim(const std::string& ns, const std::string& name,
                                   std::chrono::steady_clock::time_point deadline);
     Result<Json> getNode(const std::string& name);
+    // Server-side apply of a ResourceClaim's status (apiVersion, kind, metadata.name and
+    // namespace set; metadata.uid makes it a precondition): entries of status.devices this
+    // field manager applied before and leaves out are removed.
+    Result<Json> applyResourceClaimStatus(const std::string& ns, const std::string& name,
+                                          const Json& claim, const std::string& fieldManager);
 
     struct SliceList {
         std::vector<Json> items;

@@ -23,6 +23,10 @@ struct PreparedDevice {
     std::string poolName, deviceName;
     std::vector<std::string> cdiDeviceIds;
     std::optional<std::string> shareId;  // sent on v1 only
+    // A NIC's kernel interface as prepared (empty for other devices and interface-less NICs):
+    // the daemon reports it in the claim's status.devices[].networkData.
+    std::string interfaceName = {};
+    std::string hardwareAddress = {};
 };
 
 struct ClaimPrepareResult {

@@ -62,6 +62,7 @@ class FakeApiServer {
     // Objects, as a controller or the kubelet would change them.
     void putResourceClaim(Json claim);  // metadata.namespace and metadata.name must be set
     bool removeResourceClaim(const std::string& ns, const std::string& name);
+    std::optional<Json> resourceClaim(const std::string& ns, const std::string& name) const;
     // declaredFeatures: the node's status.declaredFeatures (NodeDeclaredFeatures), or none.
     void addNode(const std::string& name, const std::string& uid,
                  const std::optional<std::vector<std::string>>& declaredFeatures = std::nullopt);
