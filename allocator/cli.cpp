@@ -301,7 +301,23 @@ void Run::allocateTogether(const std::vector<Work*>& group, const std::string& p
         return;
     }
     std::vector<std::pair<std::string, std::string>> explanations;
+    // What the pod asks for itself: a node that cannot hold even that is passed over before its
+    // claims are tried, as the scheduler's NodeResourcesFit filters it before DynamicResources.
+    std::optional<ResourceAmounts> ownDemand;
+    if (placement != nullptr && podNode.empty()) {
+        if (auto requests = podRequests(*placement->pod, {}))
+            ownDemand = amounts(*requests);
+    }
     for (const Node& node : nodes) {
+        if (ownDemand && node.allocatable) {
+            const NodeUsage& usage = usage_[node.name];
+            const auto missing =
+                shortfalls(*ownDemand, amounts(*node.allocatable), usage.used, usage.pods);
+            if (!missing.empty()) {
+                explanations.emplace_back(node.name, describe(missing.front()));
+                continue;
+            }
+        }
         auto outcome = allocator_->allocate(node, claims);
         if (!outcome) {
             report(what, "not allocated: " + outcome.error().message);
