@@ -205,13 +205,17 @@ class StdoutSliceApi : public slices::SliceApi {
     bool dirty_ = false;
 };
 
+constexpr std::chrono::seconds kClaimStatusWriteTimeout{5};
+
 // Server-side apply of claims' status under the driver's name as field manager.
 class ApiClaimStatusSink : public ClaimStatusSink {
   public:
     ApiClaimStatusSink(kube::KubeClient& client, std::string fieldManager)
         : client_(client), fieldManager_(std::move(fieldManager)) {}
     Result<api::Json> apply(const plugin::ClaimRef& claim, const api::Json& body) override {
-        return client_.applyResourceClaimStatus(claim.ns, claim.name, body, fieldManager_);
+        // Short: the publisher retries later, and a shutdown waits for a write in flight.
+        return client_.applyResourceClaimStatus(claim.ns, claim.name, body, fieldManager_,
+                                                Clock::now() + kClaimStatusWriteTimeout);
     }
 
   private:

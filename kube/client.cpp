@@ -213,15 +213,15 @@ Result<Json> KubeClient::getResourceClaim(const std::string& ns, const std::stri
 
 Result<Json> KubeClient::applyResourceClaimStatus(const std::string& ns, const std::string& name,
                                                   const Json& claim,
-                                                  const std::string& fieldManager) {
+                                                  const std::string& fieldManager,
+                                                  Clock::time_point deadline) {
     // Server-side apply (JSON is YAML): the server owns the merge, and an entry this manager
     // applied before and leaves out now is removed. force: the entries are the driver's alone.
-    return impl_->request("PATCH",
-                          "/apis/resource.k8s.io/v1/namespaces/" + urlEncode(ns) +
-                              "/resourceclaims/" + urlEncode(name) +
-                              "/status?fieldManager=" + urlEncode(fieldManager) + "&force=true",
-                          &claim, impl_->defaultDeadline(), impl_->objectLimit("a ResourceClaim"),
-                          "application/apply-patch+yaml");
+    return impl_->request(
+        "PATCH",
+        "/apis/resource.k8s.io/v1/namespaces/" + urlEncode(ns) + "/resourceclaims/" +
+            urlEncode(name) + "/status?fieldManager=" + urlEncode(fieldManager) + "&force=true",
+        &claim, deadline, impl_->objectLimit("a ResourceClaim"), "application/apply-patch+yaml");
 }
 
 Result<Json> KubeClient::getNode(const std::string& name) {

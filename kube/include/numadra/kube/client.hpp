@@ -81,7 +81,8 @@ class KubeClient {
     // namespace set; metadata.uid makes it a precondition): entries of status.devices this
     // field manager applied before and leaves out are removed.
     Result<Json> applyResourceClaimStatus(const std::string& ns, const std::string& name,
-                                          const Json& claim, const std::string& fieldManager);
+                                          const Json& claim, const std::string& fieldManager,
+                                          std::chrono::steady_clock::time_point deadline);
 
     struct SliceList {
         std::vector<Json> items;
