@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <ctime>
 
 namespace numadra::text {
 
@@ -274,6 +275,15 @@ std::string escapeInvalidUtf8(std::string_view text) {
             i += length;
         }
     }
+    return out;
+}
+
+std::string utcNow() {
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char out[32];
+    std::strftime(out, sizeof out, "%Y-%m-%dT%H:%M:%SZ", &utc);
     return out;
 }
 

@@ -3,8 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <ctime>
 #include <set>
+
+#include "numadra/common/text.hpp"
 
 namespace numadra::daemon {
 
@@ -13,15 +14,6 @@ namespace {
 constexpr int kMaxAttempts = 8;
 constexpr std::chrono::milliseconds kFirstRetry{500};
 constexpr std::chrono::milliseconds kMaxRetry{30'000};
-
-std::string nowRfc3339() {
-    const std::time_t now = std::time(nullptr);
-    std::tm utc{};
-    gmtime_r(&now, &utc);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    return text;
-}
 
 std::string claimName(const plugin::ClaimRef& claim) {
     return claim.ns + "/" + claim.name;
@@ -151,8 +143,8 @@ void ClaimStatusPublisher::write(Pending pending) {
             return;  // applied already (a kubelet retry, a restart's re-prepare)
     }
     const bool removing = pending.devices.empty();
-    auto result = sink_.apply(
-        pending.claim, claimStatusApply(pending.claim, driverName_, pending.devices, nowRfc3339()));
+    auto result = sink_.apply(pending.claim, claimStatusApply(pending.claim, driverName_,
+                                                              pending.devices, text::utcNow()));
     if (result) {
         metrics_.counterAdd("numadra_claim_status_writes_total", {"ok"});
         std::lock_guard lock(mutex_);

@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "numadra/common/text.hpp"
+
 namespace numadra::kube {
 namespace {
 
@@ -79,15 +81,6 @@ void reply(httplib::Response& response, int code, const Json& body) {
 void replyStatus(httplib::Response& response, int code, const std::string& message,
                  const std::string& reason = "") {
     reply(response, code, statusObject(code, message, reason));
-}
-
-std::string rfc3339Now() {
-    const std::time_t now = std::time(nullptr);
-    std::tm utc{};
-    gmtime_r(&now, &utc);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    return text;
 }
 
 std::string stringAt(const Json& object, const std::string& key) {
@@ -692,7 +685,7 @@ class FakeApiServer::Impl {
         if (!metadata.contains("uid"))
             metadata["uid"] = newUid();
         if (!metadata.contains("creationTimestamp"))
-            metadata["creationTimestamp"] = rfc3339Now();
+            metadata["creationTimestamp"] = text::utcNow();
         metadata["resourceVersion"] = std::to_string(++resourceVersion_);
     }
 

@@ -49,6 +49,18 @@ func vfClaimPod(t *testing.T, c *cluster.Cluster, namespace, name, node string) 
 	}
 }
 
+// scheduledVFPod creates the namespace, a VF claim and its pod, and waits until the scheduler
+// bound the pod to node.
+func scheduledVFPod(t *testing.T, c *cluster.Cluster, namespace, node string) {
+	t.Helper()
+	createNamespace(t, c, namespace)
+	t.Cleanup(func() { deleteScaleNamespace(c, namespace) })
+	vfClaimPod(t, c, namespace, "vf", node)
+	if pod, why := schedulerVerdict(t, c, namespace, "vf", func(string) bool { return false }); pod.Spec.NodeName == "" {
+		t.Fatalf("the VF pod was not scheduled: %s", why)
+	}
+}
+
 // claimSpecFile reads the daemon's CDI spec of the claim.
 func claimSpecFile(t *testing.T, cdiDir string, uid string) map[string]any {
 	t.Helper()
@@ -70,13 +82,7 @@ func TestAVFsNetDevicesSpecIsRefusedWholeByPodman43(t *testing.T) {
 	publishedNode(t, c, node, machine, "--cdi-net-devices")
 	keepNodeReady(t, c, node)
 	namespace := node
-	createNamespace(t, c, namespace)
-	t.Cleanup(func() { deleteScaleNamespace(c, namespace) })
-
-	vfClaimPod(t, c, namespace, "vf", node)
-	if pod, why := schedulerVerdict(t, c, namespace, "vf", func(string) bool { return false }); pod.Spec.NodeName == "" {
-		t.Fatalf("the VF pod was not scheduled: %s", why)
-	}
+	scheduledVFPod(t, c, namespace, node)
 	claim, err := c.Admin.ResourceV1().ResourceClaims(namespace).Get(context.Background(), "vf", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -137,13 +143,7 @@ func TestAPreparedVFsInterfaceIsInItsClaimsStatusUntilUnprepared(t *testing.T) {
 	publishedNode(t, c, node, machine)
 	keepNodeReady(t, c, node)
 	namespace := node
-	createNamespace(t, c, namespace)
-	t.Cleanup(func() { deleteScaleNamespace(c, namespace) })
-
-	vfClaimPod(t, c, namespace, "vf", node)
-	if pod, why := schedulerVerdict(t, c, namespace, "vf", func(string) bool { return false }); pod.Spec.NodeName == "" {
-		t.Fatalf("the VF pod was not scheduled: %s", why)
-	}
+	scheduledVFPod(t, c, namespace, node)
 	claims := c.Admin.ResourceV1().ResourceClaims(namespace)
 	claim, err := claims.Get(context.Background(), "vf", metav1.GetOptions{})
 	if err != nil {

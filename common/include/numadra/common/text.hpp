@@ -44,4 +44,8 @@ std::string joinInts(const std::vector<int>& values, std::string_view separator)
 // can go into a protobuf string field (which must be UTF-8) and still show what was read.
 std::string escapeInvalidUtf8(std::string_view text);
 
+// The current time as Kubernetes writes metav1.Time: RFC 3339 in UTC, whole seconds
+// ("2026-11-25T11:08:48Z").
+std::string utcNow();
+
 }  // namespace numadra::text
