@@ -51,8 +51,8 @@ TEST(RangeList, IgnoresNulPaddingAfterTheNewline) {
 }
 
 TEST(AttributeText, StopsAtTheFirstNulAndTrimsWhitespace) {
-    EXPECT_EQ(attributeText(std::string_view(" 0-3\n\0\0", 8)), "0-3");
-    EXPECT_EQ(attributeText(std::string_view("1\0 junk after the NUL", 22)), "1");
+    EXPECT_EQ(attributeText(std::string_view(" 0-3\n\0\0", 7)), "0-3");
+    EXPECT_EQ(attributeText(std::string_view("1\0 junk after the NUL", 21)), "1");
     EXPECT_EQ(attributeText(std::string_view("\0", 1)), "");
     EXPECT_EQ(attributeText("no NUL at all\n"), "no NUL at all");
 }

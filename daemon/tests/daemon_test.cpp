@@ -43,7 +43,6 @@ namespace drav1beta1 = k8s::io::kubelet::pkg::apis::dra::v1beta1;
 
 using test_support::eventually;
 using test_support::freePort;
-using test_support::procRoot;
 
 class DaemonTest : public ::testing::Test {
   protected:
