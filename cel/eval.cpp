@@ -473,8 +473,21 @@ class Evaluator {
                 return arg;  // functions are strict in their arguments
             args.push_back(std::move(arg));
         }
-        if (qualifiedGlobal)
+        if (qualifiedGlobal) {
+            // cel-go charges strings.quote a traversal of its argument (0.1 per code point,
+            // rounded up: its runtime ExtQuoteString cost), which Kubernetes' estimator leaves
+            // to it.
+            if (node.qualified == "strings.quote" && args.size() == 1) {
+                if (const auto* s = std::get_if<std::string>(&args[0].v)) {
+                    const auto points = std::count_if(s->begin(), s->end(), [](char c) {
+                        return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+                    });
+                    if (!charge((static_cast<std::int64_t>(points) + 9) / 10))
+                        return aborted();
+                }
+            }
             return callHost(environment_.globalFunctions, node.qualified, args);
+        }
         if (node.builtin != Builtin::None) {
             std::int64_t scanned = 0;
             for (const Value& arg : args) {

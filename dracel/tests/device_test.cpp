@@ -311,6 +311,19 @@ TEST(CompileErrors, UndeclaredReference) {
     EXPECT_TRUE(contains(result, "undeclared reference to 'noSuchVar'")) << result;
 }
 
+// cel-go charges strings.quote 0.1 per code point of its argument at run time.
+TEST(RuntimeErrors, StringsQuoteIsChargedForTheLengthOfItsArgument) {
+    auto cost = [](const std::string& text) {
+        auto expression = Expression::compileSelector("strings.quote('" + text + "') != ''");
+        EXPECT_TRUE(expression.ok());
+        std::int64_t spent = 0;
+        EXPECT_TRUE(expression->matches(TestDevice().value(), &spent).ok());
+        return spent;
+    };
+    EXPECT_EQ(cost(std::string(1000, 'a')) - cost(""), 100);
+    EXPECT_EQ(cost("\u00e9\u00e9\u00e9") - cost(""), 1);  // 3 code points, 6 bytes
+}
+
 TEST(Selector, StringsQuoteIsAFunctionOfTheStringsNamespace) {
     EXPECT_EQ(select(R"(strings.quote(device.driver) == '"dra.example.com"')"), "true");
 }
