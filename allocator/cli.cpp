@@ -184,6 +184,8 @@ class Run {
                         const ResourceAmounts& demand,
                         const std::vector<NodeAllocatableClaimStatus>& statuses);
     const Device* deviceOf(const DeviceResult& result) const;
+    // What the node lacks for `demand` after its pods' share; none without Node allocatable.
+    std::vector<Shortfall> missingOn(const std::string& node, const ResourceAmounts& demand);
     void report(const std::string& what, const std::string& message);
 
     Flags flags_;
@@ -192,6 +194,7 @@ class Run {
     std::optional<Allocator> allocator_;
     std::map<std::tuple<std::string, std::string, std::string>, const Device*> devices_;
     std::map<std::string, NodeUsage> usage_;
+    std::map<std::string, ResourceAmounts> allocatable_;  // Nodes' status.allocatable, by name
     std::set<size_t> claimsTakenByPods_;  // input claims with mapped devices a pod got
     std::vector<Json> output_;
     bool allAllocated_ = true;
@@ -215,6 +218,14 @@ void Run::countPodOnNode(const std::string& node, const std::string& label,
     usage.byPod.push_back({label, demand, amounts(mapped)});
 }
 
+std::vector<Shortfall> Run::missingOn(const std::string& node, const ResourceAmounts& demand) {
+    auto allocatable = allocatable_.find(node);
+    if (allocatable == allocatable_.end())
+        return {};
+    const NodeUsage& usage = usage_[node];
+    return shortfalls(demand, allocatable->second, usage.used, usage.pods);
+}
+
 Result<std::string> Run::nodeResourcesRefusal(const Node& node,
                                               const std::vector<Allocation>& group,
                                               PodPlacement& placement, ResourceAmounts& demand) {
@@ -234,12 +245,10 @@ Result<std::string> Run::nodeResourcesRefusal(const Node& node,
         return requests.error();
     placement.statuses = std::move(*statuses);
     demand = amounts(*requests);
-    if (!node.allocatable)
-        return std::string();
-    const NodeUsage& usage = usage_[node.name];
-    const auto missing = shortfalls(demand, amounts(*node.allocatable), usage.used, usage.pods);
+    const auto missing = missingOn(node.name, demand);
     if (missing.empty())
         return std::string();
+    const NodeUsage& usage = usage_[node.name];
     std::string why = "the claims fit, but the node's allocatable resources do not:";
     for (const Shortfall& shortfall : missing) {
         why += "\n" + describe(shortfall);
@@ -309,11 +318,8 @@ void Run::allocateTogether(const std::vector<Work*>& group, const std::string& p
             ownDemand = amounts(*requests);
     }
     for (const Node& node : nodes) {
-        if (ownDemand && node.allocatable) {
-            const NodeUsage& usage = usage_[node.name];
-            const auto missing =
-                shortfalls(*ownDemand, amounts(*node.allocatable), usage.used, usage.pods);
-            if (!missing.empty()) {
+        if (ownDemand) {
+            if (const auto missing = missingOn(node.name, *ownDemand); !missing.empty()) {
                 explanations.emplace_back(node.name, describe(missing.front()));
                 continue;
             }
@@ -408,6 +414,10 @@ int Run::execute(std::ostream& out) {
         for (const Device& device : slice.devices)
             devices_.try_emplace({slice.driver, slice.pool.name, device.name}, &device);
     }
+    for (const Node& node : inputs_.nodes) {
+        if (node.allocatable)
+            allocatable_[node.name] = amounts(*node.allocatable);
+    }
     // Pods on a node already take from its allocatable resources, with what the scheduler
     // counted for their claims.
     for (const PodItem& item : inputs_.pods) {
@@ -449,8 +459,7 @@ int Run::execute(std::ostream& out) {
     std::vector<PodWork> podWorks(inputs_.pods.size());
     for (size_t p = 0; p < inputs_.pods.size(); ++p) {
         const Pod& pod = inputs_.pods[p].pod;
-        const std::string what =
-            "pod " + (pod.namespace_.empty() ? pod.name : pod.namespace_ + "/" + pod.name);
+        const std::string what = podLabel(pod);
         PodWork& work = podWorks[p];
         for (const PodClaim& podClaim : pod.resourceClaims) {
             const bool byName = podClaim.resourceClaimName.has_value();

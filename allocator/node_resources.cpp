@@ -14,15 +14,18 @@ namespace {
 
 using Overhead = NodeAllocatableClaimStatus::Overhead;
 
-Status addTo(ResourceList& list, const std::string& name, const Quantity& quantity) {
-    auto [it, inserted] = list.try_emplace(name, quantity);
-    if (inserted)
-        return Status::Ok();
-    auto sum = it->second.add(quantity);
+// total += more, exactly (an error only beyond Quantity's digits).
+Status accumulate(Quantity& total, const Quantity& more) {
+    auto sum = total.add(more);
     if (!sum)
         return sum.error();
-    it->second = std::move(*sum);
+    total = std::move(*sum);
     return Status::Ok();
+}
+
+Status addTo(ResourceList& list, const std::string& name, const Quantity& quantity) {
+    auto [it, inserted] = list.try_emplace(name, quantity);
+    return inserted ? Status::Ok() : accumulate(it->second, quantity);
 }
 
 Status addOptional(std::optional<Quantity>& total, const std::optional<Quantity>& more) {
@@ -32,11 +35,7 @@ Status addOptional(std::optional<Quantity>& total, const std::optional<Quantity>
         total = more;
         return Status::Ok();
     }
-    auto sum = total->add(*more);
-    if (!sum)
-        return sum.error();
-    total = std::move(*sum);
-    return Status::Ok();
+    return accumulate(*total, *more);
 }
 
 // upstream's addDeviceMapping: the device multiplier, or the consumed capacity times its
@@ -177,10 +176,8 @@ Status addClaimResources(ResourceList& resources,
         for (const auto& [name, overhead] : status.overhead) {
             Quantity total;
             if (overhead.perPod) {
-                auto sum = total.add(*overhead.perPod);
-                if (!sum)
-                    return sum.error();
-                total = std::move(*sum);
+                if (Status s = accumulate(total, *overhead.perPod); !s)
+                    return s;
             }
             if (overhead.perContainer && !status.containers.empty()) {
                 auto times = overhead.perContainer->mul(
@@ -188,10 +185,8 @@ Status addClaimResources(ResourceList& resources,
                                       Quantity::Format::DecimalSI));
                 if (!times)
                     return times.error();
-                auto sum = total.add(*times);
-                if (!sum)
-                    return sum.error();
-                total = std::move(*sum);
+                if (Status s = accumulate(total, *times); !s)
+                    return s;
             }
             if (Status s = addTo(resources, name, total); !s)
                 return s;

@@ -57,6 +57,11 @@ std::string resourceSlicePath(const std::string& name) {
     return std::string(kResourceSlicesPath) + "/" + urlEncode(name);
 }
 
+std::string claimPath(const std::string& ns, const std::string& name) {
+    return "/apis/resource.k8s.io/v1/namespaces/" + urlEncode(ns) + "/resourceclaims/" +
+           urlEncode(name);
+}
+
 }  // namespace
 
 namespace detail {
@@ -205,10 +210,8 @@ Result<Json> KubeClient::request(std::string_view method, const std::string& pat
 
 Result<Json> KubeClient::getResourceClaim(const std::string& ns, const std::string& name,
                                           Clock::time_point deadline) {
-    return impl_->request("GET",
-                          "/apis/resource.k8s.io/v1/namespaces/" + urlEncode(ns) +
-                              "/resourceclaims/" + urlEncode(name),
-                          nullptr, deadline, impl_->objectLimit("a ResourceClaim"));
+    return impl_->request("GET", claimPath(ns, name), nullptr, deadline,
+                          impl_->objectLimit("a ResourceClaim"));
 }
 
 Result<Json> KubeClient::applyResourceClaimStatus(const std::string& ns, const std::string& name,
@@ -219,8 +222,7 @@ Result<Json> KubeClient::applyResourceClaimStatus(const std::string& ns, const s
     // applied before and leaves out now is removed. force: the entries are the driver's alone.
     return impl_->request(
         "PATCH",
-        "/apis/resource.k8s.io/v1/namespaces/" + urlEncode(ns) + "/resourceclaims/" +
-            urlEncode(name) + "/status?fieldManager=" + urlEncode(fieldManager) + "&force=true",
+        claimPath(ns, name) + "/status?fieldManager=" + urlEncode(fieldManager) + "&force=true",
         &claim, deadline, impl_->objectLimit("a ResourceClaim"), "application/apply-patch+yaml");
 }
 

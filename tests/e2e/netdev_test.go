@@ -26,7 +26,6 @@ import (
 // vfClaimPod creates a claim for one VF bound to iavf (a netdev VF) and a pod using it on node.
 func vfClaimPod(t *testing.T, c *cluster.Cluster, namespace, name, node string) {
 	t.Helper()
-	ctx := context.Background()
 	claim := &resourceapi.ResourceClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
@@ -39,14 +38,7 @@ func vfClaimPod(t *testing.T, c *cluster.Cluster, namespace, name, node string) 
 			},
 		}}}},
 	}
-	if _, err := c.Admin.ResourceV1().ResourceClaims(namespace).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	pod := scalePod(namespace, name)
-	pod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
-	if _, err := c.Admin.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createClaimAndPod(t, c, claim, podOn(namespace, name, node))
 }
 
 // scheduledVFPod creates the namespace, a VF claim and its pod, and waits until the scheduler

@@ -36,21 +36,32 @@ func cpuClaimObjects(namespace, name, node string) (*resourceapi.ResourceClaim, 
 			},
 		}}}},
 	}
+	return claim, podOn(namespace, name, node)
+}
+
+// podOn is a pod using the claim of its own name, bound by its node selector to node.
+func podOn(namespace, name, node string) *v1.Pod {
 	pod := scalePod(namespace, name)
 	pod.Spec.NodeSelector = map[string]string{"kubernetes.io/hostname": node}
-	return claim, pod
+	return pod
+}
+
+// createClaimAndPod creates the claim, then the pod using it.
+func createClaimAndPod(t *testing.T, c *cluster.Cluster, claim *resourceapi.ResourceClaim, pod *v1.Pod) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.Admin.ResourceV1().ResourceClaims(claim.Namespace).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Admin.CoreV1().Pods(pod.Namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func cpuClaimPod(t *testing.T, c *cluster.Cluster, namespace, name, node string) {
 	t.Helper()
-	ctx := context.Background()
 	claim, pod := cpuClaimObjects(namespace, name, node)
-	if _, err := c.Admin.ResourceV1().ResourceClaims(namespace).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Admin.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createClaimAndPod(t, c, claim, pod)
 }
 
 // unscheduled is the pod as its author wrote it: no node, no status.
