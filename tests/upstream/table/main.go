@@ -11,6 +11,11 @@
 // be listed there with why.
 //
 //	upstream-table --dra-allocate BIN --go GO --module DIR --scratch DIR --expectations FILE
+//	               --min-cases N
+//
+// A judge that stops half-way must not pass: a non-zero exit of `go test` (a panic, a timeout,
+// a build failure) fails the run whatever verdicts were printed before it, and so does a table
+// that judged fewer cases than --min-cases (the count the table had when the floor was set).
 package main
 
 import (
@@ -49,6 +54,7 @@ func run() int {
 	scratch := flag.String("scratch", "", "folder for the module copy (emptied first)")
 	expectationsPath := flag.String("expectations", "", "table cases that may differ, with why")
 	verbose := flag.Bool("v", false, "print every case's verdict")
+	minCases := flag.Int("min-cases", 0, "fail when fewer table cases than this are judged")
 	flag.Parse()
 	if *draAllocate == "" || *scratch == "" {
 		fmt.Fprintln(os.Stderr, "upstream-table: --dra-allocate and --scratch are required")
@@ -69,7 +75,7 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "upstream-table:", err)
 		return 2
 	}
-	return report(verdicts, failures, expected, *verbose)
+	return report(verdicts, failures, expected, *verbose, *minCases)
 }
 
 // prepare copies the pinned module and writes the go.mod that replaces it with the copy.
@@ -193,14 +199,23 @@ func runTable(goCommand, module, modfile, draAllocate string) (map[string][]verd
 			failures = append(failures, name)
 		}
 	}
+	if err := scanner.Err(); err != nil {
+		return nil, nil, fmt.Errorf("reading go test's output: %w", err)
+	}
 	waitErr := cmd.Wait()
 	if len(verdicts) == 0 {
 		return nil, nil, fmt.Errorf("the table printed no verdicts (go test: %v)", waitErr)
 	}
+	// Any non-zero exit fails the run: besides the table's own failing assertions (reported per
+	// case) it means the table did not run to its end (a panic, a timeout, a build failure),
+	// so the verdicts seen so far judge only part of it.
+	if waitErr != nil {
+		failures = append(failures, fmt.Sprintf("go test exited with %v after %d cases (its output is above)", waitErr, len(verdicts)))
+	}
 	return verdicts, failures, nil
 }
 
-func report(verdicts map[string][]verdict, failures []string, expected map[string]string, verbose bool) int {
+func report(verdicts map[string][]verdict, failures []string, expected map[string]string, verbose bool, minCases int) int {
 	names := make([]string, 0, len(verdicts))
 	for name := range verdicts {
 		names = append(names, name)
@@ -251,11 +266,15 @@ func report(verdicts map[string][]verdict, failures []string, expected map[strin
 			unexpected++
 		}
 	}
-	for _, name := range failures {
-		fmt.Printf("%s: upstream's own assertion failed (the harness changed what the table sees?)\n", name)
+	for _, failure := range failures {
+		fmt.Printf("%s: FAIL (the table's own assertion, or the table cut short)\n", failure)
 	}
-	fmt.Printf("upstream-table: %d table cases asked dra-allocate: %d same, %d differ, %d refused by dra-allocate; %d not as expected; %d table failures\n",
-		len(names), counts["same"], counts["differs"], counts["refused-by-dra-allocate"], unexpected, len(failures))
+	fmt.Printf("upstream-table: %d table cases asked dra-allocate (floor %d): %d same, %d differ, %d refused by dra-allocate; %d not as expected; %d table failures\n",
+		len(names), minCases, counts["same"], counts["differs"], counts["refused-by-dra-allocate"], unexpected, len(failures))
+	if len(names) < minCases {
+		fmt.Printf("upstream-table: FAIL: only %d table cases were judged, fewer than the floor of %d (a case that stopped allocating, or a table cut short)\n", len(names), minCases)
+		return 1
+	}
 	if unexpected > 0 || len(failures) > 0 {
 		return 1
 	}
