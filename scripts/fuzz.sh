@@ -65,7 +65,11 @@ for target in "${TARGETS[@]}"; do
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || true)
-  if [ "$status" -ne 0 ]; then
+  if [ "$status" -eq 0 ] && { [ -z "$runs" ] || [ "$runs" -eq 0 ]; }; then
+    # A target that executed nothing judged nothing: never a pass.
+    failed+=("$target")
+    summary+=("$target: FAILED: no input was executed (libFuzzer printed ${runs:-no} number_of_executed_units); see $log")
+  elif [ "$status" -ne 0 ]; then
     failed+=("$target")
     summary+=("$target: FAILED (exit $status) after ${runs:-?} runs; see $log")
     grep -E "ERROR|contract broken|SUMMARY|Test unit written" "$log" | head -20 || true

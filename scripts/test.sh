@@ -38,6 +38,11 @@ fuzz_seconds="${NUMADRA_FUZZ_SECONDS:-10}"
 case "$fuzz_seconds" in
   '' | *[!0-9]*) echo "test.sh: NUMADRA_FUZZ_SECONDS must be a number of seconds" >&2; exit 2 ;;
 esac
+# A tier is never green without having run: 0 seconds would build the fuzzers and fuzz nothing.
+if [ "$fuzz" -eq 1 ] && [ "$fuzz_seconds" -lt 1 ]; then
+  echo "test.sh: NUMADRA_FUZZ_SECONDS=$fuzz_seconds fuzzes nothing; give at least 1 (or skip the tier with --no-fuzz)" >&2
+  exit 2
+fi
 
 # Each tier's wall time, printed at the end (also when a tier fails).
 timings=()
