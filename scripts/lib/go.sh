@@ -251,7 +251,10 @@ numadra_install_go_toolchain() (
 _numadra_go_check_toolchain() {
   local got
   got="$(_numadra_go_version_of "$1/bin/go")"
-  [ -n "$got" ] || got="a go command that did not run"
+  if [ -z "$got" ]; then
+    echo "install-deps: $1/bin/go does not run ('go env GOVERSION' failed)" >&2
+    return 1
+  fi
   if [ "$got" != "$NUMADRA_GO_TOOLCHAIN" ]; then
     echo "install-deps: $1/bin/go is $got, not the pinned $NUMADRA_GO_TOOLCHAIN" >&2
     return 1
