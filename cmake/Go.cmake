@@ -58,12 +58,12 @@ else()
                   OUTPUT_VARIABLE _numadra_go_found ERROR_VARIABLE _numadra_go_error
                   RESULT_VARIABLE _numadra_go_result OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(_numadra_go_result EQUAL 0)
-    # Lines: the go command, its version, then each Go skipped as too old.
+    # Lines: the go command, its version, then each Go skipped (too old, or it did not run).
     string(REPLACE "\n" ";" _numadra_go_found "${_numadra_go_found}")
     list(POP_FRONT _numadra_go_found _numadra_go_path _numadra_go_version)
     if(_numadra_go_found)
       list(JOIN _numadra_go_found ", " _numadra_go_note)
-      string(PREPEND _numadra_go_note "; skipped as too old: ")
+      string(PREPEND _numadra_go_note "; skipped: ")
     endif()
     # A normal variable: the cache entry stays empty, so the next configure chooses again (e.g.
     # after scripts/install-deps.sh installed the toolchain).

@@ -3,7 +3,8 @@
 #
 # Sourced (scripts/e2e.sh, scripts/test.sh, scripts/install-deps.sh, ...):
 #   numadra_find_go        sets NUMADRA_GO (a go command), NUMADRA_GO_VERSION (go1.26.8) and
-#                          NUMADRA_GO_REJECTED (the Go commands skipped as too old, "PATH (VERSION)")
+#                          NUMADRA_GO_REJECTED (the Go commands skipped: "GO (go1.19.8 < 1.26.0)",
+#                          or "GO ('go env GOVERSION' failed)")
 #                          to the first Go >= the newest `go` line of the checkout's go.mod files,
 #                          looked for in this order: every `go` on PATH, each folder of
 #                          NUMADRA_GO_DIRS (default /usr/local/go/bin), the pinned toolchain in
@@ -11,7 +12,7 @@
 #                          Debian 12's golang-go puts a Go 1.19 at /usr/bin/go.
 #   numadra_use_go NAME    the same, then puts that Go first on PATH and says which it is; when
 #                          there is none it prints why (NAME: ...) and returns 1
-#   numadra_go_describe    "GO (VERSION; skipped as too old: ...)" of the last numadra_find_go
+#   numadra_go_describe    "GO (VERSION; skipped: ...)" of the last numadra_find_go
 #   numadra_go_not_found   why the last numadra_find_go found nothing, and what to do
 #   numadra_install_go_toolchain BOOTSTRAP_GO
 #                          installs the pinned toolchain into the cache (scripts/install-deps.sh)
@@ -146,17 +147,17 @@ numadra_go_not_found() {
   if [ "${#NUMADRA_GO_REJECTED[@]}" -gt 0 ]; then
     local rejected
     rejected="$(printf '%s, ' "${NUMADRA_GO_REJECTED[@]}")"
-    message+="; too old: ${rejected%, }"
+    message+="; skipped: ${rejected%, }"
   fi
   echo "$message. scripts/install-deps.sh installs $NUMADRA_GO_TOOLCHAIN into $(numadra_go_toolchain_dir)"
 }
 
-# What numadra_find_go chose: "GO (VERSION; skipped as too old: ...)".
+# What numadra_find_go chose: "GO (VERSION; skipped: ...)".
 numadra_go_describe() {
   local note=""
   if [ "${#NUMADRA_GO_REJECTED[@]}" -gt 0 ]; then
     note="$(printf '%s, ' "${NUMADRA_GO_REJECTED[@]}")"
-    note="; skipped as too old: ${note%, }"
+    note="; skipped: ${note%, }"
   fi
   echo "$NUMADRA_GO ($NUMADRA_GO_VERSION$note)"
 }

@@ -126,7 +126,7 @@ test_only_an_old_go_is_an_error_that_names_it() {
   message="$(PATH="$tools:$dir/old" NUMADRA_GO_DIRS="" bash "$lib" find 2>&1)" || status=$?
   expect_eq "$status" 1
   expect_contains "$message" "no Go >= $(numadra_go_min_version)"
-  expect_contains "$message" "too old: $dir/old/go ($old < "
+  expect_contains "$message" "skipped: $dir/old/go ($old < "
   expect_contains "$message" "scripts/install-deps.sh installs $NUMADRA_GO_TOOLCHAIN"
   message="$(PATH="$tools" NUMADRA_GO_DIRS="" bash "$lib" find 2>&1)" && return 1
   expect_contains "$message" "looked on PATH and $NUMADRA_GO_CACHE/$NUMADRA_GO_TOOLCHAIN/bin"
