@@ -12,7 +12,12 @@
 #   endif()
 #
 # Sets:
-#   NUMADRA_GO       the go command (cache variable; -DNUMADRA_GO=/path/to/go to choose one)
+#   NUMADRA_GO       the go command. Empty (the default): the first Go >= the newest `go` line of
+#                    the go.mod files on PATH, in /usr/local/go/bin or the toolchain
+#                    scripts/install-deps.sh installs into ~/.cache/numadra/go, chosen by
+#                    scripts/lib/go.sh (the scripts' one finder) at each configure; an older Go
+#                    (Debian 12's /usr/bin/go is 1.19) is skipped. -DNUMADRA_GO=/path/to/go names
+#                    one, which must be new enough.
 #   NUMADRA_HAVE_GO  ON when it was found, OFF otherwise
 #
 # Without Go: with CI=true in the environment configuring fails (CI must never skip the Go
@@ -28,36 +33,69 @@ if(NOT DEFINED NUMADRA_GO_TIERS)
       "the CEL environment judged by upstream's DRA CEL environment (tests/upstream)")
 endif()
 
-find_program(NUMADRA_GO go HINTS /usr/local/go/bin DOC "The go command for the Go test programs")
+set(_numadra_go_finder "${CMAKE_CURRENT_LIST_DIR}/../scripts/lib/go.sh")
+set(_numadra_go_doc
+    "The go command for the Go test programs (empty: scripts/lib/go.sh chooses one at each configure)")
+# A build folder configured before scripts/lib/go.sh holds find_program's answer (perhaps an old
+# Go, or NOTFOUND): choose again.
+get_property(_numadra_go_old_doc CACHE NUMADRA_GO PROPERTY HELPSTRING)
+if(_numadra_go_old_doc STREQUAL "The go command for the Go test programs")
+  unset(NUMADRA_GO CACHE)
+endif()
+set(NUMADRA_GO "" CACHE FILEPATH "${_numadra_go_doc}")
+
+set(_numadra_go_note "")
+if(NUMADRA_GO)
+  execute_process(COMMAND bash "${_numadra_go_finder}" check "${NUMADRA_GO}"
+                  OUTPUT_VARIABLE _numadra_go_version ERROR_VARIABLE _numadra_go_error
+                  RESULT_VARIABLE _numadra_go_result OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT _numadra_go_result EQUAL 0)
+    string(STRIP "${_numadra_go_error}" _numadra_go_error)
+    message(FATAL_ERROR "NUMADRA_GO: ${_numadra_go_error} (-DNUMADRA_GO= lets scripts/lib/go.sh choose)")
+  endif()
+else()
+  execute_process(COMMAND bash "${_numadra_go_finder}" find
+                  OUTPUT_VARIABLE _numadra_go_found ERROR_VARIABLE _numadra_go_error
+                  RESULT_VARIABLE _numadra_go_result OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(_numadra_go_result EQUAL 0)
+    # Lines: the go command, its version, then each Go skipped (too old, or it did not run).
+    string(REPLACE "\n" ";" _numadra_go_found "${_numadra_go_found}")
+    list(POP_FRONT _numadra_go_found _numadra_go_path _numadra_go_version)
+    if(_numadra_go_found)
+      list(JOIN _numadra_go_found ", " _numadra_go_note)
+      string(PREPEND _numadra_go_note "; skipped: ")
+    endif()
+    # A normal variable: the cache entry stays empty, so the next configure chooses again (e.g.
+    # after scripts/install-deps.sh installed the toolchain).
+    set(NUMADRA_GO "${_numadra_go_path}")
+  else()
+    string(STRIP "${_numadra_go_error}" _numadra_go_error)
+  endif()
+endif()
 
 if(NUMADRA_GO)
   set(NUMADRA_HAVE_GO ON)
-  execute_process(COMMAND ${NUMADRA_GO} env GOVERSION
-                  OUTPUT_VARIABLE _numadra_go_version OUTPUT_STRIP_TRAILING_WHITESPACE
-                  RESULT_VARIABLE _numadra_go_result ERROR_QUIET)
-  if(NOT _numadra_go_result EQUAL 0)
-    set(_numadra_go_version "version unknown: 'go env GOVERSION' failed")
-  endif()
-  message(STATUS "Go: ${NUMADRA_GO} (${_numadra_go_version})")
-  unset(_numadra_go_version)
-  unset(_numadra_go_result)
+  message(STATUS "Go: ${NUMADRA_GO} (${_numadra_go_version}${_numadra_go_note})")
 else()
   set(NUMADRA_HAVE_GO OFF)
   string(REPLACE ";" "\n  - " _numadra_go_skipped "${NUMADRA_GO_TIERS}")
   string(TOLOWER "$ENV{CI}" _numadra_ci)
   if(_numadra_ci STREQUAL "true" OR _numadra_ci STREQUAL "1")
     message(FATAL_ERROR
-      "Go is required in CI (CI=$ENV{CI}) and was not found (looked for 'go' on PATH and in "
-      "/usr/local/go/bin; -DNUMADRA_GO=/path/to/go names one). Without it these test tiers "
-      "would be skipped:\n  - ${_numadra_go_skipped}")
+      "Go is required in CI (CI=$ENV{CI}): ${_numadra_go_error} (-DNUMADRA_GO=/path/to/go names "
+      "one). Without it these test tiers would be skipped:\n  - ${_numadra_go_skipped}")
   endif()
   message(WARNING
-    "Go not found (looked for 'go' on PATH and in /usr/local/go/bin; -DNUMADRA_GO=/path/to/go "
-    "names one). These test tiers are SKIPPED in this build:\n  - ${_numadra_go_skipped}\n"
-    "Install Go (see tests/cdi-check/README.md) and re-run cmake to run them.")
+    "Go: ${_numadra_go_error} (-DNUMADRA_GO=/path/to/go names one). These test tiers are "
+    "SKIPPED in this build:\n  - ${_numadra_go_skipped}\n"
+    "Run scripts/install-deps.sh, then configure again, to run them.")
   unset(_numadra_go_skipped)
   unset(_numadra_ci)
 endif()
+foreach(_numadra_go_variable finder doc old_doc note version error result found path)
+  unset(_numadra_go_${_numadra_go_variable})
+endforeach()
+unset(_numadra_go_variable)
 
 # numadra_go_binary(NAME DIR [PACKAGE ./sub]): a target NAME, built by default, that builds the Go
 # main package in DIR (a folder with its own go.mod and go.sum; PACKAGE: a main package below it)

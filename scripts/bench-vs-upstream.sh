@@ -29,9 +29,11 @@ if [ -n "$BEFORE" ] && [ ! -x "$BEFORE" ]; then
   echo "bench-vs-upstream: BEFORE=$BEFORE is not an executable" >&2
   exit 2
 fi
-if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
-  export PATH="$PATH:/usr/local/go/bin"
-fi
+# The Go programs need a Go >= the go.mod's version (scripts/lib/go.sh; cmake/Go.cmake finds the
+# same one): say which, or why there is none.
+# shellcheck source=lib/go.sh
+source scripts/lib/go.sh
+numadra_use_go bench-vs-upstream
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 fi

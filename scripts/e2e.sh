@@ -37,13 +37,11 @@ for arg in "$@"; do
   esac
 done
 
-if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
-  export PATH="$PATH:/usr/local/go/bin"
-fi
-if ! command -v go >/dev/null 2>&1; then
-  echo "e2e.sh: Go is needed to build the control plane (looked on PATH and in /usr/local/go/bin)" >&2
-  exit 1
-fi
+# Go builds the control plane and runs the tests: the first Go >= the go.mod's version on PATH, in
+# /usr/local/go/bin or installed by scripts/install-deps.sh (scripts/lib/go.sh), put first on PATH.
+# shellcheck source=lib/go.sh
+source scripts/lib/go.sh
+numadra_use_go e2e.sh
 
 readonly kube_version=v1.37.2
 module="$source_dir/tests/e2e"

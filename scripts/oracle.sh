@@ -23,9 +23,11 @@ case "${1:-}" in
 esac
 
 BUILD_DIR="${BUILD_DIR:-build}"
-if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
-  export PATH="$PATH:/usr/local/go/bin"
-fi
+# The Go programs need a Go >= the go.mod's version (scripts/lib/go.sh; cmake/Go.cmake finds the
+# same one): say which, or why there is none.
+# shellcheck source=lib/go.sh
+source scripts/lib/go.sh
+numadra_use_go oracle.sh
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 fi
