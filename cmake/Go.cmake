@@ -122,7 +122,9 @@ function(numadra_go_binary name dir)
     endif()
   endforeach()
 
-  file(GLOB_RECURSE sources CONFIGURE_DEPENDS LIST_DIRECTORIES false "${dir}/*.go")
+  # *.go.in: Go source a program embeds (//go:embed) to write elsewhere, e.g. a test file it adds
+  # to a copy of an upstream module; a change to it must rebuild the program like any source.
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS LIST_DIRECTORIES false "${dir}/*.go" "${dir}/*.go.in")
   file(GLOB_RECURSE nested_modules LIST_DIRECTORIES false "${dir}/*/go.mod")
   list(FILTER sources EXCLUDE REGEX "_test\\.go$")
   list(FILTER sources EXCLUDE REGEX "/testdata/")
