@@ -392,11 +392,24 @@ func negativeZero(text string) bool {
 	return strings.TrimLeft(text, "-0") == "" && strings.HasPrefix(text, "-")
 }
 
+// compiledUpstream: in the upstream-tests mode, every expression compiled once (the CRD tables'
+// guard and the judge ask the same compilation); nil (no cache) for the generated expressions,
+// each asked once.
+var compiledUpstream map[string]dracel.CompilationResult
+
 func upstreamCompile(expression string, derived bool) dracel.CompilationResult {
+	key := strconv.FormatBool(derived) + "\x00" + expression
+	if compiled, ok := compiledUpstream[key]; ok {
+		return compiled
+	}
 	compiler := dracel.GetCompiler(dracel.Features{EnableConsumableCapacity: true, EnableListTypeAttributes: true})
 	// A new object is validated with the newest environment, as the API server does.
 	envType := environment.NewExpressions
-	return compiler.CompileCELExpression(expression, dracel.Options{EnvType: &envType, DerivedAttribute: derived})
+	compiled := compiler.CompileCELExpression(expression, dracel.Options{EnvType: &envType, DerivedAttribute: derived})
+	if compiledUpstream != nil {
+		compiledUpstream[key] = compiled
+	}
+	return compiled
 }
 
 func upstreamEvaluate(compiled dracel.CompilationResult, device questionDevice, derived bool) answer {
