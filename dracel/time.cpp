@@ -459,8 +459,9 @@ Result<std::int64_t> fixedOffset(const std::string& zone, std::size_t colon) {
     const std::int64_t nanos =
         wrap(static_cast<std::uint64_t>(offsetMinutes) * std::uint64_t{60'000'000'000});
     // time.Duration.Seconds(): whole seconds plus the fraction, in float64; int() truncates.
-    const double seconds = static_cast<double>(nanos / kNanosPerSecond) +
-                           static_cast<double>(nanos % kNanosPerSecond) / 1e9;
+    const std::int64_t whole = nanos / kNanosPerSecond;
+    const std::int64_t fraction = nanos % kNanosPerSecond;
+    const double seconds = static_cast<double>(whole) + static_cast<double>(fraction) / 1e9;
     return static_cast<std::int64_t>(seconds);
 }
 
