@@ -477,8 +477,7 @@ bool isZeroValue(const Value& value) {
         bool operator()(const TypeValue&) const { return false; }
         bool operator()(const ErrorValue&) const { return false; }
         bool operator()(const std::shared_ptr<const Opaque>& o) const {
-            const auto* host = dynamic_cast<const HostMap*>(o.get());
-            return !o || (host && host->entries().empty());
+            return !o || o->isZeroValue();
         }
     };
     return std::visit(Visitor{}, value.v);

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -15,6 +16,7 @@
 #include <string_view>
 
 #include "host.hpp"
+#include "numadra/cel/go_text.hpp"
 #include "numadra/common/result.hpp"
 
 namespace numadra::dracel::detail {
@@ -47,6 +49,9 @@ class TimestampValue final : public cel::Opaque {
     std::optional<int> order(const cel::Opaque& other) const override {
         return compareNanos(nanos_, static_cast<const TimestampValue&>(other).nanos_);
     }
+    // Go's time.Time.IsZero (cel-go's Timestamp.IsZeroValue): 0001-01-01T00:00:00Z, not the
+    // Unix epoch.
+    bool isZeroValue() const override { return nanos_ == Int128{kMinSeconds} * kNanosPerSecond; }
     Int128 nanos() const { return nanos_; }
     std::int32_t offset() const { return offset_; }
 
@@ -59,6 +64,7 @@ class DurationValue final : public cel::Opaque {
   public:
     explicit DurationValue(Int128 nanos) : nanos_(nanos) {}
     std::string typeName() const override { return "google.protobuf.Duration"; }
+    bool isZeroValue() const override { return nanos_ == 0; }
     bool equals(const cel::Opaque& other) const override {
         return nanos_ == static_cast<const DurationValue&>(other).nanos_;
     }
@@ -334,52 +340,64 @@ std::optional<ZoneRules> parseTzif(const std::string& data) {
     return rules;
 }
 
-// The zone files of the system, read once per name (like the environment's regex cache: an
+// The zone files of the system, read once per path (like the environment's regex cache: an
 // immutable result per key, shared by every evaluation).
-Result<const ZoneRules*> loadZone(const std::string& name) {
+const std::optional<ZoneRules>& zoneFile(const std::string& path) {
     static std::mutex mutex;
     static std::map<std::string, std::optional<ZoneRules>> zones;
-    const bool safe = !name.empty() && name.front() != '/' &&
-                      name.find("..") == std::string::npos &&
-                      name.find_first_not_of(
-                          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                          "0123456789/_+-") == std::string::npos;
-    if (!safe)
-        return Error{"unknown time zone " + name};
     std::lock_guard lock(mutex);
-    auto it = zones.find(name);
+    auto it = zones.find(path);
     if (it == zones.end()) {
         std::optional<ZoneRules> rules;
-        std::ifstream file("/usr/share/zoneinfo/" + name, std::ios::binary);
+        std::ifstream file(path, std::ios::binary);
         if (file) {
             const std::string data((std::istreambuf_iterator<char>(file)),
                                    std::istreambuf_iterator<char>());
             rules = parseTzif(data);
         }
-        it = zones.emplace(name, std::move(rules)).first;
+        it = zones.emplace(path, std::move(rules)).first;
     }
-    if (!it->second)
-        return Error{"unknown time zone " + name};
-    return &*it->second;
+    return it->second;
 }
 
-// Seconds east of UTC at an instant for a zone argument, as cel-go reads it: "+HH:MM"/"-HH:MM"
-// when it has a colon, else an IANA name ("UTC", "Europe/Berlin") from the system's zoneinfo.
-Result<std::int64_t> zoneOffset(const std::string& zone, Int128 instant) {
-    if (zone.empty() || zone == "UTC" || zone == "Z")
-        return std::int64_t{0};
-    int hours = 0, minutes = 0;
-    if (zone.find(':') != std::string::npos) {
-        if (zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && digitsAt(zone, 1, 2, hours) &&
-            zone[3] == ':' && digitsAt(zone, 4, 2, minutes))
-            return (std::int64_t{hours} * 3600 + std::int64_t{minutes} * 60) *
-                   (zone[0] == '-' ? -1 : 1);
-        return Error{"unknown time zone " + zone};
-    }
-    auto rules = loadZone(zone);
+// An IANA name from the system's zoneinfo, as Go's time.LoadLocation looks one up (names with a
+// character no zone name has are refused before the file system is asked).
+Result<const ZoneRules*> loadZone(const std::string& name) {
+    const bool plausible =
+        !name.empty() && name.find_first_not_of(
+                             "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                             "0123456789/_+-") == std::string::npos;
+    if (!plausible)
+        return Error{"unknown time zone " + name};
+    const auto& rules = zoneFile("/usr/share/zoneinfo/" + name);
     if (!rules)
-        return rules.error();
-    const ZoneRules& z = **rules;
+        return Error{"unknown time zone " + name};
+    return &*rules;
+}
+
+// Go's time.Local, as Go's initLocal sets it: $TZ unset is /etc/localtime, $TZ empty is UTC,
+// $TZ=":name" or "name" a zone file (an absolute path, or a name of the system's zoneinfo); UTC
+// when that file is not a zone. nullptr stands for UTC.
+const ZoneRules* localZone() {
+    const char* tz = std::getenv("TZ");
+    if (tz == nullptr) {
+        const auto& rules = zoneFile("/etc/localtime");
+        return rules ? &*rules : nullptr;
+    }
+    std::string name = tz;
+    if (!name.empty() && name.front() == ':')
+        name.erase(0, 1);
+    if (name.empty() || name == "UTC")
+        return nullptr;
+    if (name.front() == '/') {
+        const auto& rules = zoneFile(name);
+        return rules ? &*rules : nullptr;
+    }
+    auto rules = loadZone(name);
+    return rules ? *rules : nullptr;
+}
+
+Result<std::int64_t> offsetInZone(const std::string& zone, const ZoneRules& z, Int128 instant) {
     const auto seconds = static_cast<std::int64_t>(floorDiv(instant, kNanosPerSecond));
     if (z.transitions.empty() || seconds < z.transitions.front())
         return std::int64_t{z.initial};
@@ -389,6 +407,84 @@ Result<std::int64_t> zoneOffset(const std::string& zone, Int128 instant) {
                      " follow a rule this build does not evaluate"};
     const auto after = std::upper_bound(z.transitions.begin(), z.transitions.end(), seconds);
     return std::int64_t{z.offsets[static_cast<std::size_t>(after - z.transitions.begin()) - 1]};
+}
+
+// Go's strconv.Atoi: an optional sign and one or more decimal digits, in int64's range; its
+// errors as Go words them (a range error where the value first overflows, before any later
+// character is read, as ParseUint reports).
+Result<std::int64_t> goAtoi(std::string_view text) {
+    const auto fail = [&](const char* why) {
+        return Error{"strconv.Atoi: parsing " + cel::goQuote(text) + ": " + why};
+    };
+    std::string_view digits = text;
+    const bool negative = !digits.empty() && digits.front() == '-';
+    if (!digits.empty() && (digits.front() == '-' || digits.front() == '+'))
+        digits.remove_prefix(1);
+    if (digits.empty())
+        return fail("invalid syntax");
+    const std::uint64_t limit =
+        negative ? std::uint64_t{1} << 63U : (std::uint64_t{1} << 63U) - 1;  // |int64 min|, max
+    std::uint64_t value = 0;
+    for (const char c : digits) {
+        if (c < '0' || c > '9')
+            return fail("invalid syntax");
+        const auto digit = static_cast<std::uint64_t>(c - '0');
+        if (value > (limit - digit) / 10)
+            return fail("value out of range");
+        value = value * 10 + digit;
+    }
+    return negative ? static_cast<std::int64_t>(std::uint64_t{0} - value)
+                    : static_cast<std::int64_t>(value);
+}
+
+// cel-go's timeZone() for a zone argument with a colon: the hours before the first colon and
+// the minutes after it, each read by strconv.Atoi ("+01:00", "-08:00", "01:00", "1:5" alike);
+// minutes outside [0, 59] are refused; a leading '-' subtracts the minutes. The offset is then
+// computed as cel-go computes it, in Go's wrapping int64 arithmetic:
+// int((time.Duration(hours*60 ± minutes) * time.Minute).Seconds()).
+Result<std::int64_t> fixedOffset(const std::string& zone, std::size_t colon) {
+    auto hours = goAtoi(std::string_view(zone).substr(0, colon));
+    if (!hours)
+        return hours.error();
+    auto minutes = goAtoi(std::string_view(zone).substr(colon + 1));
+    if (!minutes)
+        return minutes.error();
+    if (*minutes < 0 || *minutes > 59)
+        return Error{"timezone offset minutes out of range [0, 59]: " + zone};
+    const auto wrap = [](std::uint64_t bits) { return static_cast<std::int64_t>(bits); };
+    const std::uint64_t hourMinutes = static_cast<std::uint64_t>(*hours) * 60U;
+    const std::int64_t offsetMinutes =
+        wrap(zone.front() == '-' ? hourMinutes - static_cast<std::uint64_t>(*minutes)
+                                 : hourMinutes + static_cast<std::uint64_t>(*minutes));
+    const std::int64_t nanos =
+        wrap(static_cast<std::uint64_t>(offsetMinutes) * std::uint64_t{60'000'000'000});
+    // time.Duration.Seconds(): whole seconds plus the fraction, in float64; int() truncates.
+    const std::int64_t whole = nanos / kNanosPerSecond;
+    const std::int64_t fraction = nanos % kNanosPerSecond;
+    const double seconds = static_cast<double>(whole) + static_cast<double>(fraction) / 1e9;
+    return static_cast<std::int64_t>(seconds);
+}
+
+// Seconds east of UTC at an instant for a zone argument, as cel-go's timeZone() reads it: with
+// a colon, a fixed offset (fixedOffset); without one, a name for Go's time.LoadLocation: "" and
+// "UTC" are UTC, "Local" the process's zone (localZone), a name with ".." or a leading slash is
+// refused, anything else is a file of the system's zoneinfo ("Europe/Berlin", "Etc/GMT+1";
+// "Z" is no zone name).
+Result<std::int64_t> zoneOffset(const std::string& zone, Int128 instant) {
+    if (const std::size_t colon = zone.find(':'); colon != std::string::npos)
+        return fixedOffset(zone, colon);
+    if (zone.empty() || zone == "UTC")
+        return std::int64_t{0};
+    if (zone == "Local") {
+        const ZoneRules* local = localZone();
+        return local ? offsetInZone(zone, *local, instant) : std::int64_t{0};
+    }
+    if (zone.find("..") != std::string::npos || zone.front() == '/' || zone.front() == '\\')
+        return Error{"time: invalid location name"};
+    auto rules = loadZone(zone);
+    if (!rules)
+        return rules.error();
+    return offsetInZone(zone, **rules, instant);
 }
 
 enum class Part {

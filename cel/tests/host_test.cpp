@@ -80,6 +80,7 @@ class Rank : public Opaque {
         const std::int64_t theirs = static_cast<const Rank&>(other).rank_;
         return rank_ < theirs ? -1 : (rank_ > theirs ? 1 : 0);
     }
+    bool isZeroValue() const override { return rank_ == 0; }
 
   private:
     std::int64_t rank_;
@@ -94,6 +95,15 @@ Environment rankEnvironment() {
             std::shared_ptr<const Opaque>(std::make_shared<Rank>(args[0].as<std::int64_t>())));
     };
     return env;
+}
+
+// optional.ofNonZeroValue asks a host type whether a value is its zero (cel-go's traits.Zeroer);
+// a host type that does not say is never zero.
+TEST(HostFunctions, OfNonZeroValueAsksTheHostTypeForItsZero) {
+    EXPECT_EQ(evalWith("optional.ofNonZeroValue(rank(0)).hasValue()", rankEnvironment()), "false");
+    EXPECT_EQ(evalWith("optional.ofNonZeroValue(rank(1)).hasValue()", rankEnvironment()), "true");
+    EXPECT_EQ(evalWith("optional.ofNonZeroValue(version(0)).hasValue()", rankEnvironment()),
+              "true");
 }
 
 TEST(HostFunctions, SortByOrdersKeysOfAHostTypeWithAnOrder) {

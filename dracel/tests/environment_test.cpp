@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -470,8 +471,96 @@ TEST(TimeLibrary, GettersInUtcAndFixedOffsets) {
     EXPECT_EQ(eval("timestamp('2026-07-01T10:00:00Z').getHours('Europe/Berlin')"), "12");
     EXPECT_EQ(eval("timestamp('2026-07-01T10:00:00Z').getHours('America/New_York')"), "6");
     EXPECT_TRUE(failsWith(t + ".getHours('Mars/Olympus_Mons')", "unknown time zone"));
-    EXPECT_TRUE(failsWith(t + ".getHours('../../etc/passwd')", "unknown time zone"));
     EXPECT_EQ(eval("duration('2h30m').getMinutes()"), "150");
+}
+
+// cel-go's timeZone(): with a colon, hours and minutes each read by strconv.Atoi (a sign is
+// optional), minutes in [0, 59], a leading '-' subtracting them.
+TEST(TimeLibrary, FixedOffsetsAsCelGoReadsThem) {
+    const std::string t = "timestamp('2023-01-01T00:00:00Z')";
+    EXPECT_EQ(eval(t + ".getHours('01:00')"), "1");
+    EXPECT_EQ(eval(t + ".getHours('+01:00')"), "1");
+    EXPECT_EQ(eval(t + ".getHours('-08:00')"), "16");
+    EXPECT_EQ(eval(t + ".getMinutes('1:5')"), "5");
+    EXPECT_EQ(eval(t + ".getMinutes('+1:+5')"), "5");
+    EXPECT_EQ(eval(t + ".getHours('-0:30')"), "23");
+    EXPECT_EQ(eval(t + ".getMinutes('-0:30')"), "30");
+    EXPECT_EQ(eval(t + ".getHours('0001:00')"), "1");
+    // Offsets beyond a day, as Go's FixedZone takes them: 100 hours on is 2023-01-05T04:00.
+    EXPECT_EQ(eval(t + ".getDate('100:00')"), "5");
+    EXPECT_EQ(eval(t + ".getHours('100:00')"), "4");
+    // Hours whose offset overflows time.Duration wrap as Go's int64 arithmetic does
+    // (upstream's answers).
+    EXPECT_EQ(eval(t + ".getFullYear('2562048:00')"), "1730");
+    EXPECT_EQ(eval(t + ".getDate('2562048:00')"), "22");
+    EXPECT_EQ(eval(t + ".getHours('2562048:00')"), "0");
+    EXPECT_EQ(eval(t + ".getMinutes('2562048:00')"), "25");
+    EXPECT_EQ(eval(t + ".getSeconds('2562048:00')"), "27");
+}
+
+TEST(TimeLibrary, FixedOffsetErrorsAsCelGoGivesThem) {
+    const std::string t = "timestamp('2023-01-01T00:00:00Z')";
+    EXPECT_TRUE(failsWith(t + ".getHours('01:60')", "timezone offset minutes out of range"));
+    EXPECT_TRUE(failsWith(t + ".getHours('01:-1')", "timezone offset minutes out of range"));
+    EXPECT_TRUE(failsWith(t + ".getHours(':30')", "strconv.Atoi: parsing \"\": invalid syntax"));
+    EXPECT_TRUE(failsWith(t + ".getHours('1:')", "invalid syntax"));
+    EXPECT_TRUE(failsWith(t + ".getHours('+:00')", "invalid syntax"));
+    EXPECT_TRUE(failsWith(t + ".getHours('a:00')", "invalid syntax"));
+    EXPECT_TRUE(failsWith(t + ".getHours('1:2:3')", "parsing \"2:3\": invalid syntax"));
+    EXPECT_TRUE(failsWith(t + ".getHours(' 1:00')", "invalid syntax"));
+    EXPECT_TRUE(failsWith(t + ".getHours('9223372036854775808:00')", "value out of range"));
+    EXPECT_TRUE(failsWith(t + ".getHours('99999999999999999999x:00')", "value out of range"));
+}
+
+// Without a colon, a name as Go's time.LoadLocation reads it.
+TEST(TimeLibrary, ZoneNamesAsGoLoadsThem) {
+    const std::string t = "timestamp('2023-01-01T00:00:00Z')";
+    EXPECT_EQ(eval(t + ".getHours('')"), "0");
+    EXPECT_EQ(eval(t + ".getHours('UTC')"), "0");
+    EXPECT_EQ(eval(t + ".getHours('Etc/GMT-3')"), "3");
+    EXPECT_TRUE(failsWith(t + ".getHours('Z')", "unknown time zone Z"));
+    EXPECT_TRUE(failsWith(t + ".getHours('utc')", "unknown time zone utc"));
+    EXPECT_TRUE(failsWith(t + ".getHours('../../etc/passwd')", "invalid location name"));
+    EXPECT_TRUE(failsWith(t + ".getHours('/etc/localtime')", "invalid location name"));
+}
+
+// "Local" is the process's zone, as Go's initLocal reads $TZ.
+TEST(TimeLibrary, LocalIsTheZoneOfTZ) {
+    const char* saved = std::getenv("TZ");
+    const std::string before = saved ? saved : "";
+    const std::string hours = "timestamp('2023-01-01T00:00:00Z').getHours('Local')";
+    setenv("TZ", "Asia/Tokyo", 1);
+    EXPECT_EQ(eval(hours), "9");
+    setenv("TZ", ":Asia/Kolkata", 1);
+    EXPECT_EQ(eval(hours), "5");
+    setenv("TZ", "/usr/share/zoneinfo/Etc/GMT+2", 1);
+    EXPECT_EQ(eval(hours), "22");
+    setenv("TZ", "", 1);  // empty: UTC
+    EXPECT_EQ(eval(hours), "0");
+    setenv("TZ", "Nowhere/Zone", 1);  // not a zone: UTC
+    EXPECT_EQ(eval(hours), "0");
+    if (saved)
+        setenv("TZ", before.c_str(), 1);
+    else
+        unsetenv("TZ");
+}
+
+// optional.ofNonZeroValue: a zero duration, and the timestamp of Go's zero time.Time
+// (0001-01-01T00:00:00Z, in any offset), are zero values; the Unix epoch is not.
+TEST(TimeLibrary, ZeroTimestampAndDurationAreZeroValues) {
+    EXPECT_EQ(eval("optional.ofNonZeroValue(duration('0s')).hasValue()"), "false");
+    EXPECT_EQ(eval("optional.ofNonZeroValue(duration('-0s')).hasValue()"), "false");
+    EXPECT_EQ(eval("optional.ofNonZeroValue(duration('1ns')).hasValue()"), "true");
+    EXPECT_EQ(eval("optional.ofNonZeroValue(timestamp('0001-01-01T00:00:00Z')).hasValue()"),
+              "false");
+    EXPECT_EQ(eval("optional.ofNonZeroValue(timestamp('0001-01-01T01:00:00+01:00')).hasValue()"),
+              "false");
+    EXPECT_EQ(eval("optional.ofNonZeroValue(timestamp('0001-01-01T00:00:00.000000001Z'))"
+                   ".hasValue()"),
+              "true");
+    EXPECT_EQ(eval("optional.ofNonZeroValue(timestamp(0)).hasValue()"), "true");
+    EXPECT_EQ(eval("optional.ofNonZeroValue(timestamp('1970-01-01T00:00:00Z')).hasValue()"),
+              "true");
 }
 
 TEST(TimeLibrary, PrintsAsCelGoDoes) {

@@ -22,16 +22,21 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"numadra.dev/tests/upstream/internal/oracle"
+	"math"
+	"math/big"
 	"os"
 	"os/exec"
-	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
+
+	"numadra.dev/tests/upstream/internal/oracle"
 
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -289,25 +294,122 @@ func detail(a answer) string {
 	return " (" + strings.ReplaceAll(text, "\n", " ") + ")"
 }
 
+// sameAnswer: the same static cost estimate (a cost on one side only is a difference: both
+// give one exactly when the expression compiled), the same error category, or the same value.
+// A harness error (a question or an answer the harness could not carry) is never the same: a
+// judge that cannot judge fails.
 func sameAnswer(a, b answer) bool {
-	if a.MaxCost != nil && b.MaxCost != nil && *a.MaxCost != *b.MaxCost {
+	if a.InputError != "" || b.InputError != "" {
 		return false
 	}
-	if a.category() == b.category() {
-		return true
+	if (a.MaxCost == nil) != (b.MaxCost == nil) || (a.MaxCost != nil && *a.MaxCost != *b.MaxCost) {
+		return false
 	}
 	if a.Value == nil || b.Value == nil {
-		return false
+		return a.Value == nil && b.Value == nil && a.category() == b.category()
 	}
-	var x, y any
-	return json.Unmarshal(a.Value, &x) == nil && json.Unmarshal(b.Value, &y) == nil && reflect.DeepEqual(x, y)
+	return sameJSONValue(a.Value, b.Value)
 }
 
+// sameJSONValue compares two JSON values exactly: numbers are read as their text
+// (json.Decoder.UseNumber), never through float64, so two int64 or uint64 values above 2^53
+// that differ are different answers.
+func sameJSONValue(a, b json.RawMessage) bool {
+	x, errX := decodeExact(a)
+	y, errY := decodeExact(b)
+	return errX == nil && errY == nil && sameExact(x, y)
+}
+
+func decodeExact(text json.RawMessage) (any, error) {
+	decoder := json.NewDecoder(bytes.NewReader(text))
+	decoder.UseNumber()
+	var value any
+	if err := decoder.Decode(&value); err != nil {
+		return nil, err
+	}
+	if decoder.More() {
+		return nil, fmt.Errorf("trailing data after the JSON value %s", text)
+	}
+	return value, nil
+}
+
+func sameExact(x, y any) bool {
+	switch x := x.(type) {
+	case json.Number:
+		n, ok := y.(json.Number)
+		return ok && sameNumber(string(x), string(n))
+	case map[string]any:
+		m, ok := y.(map[string]any)
+		if !ok || len(m) != len(x) {
+			return false
+		}
+		for key, value := range x {
+			other, found := m[key]
+			if !found || !sameExact(value, other) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		list, ok := y.([]any)
+		if !ok || len(list) != len(x) {
+			return false
+		}
+		for i := range x {
+			if !sameExact(x[i], list[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return x == y // string, bool, nil
+}
+
+var integerText = regexp.MustCompile(`^-?[0-9]+$`)
+
+// sameNumber: two integers (int64 and uint64 alike) are compared as integers of any size; a
+// number written with a fraction or an exponent, or as -0 (Go's encoder writes a double's
+// negative zero so; no integer is written so), is a double, and two doubles are the same answer
+// only when their bits are: -0 and 0 differ (string(), 1.0/x and math.signbit tell them apart),
+// and a NaN would equal a NaN. That is not CEL's `==` (where -0.0 == 0.0 and NaN != NaN): a judge
+// asks whether two engines gave the same value, not whether CEL calls them equal. JSON carries
+// no NaN or infinity (an engine that gives one answers with an input error, judged as such);
+// through the library tables a double reaches the judge as string(x), compared as text. The type
+// of an attribute is the field that holds it ({"int": ...}), so an integer and a double are never
+// compared with each other here.
+func sameNumber(x, y string) bool {
+	if integerText.MatchString(x) && integerText.MatchString(y) && !negativeZero(x) && !negativeZero(y) {
+		a, okA := new(big.Int).SetString(x, 10)
+		b, okB := new(big.Int).SetString(y, 10)
+		return okA && okB && a.Cmp(b) == 0
+	}
+	a, errA := strconv.ParseFloat(x, 64)
+	b, errB := strconv.ParseFloat(y, 64)
+	return errA == nil && errB == nil && math.Float64bits(a) == math.Float64bits(b)
+}
+
+func negativeZero(text string) bool {
+	return strings.TrimLeft(text, "-0") == "" && strings.HasPrefix(text, "-")
+}
+
+// compiledUpstream: in the upstream-tests mode, every expression compiled once (the CRD tables'
+// guard and the judge ask the same compilation); nil (no cache) for the generated expressions,
+// each asked once.
+var compiledUpstream map[string]dracel.CompilationResult
+
 func upstreamCompile(expression string, derived bool) dracel.CompilationResult {
+	key := strconv.FormatBool(derived) + "\x00" + expression
+	if compiled, ok := compiledUpstream[key]; ok {
+		return compiled
+	}
 	compiler := dracel.GetCompiler(dracel.Features{EnableConsumableCapacity: true, EnableListTypeAttributes: true})
 	// A new object is validated with the newest environment, as the API server does.
 	envType := environment.NewExpressions
-	return compiler.CompileCELExpression(expression, dracel.Options{EnvType: &envType, DerivedAttribute: derived})
+	compiled := compiler.CompileCELExpression(expression, dracel.Options{EnvType: &envType, DerivedAttribute: derived})
+	if compiledUpstream != nil {
+		compiledUpstream[key] = compiled
+	}
+	return compiled
 }
 
 func upstreamEvaluate(compiled dracel.CompilationResult, device questionDevice, derived bool) answer {
@@ -331,15 +433,17 @@ func upstreamEvaluate(compiled dracel.CompilationResult, device questionDevice, 
 		if err != nil {
 			return withCost(answer{Error: err.Error()})
 		}
-		text, _ := json.Marshal(value)
+		text, err := json.Marshal(value)
+		if err != nil { // a value JSON does not carry (a NaN): the harness cannot judge it
+			return withCost(answer{InputError: "upstream's value: " + err.Error()})
+		}
 		return withCost(answer{Value: text})
 	}
 	matches, _, err := compiled.DeviceMatches(context.Background(), input)
 	if err != nil {
 		return withCost(answer{Error: err.Error()})
 	}
-	text, _ := json.Marshal(matches)
-	return withCost(answer{Value: text})
+	return withCost(answer{Value: json.RawMessage(strconv.FormatBool(matches))})
 }
 
 // ourEngine is one dracel-eval process, asked line by line.

@@ -29,6 +29,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
@@ -42,6 +43,7 @@ import (
 	"github.com/google/cel-go/common/types"
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	dracel "k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/utils/ptr"
 )
 
@@ -56,6 +58,10 @@ type upstreamCase struct {
 	// Device: the table case's own device (nil: none, or not decodable); asked besides the
 	// corpus's devices.
 	Device *questionDevice
+	// crd: a CRD table's case, with the literals self and oldSelf are bound to (crdtests.go);
+	// expect: what the table expects of the rule ("true" or "error").
+	crd    *crdCase
+	expect string
 }
 
 // upstreamSource is one _test.go file and the rule that finds its expressions.
@@ -97,6 +103,21 @@ var upstreamSources = []upstreamSource{
 	{Module: "github.com/google/cel-go", File: "ext/bindings_test.go",
 		Rule: "`expr` fields that are strings (TestBlockEval builds ASTs, not text)", extract: fieldRule("expr")},
 	{Module: "github.com/google/cel-go", File: "ext/comprehensions_test.go", Rule: "`expr` fields", extract: fieldRule("expr")},
+	{Module: "github.com/google/cel-go", File: "ext/formatting_test.go",
+		Rule: "TestStringFormat's cases as it builds them, `%q.format([formatArgs])` (those with `dynArgs`, " +
+			"variables of their own, or a `locale` are not asked), and `expr` fields",
+		extract: extractFormattingTest},
+	{Module: "k8s.io/apiextensions-apiserver", File: "pkg/apiserver/schema/cel/validation_test.go",
+		Rule: "TestValidationExpressions: `valid` lists and `errors` keys; `self`/`oldSelf` bound to the " +
+			"case's `obj`/`oldObj` as the CEL literal of the value its schema makes (crdtests.go)",
+		extract: extractCRDTests},
+	{Module: "k8s.io/apiextensions-apiserver", File: "pkg/apiserver/schema/cel/celcoststability_test.go",
+		Rule:    "TestCelCostStability and TestCelEstimatedCostStability: `expectCost` keys, bound the same way",
+		extract: extractCRDTests},
+	{Module: "k8s.io/apiextensions-apiserver", File: "pkg/apiserver/schema/cel/compilation_test.go",
+		Rule: "`Rule` and `MessageExpression` fields, and the rule argument of the gen...WithRule schema builders " +
+			"(TestCostEstimation); rules reading self or oldSelf have no data and are not asked",
+		extract: extractCRDCompilationTest},
 }
 
 // goFile is a parsed _test.go file with its file-level string constants.
@@ -105,6 +126,7 @@ type goFile struct {
 	file   *ast.File
 	consts map[string]string
 	label  string
+	path   string
 }
 
 func parseGoFile(path, label string) (*goFile, error) {
@@ -113,7 +135,7 @@ func parseGoFile(path, label string) (*goFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &goFile{fset: fset, file: file, consts: map[string]string{}, label: label}
+	f := &goFile{fset: fset, file: file, consts: map[string]string{}, label: label, path: path}
 	for _, decl := range file.Decls {
 		if gen, ok := decl.(*ast.GenDecl); ok && (gen.Tok == token.CONST || gen.Tok == token.VAR) {
 			for _, spec := range gen.Specs {
@@ -649,7 +671,9 @@ func decodeAttribute(e ast.Expr) (resourceapi.DeviceAttribute, bool) {
 	return attribute, true
 }
 
-// moduleDir: where a module this program is built with lies in the module cache.
+// moduleDir: where a module this program is built with lies in the module cache; a module read
+// only as a source (sources.go: in go.mod, not linked) is fetched with `go mod download` in the
+// module folder, at the version go.mod pins and go.sum checks.
 func moduleDir(modcache, module string) (string, error) {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -663,7 +687,24 @@ func moduleDir(modcache, module string) (string, error) {
 			return filepath.Join(modcache, escapeModulePath(dep.Path)+"@"+dep.Version), nil
 		}
 	}
-	return "", fmt.Errorf("module %s is not a dependency of this program", module)
+	if *goToolFlag == "" || *goModuleFlag == "" {
+		return "", fmt.Errorf("module %s is not linked into this program: --go and --go-module fetch it", module)
+	}
+	return downloadedModuleDir(*goToolFlag, *goModuleFlag, module)
+}
+
+// downloadedModuleDir: `go mod download -json MODULE` in the module folder (GOFLAGS=-mod=readonly:
+// the version go.mod requires, never another).
+func downloadedModuleDir(goTool, folder, module string) (string, error) {
+	cmd := exec.Command(goTool, "mod", "download", "-json", module)
+	cmd.Dir = folder
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly")
+	out, err := cmd.Output()
+	var download struct{ Dir, Error string }
+	if jsonErr := json.Unmarshal(out, &download); jsonErr != nil || download.Dir == "" {
+		return "", fmt.Errorf("go mod download %s in %s: %v %s", module, folder, err, download.Error)
+	}
+	return download.Dir, nil
 }
 
 // escapeModulePath: the module cache's case encoding (an upper-case letter becomes ! and the letter).
@@ -686,6 +727,9 @@ type sourceReport struct {
 	Cases    []upstreamCase
 	Skipped  int
 	Distinct int
+	// NotBound: expressions of a CRD table that read self or oldSelf where the case's data has no
+	// exact literal, by why (not asked).
+	NotBound map[string]int
 }
 
 // extractUpstreamTests reads every source; a missing file or one that yields no expression is
@@ -859,6 +903,17 @@ func buildUpstreamTestCorpus(reports []sourceReport) []*upstreamTestEntry {
 	for i := range reports {
 		distinct := map[string]bool{}
 		for _, c := range reports[i].Cases {
+			if c.crd != nil {
+				bound, why := bindCRD(env, c)
+				if why != "" {
+					if reports[i].NotBound == nil {
+						reports[i].NotBound = map[string]int{}
+					}
+					reports[i].NotBound[whyCategory(why)]++
+					continue
+				}
+				c.Expression = bound
+			}
 			var entry corpusEntry
 			how, refusal := "", ""
 			if c.Kind != "" {
@@ -919,6 +974,8 @@ func judgeOn(ours *ourEngine, entry corpusEntry, on []questionDevice) ([]string,
 
 // runUpstreamTests is the --upstream-tests mode.
 func runUpstreamTests(ours *ourEngine, modcache, expectationsPath string, verbose bool) (int, error) {
+	compiledUpstream = map[string]dracel.CompilationResult{}
+	defer func() { compiledUpstream = nil }()
 	reports, err := extractUpstreamTests(func(module string) (string, error) { return moduleDir(modcache, module) })
 	if err != nil {
 		return 0, err
@@ -1004,6 +1061,9 @@ func runUpstreamTests(ours *ourEngine, modcache, expectationsPath string, verbos
 			fmt.Printf("; %d not constant, not asked", r.Skipped)
 		}
 		fmt.Println()
+		for _, why := range sortedKeys(r.NotBound) {
+			fmt.Printf("      not asked, %3d reading self/oldSelf: %s\n", r.NotBound[why], why)
+		}
 	}
 	howNames := make([]string, 0, len(hows))
 	for how := range hows {
@@ -1020,6 +1080,25 @@ func runUpstreamTests(ours *ourEngine, modcache, expectationsPath string, verbos
 	return unexpected, nil
 }
 
+// whyCategory: the reason without its detail ("self: a format ...: date-time \"x\"" -> "self: a
+// format ..."), so that the report counts by reason.
+func whyCategory(why string) string {
+	parts := strings.SplitN(why, ": ", 3)
+	if len(parts) < 2 {
+		return why
+	}
+	return parts[0] + ": " + parts[1]
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for key := range m {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 // jsonKey: a device's identity for de-duplication.
 func jsonKey(d *questionDevice) (string, error) {
 	text, err := json.Marshal(d)
@@ -1031,6 +1110,8 @@ var (
 		"the module cache (go env GOMODCACHE): ask upstream's own test tables instead of a corpus")
 	upstreamExpectationsFlag = flag.String("upstream-expectations", "",
 		"expressions of upstream's test tables that may differ, with why")
+	goToolFlag   = flag.String("go", "", "the go command, to fetch the modules read only as sources")
+	goModuleFlag = flag.String("go-module", "", "the folder of this program's go.mod (tests/upstream)")
 )
 
 func upstreamTestsMode(evalBinary string, verbose bool) int {

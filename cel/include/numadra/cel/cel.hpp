@@ -60,6 +60,10 @@ class Opaque {
     // of this value against `other` (only called with the same typeName()), or nullopt when the
     // type has no order. sortBy() and the host's list functions order values through it.
     virtual std::optional<int> order(const Opaque& /*other*/) const { return std::nullopt; }
+    // cel-go's traits.Zeroer, for optional.ofNonZeroValue(): true for the zero value of a type
+    // that has one (a zero duration, the timestamp of Go's zero time.Time); a type without one
+    // (an optional, a quantity, a semver) is never zero.
+    virtual bool isZeroValue() const { return false; }
 };
 
 struct Value;
@@ -106,6 +110,7 @@ class HostMap : public Opaque {
     std::string typeName() const override { return "map"; }
     bool equals(const Opaque& other) const override;
     std::string debugString() const override;
+    bool isZeroValue() const override { return entries().empty(); }
 };
 
 // CEL equality (heterogeneous numeric equality: 1 == 1u == 1.0; lists/maps element-wise; NaN is
