@@ -48,7 +48,7 @@ bool Search::candidatesComplete() const {
         }
         auto list = impl_.candidates.find(candidatesKey(deviceClass->second, spec));
         complete =
-            list != impl_.candidates.end() && list->second.scanned == view_.searchOrder.size();
+            list != impl_.candidates.end() && list->second.scanned == view_.scanOrder.size();
     });
     return complete;
 }
