@@ -317,6 +317,9 @@ void Run::allocateTogether(const std::vector<Work*>& group, const std::string& p
         if (auto requests = podRequests(*placement->pod, {}))
             ownDemand = amounts(*requests);
     }
+    // Errors upstream raises for one node only (invalid pools): the node fails, the others are
+    // tried.
+    std::vector<std::pair<std::string, std::string>> nodeErrors;
     for (const Node& node : nodes) {
         if (ownDemand) {
             if (const auto missing = missingOn(node.name, *ownDemand); !missing.empty()) {
@@ -329,6 +332,11 @@ void Run::allocateTogether(const std::vector<Work*>& group, const std::string& p
             report(what, "not allocated: " + outcome.error().message);
             allAllocated_ = false;
             return;
+        }
+        if (outcome->kind == OutcomeKind::FailedOnNode) {
+            nodeErrors.emplace_back(node.name, outcome->explanation);
+            explanations.emplace_back(node.name, outcome->explanation);
+            continue;
         }
         if (outcome->kind == OutcomeKind::Allocated) {
             // A pod the scheduler places is on no node yet: the node must also hold what it
@@ -358,11 +366,20 @@ void Run::allocateTogether(const std::vector<Work*>& group, const std::string& p
         explanations.emplace_back(node.name, outcome->explanation);
     }
     allAllocated_ = false;
+    if (nodes.size() == 1 && nodeErrors.size() == 1) {
+        // The one node's error is the answer, as upstream's allocator returns it for the node.
+        report(what, "not allocated: " + nodeErrors.front().second);
+        return;
+    }
     report(what, "not allocated on " + (nodes.size() == 1
                                             ? "node " + nodes.front().name
                                             : "any of " + std::to_string(nodes.size()) + " nodes"));
-    if (!flags_.explain)
+    if (!flags_.explain) {
+        // Errors are said even unasked: the scheduler surfaces them when every node fails.
+        for (const auto& [node, error] : nodeErrors)
+            err_ << "  node " << node << ": " << error << "\n";
         return;
+    }
     const size_t shown = std::min<size_t>(explanations.size(), 5);
     for (size_t i = 0; i < shown; ++i) {
         err_ << "  node " << explanations[i].first << ":\n";

@@ -1173,10 +1173,15 @@ Result<Outcome> Search::searchFully(bool boundsAllow) {
         case Step::ExceedsMax:
             break;
     }
+    // Upstream's ErrFailedAllocationOnNode: the scheduler fails this node only.
     if (view_.anyInvalid) {
-        for (const PoolView& pool : view_.pools)
-            if (pool.invalid)
-                return Error{"invalid resource pools were encountered: " + pool.problem};
+        for (const PoolView& pool : view_.pools) {
+            if (pool.invalid) {
+                outcome.kind = OutcomeKind::FailedOnNode;
+                outcome.explanation = "invalid resource pools were encountered: " + pool.problem;
+                return outcome;
+            }
+        }
     }
     outcome.kind = OutcomeKind::Unsatisfiable;
     outcome.explanation = explain();
