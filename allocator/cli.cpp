@@ -175,6 +175,9 @@ class Run {
 
   private:
     std::vector<Node> candidateNodes(const std::string& podNode) const;
+    // Why the pod's claims allocated before (their status.allocation.nodeSelector) keep it off
+    // `node`, or "".
+    static std::string pinnedElsewhere(const PodPlacement* placement, const Node& node);
     void allocateTogether(const std::vector<Work*>& group, const std::string& podNode,
                           const std::string& what, PodPlacement* placement = nullptr);
     // The node's allocatable resources do not hold the pod with these allocations: why, else "".
@@ -294,6 +297,20 @@ std::vector<Node> Run::candidateNodes(const std::string& podNode) const {
     return nodes;
 }
 
+std::string Run::pinnedElsewhere(const PodPlacement* placement, const Node& node) {
+    if (placement == nullptr)
+        return "";
+    for (const PodPlacement::Claim& claim : placement->claims) {
+        if (claim.allocated != nullptr && claim.allocated->nodeSelector &&
+            !nodeSelectorMatches(*claim.allocated->nodeSelector, node))
+            return "claim " + claim.claimName +
+                   " is allocated already, and its status.allocation.nodeSelector does not "
+                   "select node " +
+                   node.name + ": the pod can only go where its claims are";
+    }
+    return "";
+}
+
 void Run::report(const std::string& what, const std::string& message) {
     err_ << what << ": " << message << "\n";
 }
@@ -326,6 +343,12 @@ void Run::allocateTogether(const std::vector<Work*>& group, const std::string& p
                 explanations.emplace_back(node.name, describe(missing.front()));
                 continue;
             }
+        }
+        // A claim of the pod allocated before binds the pod to its nodes (the scheduler's
+        // filter: "resourceclaim not available on the node").
+        if (const std::string pinned = pinnedElsewhere(placement, node); !pinned.empty()) {
+            explanations.emplace_back(node.name, pinned);
+            continue;
         }
         auto outcome = allocator_->allocate(node, claims);
         if (!outcome) {

@@ -1005,6 +1005,13 @@ Result<std::optional<Allocation>> decodeStatus(const Reader& object) {
         if (!s)
             return s.error();
     }
+    // Where the claim's devices are: a Pod using it can only go there.
+    if (allocation.has("nodeSelector")) {
+        auto selector = decodeNodeSelector(allocation.field("nodeSelector"));
+        if (!selector)
+            return selector.error();
+        out.nodeSelector = std::move(*selector);
+    }
     return std::optional<Allocation>(std::move(out));
 }
 

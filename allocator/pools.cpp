@@ -173,6 +173,10 @@ namespace numadra::allocator {
 
 using namespace detail;
 
+bool nodeSelectorMatches(const NodeSelector& selector, const Node& node) {
+    return nodeMatches(selector, node);
+}
+
 std::vector<int> Allocator::Impl::slicesConcerning(const Node& node) const {
     const std::vector<int>* named = nullptr;
     if (auto found = slicesByNodeName.find(node.name); found != slicesByNodeName.end())

@@ -84,6 +84,10 @@ class Allocator {
     std::unique_ptr<Impl> impl_;
 };
 
+// Whether a node selector (a slice's, or an allocation's) selects the node, as node affinity
+// matches it: its labels for matchExpressions, metadata.name for matchFields.
+bool nodeSelectorMatches(const NodeSelector& selector, const Node& node);
+
 // The API's 32-device limit on an allocation's results (and on the requests of one claim).
 inline constexpr std::size_t kMaxResults = 32;
 
