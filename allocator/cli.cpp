@@ -3,6 +3,7 @@
 
 #include "numadra/allocator/cli.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <iostream>
 #include <set>
@@ -574,15 +575,17 @@ int Run::execute(std::ostream& out) {
         auto lookup = [this](const DeviceResult& result) { return deviceOf(result); };
         for (size_t k = 0; k < work.referenced.size(); ++k) {
             Work& claim = works[work.referenced[k]];
-            if (!claim.done) {
+            if (!claim.claim.allocation) {
+                // Not allocated yet, or not for an earlier pod that could not be placed: this
+                // pod's scheduling tries it again, as the scheduler does for every pod.
+                if (std::find(group.begin(), group.end(), &claim) != group.end())
+                    continue;  // named twice by the pod
                 claim.done = true;
                 placement.claims.push_back({work.referencedAs[k], claim.claim.name, nullptr,
                                             static_cast<int>(group.size())});
                 group.push_back(&claim);
                 continue;
             }
-            if (!claim.claim.allocation)
-                continue;
             placement.claims.push_back(
                 {work.referencedAs[k], claim.claim.name, &*claim.claim.allocation, -1});
             // A claim whose devices map node resources counts once: it is not shared.
