@@ -156,8 +156,8 @@ bool isQualifiedName(std::string_view s) {
 // v1helper.IsExtendedResourceName: not a native resource (it has a domain, and not
 // kubernetes.io's), and "requests.<name>" is a qualified name.
 bool isExtendedResourceName(std::string_view s) {
-    if (s.find('/') == std::string_view::npos || s.find("kubernetes.io/") != std::string_view::npos ||
-        s.starts_with("requests."))
+    if (s.find('/') == std::string_view::npos ||
+        s.find("kubernetes.io/") != std::string_view::npos || s.starts_with("requests."))
         return false;
     return isQualifiedName("requests." + std::string(s));
 }
@@ -516,21 +516,20 @@ Status checkRequestRange(const Reader& r, const Quantity& capacity, const Quanti
         return at.fieldError("min", "invalid value \"" + range.min.toString() +
                                         "\": min is larger than capacity value: " + cap);
     if (defaultValue < range.min)
-        return at.fieldError("default", "invalid value \"" + defaultValue.toString() +
-                                            "\": default is less than min: " +
-                                            range.min.toString());
+        return at.fieldError("default",
+                             "invalid value \"" + defaultValue.toString() +
+                                 "\": default is less than min: " + range.min.toString());
     if (range.max) {
         if (*range.max < range.min)
             return at.fieldError("max", "invalid value \"" + range.min.toString() +
-                                            "\": min is larger than max: " +
-                                            range.max->toString());
+                                            "\": min is larger than max: " + range.max->toString());
         if (capacity < *range.max)
             return at.fieldError("max", "invalid value \"" + range.max->toString() +
                                             "\": max is larger than capacity value: " + cap);
         if (*range.max < defaultValue)
-            return at.fieldError("default", "invalid value \"" + defaultValue.toString() +
-                                                "\": default is more than max: " +
-                                                range.max->toString());
+            return at.fieldError("default",
+                                 "invalid value \"" + defaultValue.toString() +
+                                     "\": default is more than max: " + range.max->toString());
     }
     const std::vector<std::pair<const char*, const Quantity*>> bounds{
         {"default", &defaultValue},
@@ -551,15 +550,15 @@ Status checkRequestRange(const Reader& r, const Quantity& capacity, const Quanti
         return Status::Ok();
     const Quantity& step = *range.step;
     if (step.sign() <= 0)
-        return at.fieldError("step", "invalid value \"" + step.toString() +
-                                         "\": must be greater than zero");
+        return at.fieldError(
+            "step", "invalid value \"" + step.toString() + "\": must be greater than zero");
     if (auto added = range.min.add(step); added && capacity < *added)
         return at.fieldError("step", "invalid value \"" + step.toString() + "\": one step " +
                                          added->toString() +
                                          " is larger than capacity value: " + cap);
     if (!milli) {
-        const Quantity largest =
-            Quantity::fromInt(std::numeric_limits<std::int64_t>::max(), Quantity::Format::DecimalSI);
+        const Quantity largest = Quantity::fromInt(std::numeric_limits<std::int64_t>::max(),
+                                                   Quantity::Format::DecimalSI);
         for (const auto& [name, q] : bounds) {
             if (q == nullptr)
                 continue;
@@ -577,8 +576,8 @@ Status checkRequestRange(const Reader& r, const Quantity& capacity, const Quanti
         if (value != nullptr && (rangeUnits(*value, milli) - minUnits) % stepUnits != 0)
             return at.fieldError("step", "invalid value \"" + value->toString() +
                                              "\": value is not a multiple of a given step (" +
-                                             step.toString() + ") from (" +
-                                             range.min.toString() + ")");
+                                             step.toString() + ") from (" + range.min.toString() +
+                                             ")");
     }
     return Status::Ok();
 }
@@ -590,8 +589,9 @@ Status checkRequestPolicy(const Reader& r, const Quantity& capacity, const Reque
     if (!policy.validValues.empty()) {
         if (!policy.defaultValue)
             return r.fieldError("default", "required value: required when validValues is defined");
-        const bool listed = std::any_of(policy.validValues.begin(), policy.validValues.end(),
-                                        [&](const Quantity& v) { return v == *policy.defaultValue; });
+        const bool listed =
+            std::any_of(policy.validValues.begin(), policy.validValues.end(),
+                        [&](const Quantity& v) { return v == *policy.defaultValue; });
         if (!listed)
             return r.fieldError("validValues",
                                 "invalid value \"" + policy.defaultValue->toString() +
@@ -859,8 +859,8 @@ Result<Device> decodeDevice(const Reader& r, bool perDeviceNodeSelection) {
         return s.error();
     if (Status s = checkBindingConditions(r, device); !s)
         return s.error();
-    const int selections = (device.nodeName ? 1 : 0) + (device.nodeSelector ? 1 : 0) +
-                           (device.allNodes ? 1 : 0);
+    const int selections =
+        (device.nodeName ? 1 : 0) + (device.nodeSelector ? 1 : 0) + (device.allNodes ? 1 : 0);
     if (perDeviceNodeSelection && selections != 1)
         return r.error(std::string(selections == 0 ? "required value" : "invalid value") +
                        ": exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required "
@@ -978,10 +978,12 @@ Result<Slice> decodeSlice(const Reader& object) {
         });
         if (!entries)
             return entries;
-        const bool named = std::any_of(slice.sharedCounters.begin(), slice.sharedCounters.end(),
-                                       [&](const CounterSet& other) { return other.name == set.name; });
+        const bool named =
+            std::any_of(slice.sharedCounters.begin(), slice.sharedCounters.end(),
+                        [&](const CounterSet& other) { return other.name == set.name; });
         if (named)
-            return item.error("duplicate value \"" + set.name + "\": a counter set is defined once");
+            return item.error("duplicate value \"" + set.name +
+                              "\": a counter set is defined once");
         if (set.counters.empty())
             return item.fieldError("counters", "required value: a counter set has counters");
         if (set.counters.size() > 32)
@@ -1658,7 +1660,8 @@ Result<Claim> decodeClaimSpec(const Reader& spec) {
         return r.error(
             "forbidden: too complex, total cost of derived attribute CEL expressions in the claim "
             "exceeds cost limit (estimated " +
-            std::to_string(derivedCost) + ", limit " + std::to_string(dracel::kMaxEstimatedCost) + ")");
+            std::to_string(derivedCost) + ", limit " + std::to_string(dracel::kMaxEstimatedCost) +
+            ")");
     auto knownRequest = [&](const std::string& name) {
         auto slash = name.find('/');
         const std::string parent = name.substr(0, slash);

@@ -121,13 +121,13 @@ struct PoolView {
     std::string name;
     bool invalid = false;
     bool incomplete = false;
-    std::string problem;          // why invalid/incomplete, for errors and explanations
-    std::vector<int> devices;     // node-visible, search order (slices by name)
+    std::string problem;       // why invalid/incomplete, for errors and explanations
+    std::vector<int> devices;  // node-visible, search order (slices by name)
     // Every device of the node's slices in search order, visible or not: a slice with
     // perDeviceNodeSelection lists devices of other nodes too (`forOtherNode`).
     std::vector<int> listed;
     std::vector<bool> forOtherNode;  // by position in `listed`
-    std::vector<int> allDevices;  // every device of the pool's current generation
+    std::vector<int> allDevices;     // every device of the pool's current generation
     std::map<std::string, const CounterSet*> counterSets;
 };
 

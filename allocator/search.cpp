@@ -724,8 +724,8 @@ bool Search::allocateDevice(ClaimState& state, const Plan& plan, size_t position
             continue;
         if (value.state == ConstraintValue::State::Failed) {
             undoConstraints();
-            failure_ = "claim " + claimName(*state.claim) + ", request " + plan.name +
-                       ": device " + deviceName(device) + ": " + *value.error;
+            failure_ = "claim " + claimName(*state.claim) + ", request " + plan.name + ": device " +
+                       deviceName(device) + ": " + *value.error;
             return false;
         }
         bool ok = value.state == ConstraintValue::State::Present;
