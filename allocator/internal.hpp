@@ -121,9 +121,13 @@ struct PoolView {
     std::string name;
     bool invalid = false;
     bool incomplete = false;
-    std::string problem;          // why invalid/incomplete, for errors and explanations
-    std::vector<int> devices;     // node-visible, search order (slices by name)
-    std::vector<int> allDevices;  // every device of the pool's current generation
+    std::string problem;       // why invalid/incomplete, for errors and explanations
+    std::vector<int> devices;  // node-visible, search order (slices by name)
+    // Every device of the node's slices in search order, visible or not: a slice with
+    // perDeviceNodeSelection lists devices of other nodes too (`forOtherNode`).
+    std::vector<int> listed;
+    std::vector<bool> forOtherNode;  // by position in `listed`
+    std::vector<int> allDevices;     // every device of the pool's current generation
     std::map<std::string, const CounterSet*> counterSets;
 };
 
@@ -132,6 +136,12 @@ using PoolKey = std::pair<std::string, std::string>;  // driver, pool
 struct NodeView {
     std::vector<PoolView> pools;   // search order
     std::vector<int> searchOrder;  // node-visible devices of usable pools, in search order
+    // The devices of usable pools the scan passes, in search order: searchOrder plus those the
+    // node's perDeviceNodeSelection slices list for other nodes, which upstream runs a
+    // request's selectors on before it looks at their node (so a selector failing on one is
+    // its error too). `forOtherNode` marks them, by position.
+    std::vector<int> scanOrder;
+    std::vector<bool> forOtherNode;
     std::map<PoolKey, size_t> poolByKey;
     bool anyInvalid = false;
     bool anyIncomplete = false;

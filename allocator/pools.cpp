@@ -173,6 +173,10 @@ namespace numadra::allocator {
 
 using namespace detail;
 
+bool nodeSelectorMatches(const NodeSelector& selector, const Node& node) {
+    return nodeMatches(selector, node);
+}
+
 std::vector<int> Allocator::Impl::slicesConcerning(const Node& node) const {
     const std::vector<int>* named = nullptr;
     if (auto found = slicesByNodeName.find(node.name); found != slicesByNodeName.end())
@@ -245,15 +249,18 @@ const NodeView& Allocator::Impl::nodeView(const Node& node) {
                 if (!relevant)
                     continue;
                 // As upstream's: any device of a slice for this node, even one that selects
-                // another node, puts the pool among the binding-condition pools.
+                // another node, puts the pool among the binding-condition pools, and its name
+                // counts for the pool's validity.
                 bindingConditions = bindingConditions || slice.devices[d].hasBindingConditions;
-                if (!deviceVisibleOn(slice, slice.devices[d], node))
-                    continue;
                 if (!nameMarks.mark(devices[static_cast<size_t>(info)].id) && !pool.invalid) {
                     pool.invalid = true;
                     pool.problem = "device " + slice.devices[d].name + " is listed twice";
                 }
-                pool.devices.push_back(info);
+                const bool visible = deviceVisibleOn(slice, slice.devices[d], node);
+                pool.listed.push_back(info);
+                pool.forOtherNode.push_back(!visible);
+                if (visible)
+                    pool.devices.push_back(info);
             }
         }
         if (!pool.problem.empty() && pool.invalid)
@@ -268,9 +275,13 @@ const NodeView& Allocator::Impl::nodeView(const Node& node) {
         view.anyInvalid = view.anyInvalid || pool.invalid;
         view.anyIncomplete = view.anyIncomplete || pool.incomplete;
         view.poolByKey[{pool.driver, pool.name}] = view.pools.size();
-        if (!pool.invalid && !pool.incomplete)
+        if (!pool.invalid && !pool.incomplete) {
             view.searchOrder.insert(view.searchOrder.end(), pool.devices.begin(),
                                     pool.devices.end());
+            view.scanOrder.insert(view.scanOrder.end(), pool.listed.begin(), pool.listed.end());
+            view.forOtherNode.insert(view.forOtherNode.end(), pool.forOtherNode.begin(),
+                                     pool.forOtherNode.end());
+        }
         view.pools.push_back(std::move(pool));
     }
     return nodes.emplace(node.name, std::move(view)).first->second;

@@ -47,8 +47,7 @@ bool Search::candidatesComplete() const {
             return;
         }
         auto list = impl_.candidates.find(candidatesKey(deviceClass->second, spec));
-        complete =
-            list != impl_.candidates.end() && list->second.scanned == view_.searchOrder.size();
+        complete = list != impl_.candidates.end() && list->second.scanned == view_.scanOrder.size();
     });
     return complete;
 }

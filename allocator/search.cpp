@@ -48,6 +48,11 @@ std::string shareUuid(const std::string& seed) {
     return text;
 }
 
+bool anyNegativeCapacity(const Device& device) {
+    return std::any_of(device.capacity.begin(), device.capacity.end(),
+                       [](const auto& entry) { return entry.second.value.sign() < 0; });
+}
+
 bool tolerates(const Toleration& toleration, const Taint& taint) {
     if (!toleration.effect.empty() && toleration.effect != taint.effect)
         return false;
@@ -151,11 +156,16 @@ CandidateList& Search::candidatesFor(const DeviceClass& deviceClass,
 
 bool Search::reachCandidate(CandidateList& list, const std::vector<ExpressionCache*>& selectors,
                             size_t position) {
-    const std::vector<int>& order = view_.searchOrder;
+    const std::vector<int>& order = view_.scanOrder;
     while (list.devices.size() <= position && list.scanned < order.size()) {
-        const int device = order[list.scanned++];
-        if (selectable(selectors, device) != Verdict::False)
-            list.devices.push_back(device);
+        const size_t at = list.scanned++;
+        const int device = order[at];
+        const Verdict verdict = selectable(selectors, device);
+        // A device of another node is a candidate only to raise its selector's error where
+        // upstream raises it (its selectors run before its node is looked at).
+        if (verdict == Verdict::False || (view_.forOtherNode[at] && verdict != Verdict::Failed))
+            continue;
+        list.devices.push_back(device);
     }
     return position < list.devices.size();
 }
@@ -331,9 +341,16 @@ Result<Plan> Search::buildPlan(const Claim& claim, const std::string& parent,
     } else {
         return Error{where + "unsupported count mode " + spec.allocationMode};
     }
-    for (int device : plan.candidates)
-        if (selectable(plan.selectors, device) == Verdict::Failed)
+    // A candidate the search may stop at with an error (its selectors, or a capacity amount
+    // that cannot be computed) turns the counting bounds off: they must not cut the branch
+    // where upstream raises it.
+    for (int device : plan.candidates) {
+        const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
+        if (selectable(plan.selectors, device) == Verdict::Failed ||
+            ((!spec.capacityRequests.empty() || anyNegativeCapacity(*info.device)) &&
+             fitCapacity(*info.device, info.slice->driver, spec.capacityRequests, nullptr).error))
             plan.anyFailure = true;
+    }
     fillConstraintValues(state, plan);
     return plan;
 }
@@ -608,6 +625,43 @@ bool Search::nodeOperationsSupported(const Slice& slice) const {
                      kOptionalNodeOperationsFeature) != node_.declaredFeatures.end();
 }
 
+namespace {
+
+// "claim C, request R" as upstream names them (a subrequest by its own name, not "req/sub").
+std::string requestLabel(const Claim& claim, const Plan& plan) {
+    return "claim " + claimName(claim) + ", request " + plan.name.substr(plan.name.find('/') + 1);
+}
+
+}  // namespace
+
+std::optional<CapacityFit> Search::capacityFit(const DeviceInfo& info, const Plan& plan) const {
+    const Device& dev = *info.device;
+    const bool multi = dev.allowMultipleAllocations;
+    // A dedicated device without capacity requests takes its whole capacity, which always fits
+    // (the API refuses a requestPolicy on it); only a negative value is upstream's error.
+    if (!multi && plan.spec->capacityRequests.empty() && !anyNegativeCapacity(dev))
+        return std::nullopt;
+    std::map<std::string, Quantity> used;
+    if (multi) {
+        if (auto committed = impl_.committed.sharedCapacity.find(info.id);
+            committed != impl_.committed.sharedCapacity.end())
+            used = committed->second;
+        if (auto flying = sharedInFlight_.find(info.id); flying != sharedInFlight_.end())
+            for (const auto& [name, amount] : flying->second.amounts)
+                used[name] = used[name].add(amount).value_or(used[name]);
+    }
+    return fitCapacity(dev, info.slice->driver, plan.spec->capacityRequests,
+                       multi ? &used : nullptr);
+}
+
+// Upstream's checks of one candidate in upstream's order, so that an error (a capacity that
+// cannot be computed, a derived attribute that fails at run time) is raised exactly where the
+// scheduler raises it, and never for a device it leaves out first:
+//   in use; capacity (a device the search picks: upstream's scan checks it before
+//   allocateDevice); node operations; compatibility groups; counters; taints; the constraints
+//   in order, each evaluating its derived attribute on the device only when it gets there;
+//   capacity (a device an "All" request must take: upstream checks it after the constraints,
+//   so a broken constraint is an error even when the capacity is taken).
 bool Search::allocateDevice(ClaimState& state, const Plan& plan, size_t position, int device,
                             bool must) {
     const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
@@ -615,6 +669,16 @@ bool Search::allocateDevice(ClaimState& state, const Plan& plan, size_t position
     const bool multi = dev.allowMultipleAllocations;
     if (inUse(state, plan, device))
         return false;
+    std::optional<CapacityFit> fit;
+    if (!must) {
+        fit = capacityFit(info, plan);
+        if (fit && !fit->fits) {
+            if (fit->error)
+                failure_ = requestLabel(*state.claim, plan) + ": checking capacity for device " +
+                           deviceName(device) + ": " + *fit->error;
+            return false;
+        }
+    }
 
     Placement placement;
     placement.device = device;
@@ -622,8 +686,6 @@ bool Search::allocateDevice(ClaimState& state, const Plan& plan, size_t position
     DeviceResult result;  // named at the end: most tries fail before
 
     if (!nodeOperationsSupported(*info.slice))
-        return false;
-    if (!taintsTolerated(dev, plan.spec->tolerations))
         return false;
     // Counters: a shared device pays its static counters once; request-driven ones per share.
     std::vector<std::pair<std::string, GroupIntersection>> groups;
@@ -649,11 +711,23 @@ bool Search::allocateDevice(ClaimState& state, const Plan& plan, size_t position
         for (auto& [capacityKey, amount] : requestDriven)
             result.consumedCapacity[capacityKey] = amount;
     }
+    if (!taintsTolerated(dev, plan.spec->tolerations))
+        return false;
+    auto undoConstraints = [&] {
+        for (int pushed : placement.constraintsPushed)
+            state.constraints[static_cast<size_t>(pushed)].recorded.pop_back();
+    };
     for (size_t c = 0; c < state.constraints.size(); ++c) {
         ConstraintState& constraint = state.constraints[c];
         const ConstraintValue& value = plan.constraintValues[c][position];
         if (value.state == ConstraintValue::State::NotApplicable)
             continue;
+        if (value.state == ConstraintValue::State::Failed) {
+            undoConstraints();
+            failure_ = "claim " + claimName(*state.claim) + ", request " + plan.name + ": device " +
+                       deviceName(device) + ": " + *value.error;
+            return false;
+        }
         bool ok = value.state == ConstraintValue::State::Present;
         if (ok && constraint.match) {
             if (constraint.recorded.empty()) {
@@ -671,47 +745,27 @@ bool Search::allocateDevice(ClaimState& state, const Plan& plan, size_t position
                 constraint.recorded.push_back(*value.values);
         }
         if (!ok) {
-            for (int pushed : placement.constraintsPushed)
-                state.constraints[static_cast<size_t>(pushed)].recorded.pop_back();
+            undoConstraints();
             if (must)
-                // Upstream names the subrequest alone ("sub", not "req/sub").
-                failure_ = "claim " + claimName(*state.claim) + ", request " +
-                           plan.name.substr(plan.name.find('/') + 1) + ": cannot add device " +
+                failure_ = requestLabel(*state.claim, plan) + ": cannot add device " +
                            deviceName(device) +
                            " because a claim constraint would not be satisfied";
             return false;
         }
         placement.constraintsPushed.push_back(static_cast<int>(c));
     }
-    // Capacity after the constraints, in upstream's order: for a device that must be
-    // allocated ("All"), a constraint it breaks is an error even when its capacity is taken.
-    // A dedicated device is checked against its whole capacity, a shared one against what its
-    // other shares leave.
-    if (multi || !plan.spec->capacityRequests.empty()) {
-        std::map<std::string, Quantity> used;
-        if (multi) {
-            if (auto committed = impl_.committed.sharedCapacity.find(info.id);
-                committed != impl_.committed.sharedCapacity.end())
-                used = committed->second;
-            if (auto flying = sharedInFlight_.find(info.id); flying != sharedInFlight_.end())
-                for (const auto& [name, amount] : flying->second.amounts)
-                    used[name] = used[name].add(amount).value_or(used[name]);
-        }
-        CapacityFit fit = fitCapacity(dev, info.slice->driver, plan.spec->capacityRequests,
-                                      multi ? &used : nullptr);
-        if (!fit.fits) {
-            for (int pushed : placement.constraintsPushed)
-                state.constraints[static_cast<size_t>(pushed)].recorded.pop_back();
-            if (fit.error)
-                failure_ = "claim " + claimName(*state.claim) + ", request " +
-                           plan.name.substr(plan.name.find('/') + 1) +
-                           ": rechecking capacity for device " + deviceName(device) + ": " +
-                           *fit.error;
+    if (must) {
+        fit = capacityFit(info, plan);
+        if (fit && !fit->fits) {
+            undoConstraints();
+            if (fit->error)
+                failure_ = requestLabel(*state.claim, plan) + ": rechecking capacity for device " +
+                           deviceName(device) + ": " + *fit->error;
             return false;
         }
-        if (multi)
-            placement.sharedCapacity = std::move(fit.consumed);
     }
+    if (fit && multi)
+        placement.sharedCapacity = std::move(fit->consumed);
 
     if (!multi) {
         placement.inFlight = true;
@@ -977,10 +1031,6 @@ Step Search::scanCandidates(size_t claim, size_t request, size_t slot, size_t cu
             continue;
         if (verdict == Verdict::Failed)
             return fail(selectorFailure(*state.claim, plan, device));
-        for (const auto& values : plan.constraintValues)
-            if (!values.empty() && values[position].state == ConstraintValue::State::Failed)
-                return fail("claim " + claimName(*state.claim) + ", request " + plan.name +
-                            ": device " + deviceName(device) + ": " + *values[position].error);
         if (quick_ && ++tries_ > tryLimit_)
             return Step::GaveUp;
         if (!allocateDevice(state, plan, position, device, false)) {
@@ -1123,10 +1173,15 @@ Result<Outcome> Search::searchFully(bool boundsAllow) {
         case Step::ExceedsMax:
             break;
     }
+    // Upstream's ErrFailedAllocationOnNode: the scheduler fails this node only.
     if (view_.anyInvalid) {
-        for (const PoolView& pool : view_.pools)
-            if (pool.invalid)
-                return Error{"invalid resource pools were encountered: " + pool.problem};
+        for (const PoolView& pool : view_.pools) {
+            if (pool.invalid) {
+                outcome.kind = OutcomeKind::FailedOnNode;
+                outcome.explanation = "invalid resource pools were encountered: " + pool.problem;
+                return outcome;
+            }
+        }
     }
     outcome.kind = OutcomeKind::Unsatisfiable;
     outcome.explanation = explain();

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <span>
 
+#include "capacity.hpp"
 #include "internal.hpp"
 
 namespace numadra::allocator::detail {
@@ -163,6 +164,9 @@ class Search {
     Step tryFirstAvailable(size_t claim, size_t request);
     Step scanCandidates(size_t claim, size_t request, size_t slot, size_t cursor);
     bool inUse(const ClaimState& state, const Plan& plan, int device) const;
+    // Upstream's CmpRequestOverCapacity for the device and the request (nullopt: nothing to
+    // check).
+    std::optional<CapacityFit> capacityFit(const DeviceInfo& info, const Plan& plan) const;
     // allocateDevice upstream: commits one candidate for the plan or leaves no trace.
     bool allocateDevice(ClaimState& state, const Plan& plan, size_t position, int device,
                         bool must);

@@ -52,6 +52,8 @@ const char* kindName(na::OutcomeKind kind) {
             return "Unsatisfiable";
         case na::OutcomeKind::GaveUp:
             return "GaveUp";
+        case na::OutcomeKind::FailedOnNode:
+            return "FailedOnNode";
     }
     return "?";
 }

@@ -65,6 +65,8 @@ const char* kindName(na::OutcomeKind kind) {
             return "unsatisfiable";
         case na::OutcomeKind::GaveUp:
             return "gave up";
+        case na::OutcomeKind::FailedOnNode:
+            return "failed on the node";
     }
     return "?";
 }

@@ -142,13 +142,14 @@ TEST(AllocatorPools, CompleteOldGenerationOnThisNodeIsStillUsed) {
     EXPECT_EQ(outcome.kind, OutcomeKind::Allocated);
 }
 
-TEST(AllocatorPools, DuplicateDeviceIsAnInvalidPoolError) {
+// Upstream's ErrFailedAllocationOnNode: not an error for the pod, a failure of this node.
+TEST(AllocatorPools, DuplicateDeviceFailsTheNodeWithTheInvalidPoolError) {
     auto allocator = Allocator::create({slice("a", "pool", {device("d")}, "driver-a", 1, 2),
                                         slice("b", "pool", {device("d")}, "driver-a", 1, 2)},
                                        {deviceClass()});
-    auto outcome = allocator.allocate(kNode, std::vector<Claim>{claim({exactly("req-0", 3)})});
-    ASSERT_FALSE(outcome.ok());
-    EXPECT_NE(outcome.error().message.find("invalid resource pools"), std::string::npos);
+    Outcome outcome = allocateOk(allocator, {claim({exactly("req-0", 3)})});
+    EXPECT_EQ(outcome.kind, OutcomeKind::FailedOnNode);
+    EXPECT_NE(outcome.explanation.find("invalid resource pools"), std::string::npos);
 }
 
 TEST(AllocatorState, CommittedDevicesAreNotAllocatedAgain) {

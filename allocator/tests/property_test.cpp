@@ -1412,6 +1412,8 @@ std::string dumpModel(const Model& m, const Committed* committed = nullptr) {
     return out.str();
 }
 
+std::string outcomeName(const Result<Outcome>& r);
+
 std::string dumpOutcome(const Result<Outcome>& result, bool withSteps = true) {
     std::ostringstream out;
     if (!result) {
@@ -1419,9 +1421,7 @@ std::string dumpOutcome(const Result<Outcome>& result, bool withSteps = true) {
         return out.str();
     }
     const Outcome& o = *result;
-    out << (o.kind == OutcomeKind::Allocated
-                ? "Allocated"
-                : (o.kind == OutcomeKind::Unsatisfiable ? "Unsatisfiable" : "GaveUp"));
+    out << outcomeName(result);
     if (withSteps)
         out << " (steps " << o.searchSteps << ")";
     out << "\n";
@@ -1676,6 +1676,8 @@ std::string outcomeName(const Result<Outcome>& r) {
             return "Unsatisfiable";
         case OutcomeKind::GaveUp:
             return "GaveUp";
+        case OutcomeKind::FailedOnNode:
+            return "FailedOnNode";
     }
     return "?";
 }

@@ -39,12 +39,17 @@ enum class OutcomeKind {
     Allocated,      // allocations holds one Allocation per claim, in order
     Unsatisfiable,  // the claims do not fit on this node; explanation says why
     GaveUp,         // the time budget ran out before the search finished
+    // An error upstream's allocator raises for this node alone (ErrFailedAllocationOnNode:
+    // nothing fits and the node has an invalid pool): the scheduler fails the node and goes on
+    // with the others; explanation holds the error.
+    FailedOnNode,
 };
 
 struct Outcome {
     OutcomeKind kind = OutcomeKind::Unsatisfiable;
     std::vector<Allocation> allocations;
-    // For Unsatisfiable and GaveUp: which request failed and why, one finding per line.
+    // For Unsatisfiable and GaveUp: which request failed and why, one finding per line; for
+    // FailedOnNode, the error.
     std::string explanation;
     std::uint64_t searchSteps = 0;  // calls of the recursive search (upstream's allocateOne)
 };
@@ -59,7 +64,8 @@ class Allocator {
 
     // Allocates the claims (one pod's unallocated claims) together on `node`. An Error is what
     // the scheduler treats as fatal for the pod: an unknown class, a CEL compile or runtime
-    // error, a claim over the 32-device limit, a constraint broken by an "All" request, ...
+    // error, a claim over the 32-device limit, a constraint broken by an "All" request, ...;
+    // an error for this node only (an invalid pool) is the outcome FailedOnNode.
     Result<Outcome> allocate(const Node& node, std::span<const Claim> claims);
 
     // Records an allocation (an answer of allocate() or a claim's existing status.allocation):
@@ -77,6 +83,10 @@ class Allocator {
     explicit Allocator(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;
 };
+
+// Whether a node selector (a slice's, or an allocation's) selects the node, as node affinity
+// matches it: its labels for matchExpressions, metadata.name for matchFields.
+bool nodeSelectorMatches(const NodeSelector& selector, const Node& node);
 
 // The API's 32-device limit on an allocation's results (and on the requests of one claim).
 inline constexpr std::size_t kMaxResults = 32;
