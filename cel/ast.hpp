@@ -126,6 +126,9 @@ Builtin lookupBuiltin(std::string_view name);
 
 // Names that evaluate to a type when no variable has them: int, uint, ..., optional_type.
 bool isTypeName(std::string_view name);
+// Dotted names that evaluate to a type: google.protobuf.Timestamp and google.protobuf.Duration,
+// the types of timestamp() and duration() values (`type(t) == google.protobuf.Timestamp`).
+bool isQualifiedTypeName(std::string_view name);
 
 // Compile-time checks against declarations (see Declarations in cel.hpp). With declarations the
 // resolution of qualified names is decided here, so the tree is adjusted: a Select or call above

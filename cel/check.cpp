@@ -18,6 +18,10 @@ bool isTypeName(std::string_view name) {
            name == "null_type" || name == "type" || name == "optional_type";
 }
 
+bool isQualifiedTypeName(std::string_view name) {
+    return name == "google.protobuf.Timestamp" || name == "google.protobuf.Duration";
+}
+
 namespace {
 
 // Comprehension and cel.bind variables in scope, innermost first.
@@ -235,6 +239,10 @@ class Checker {
         }
         const bool local = !root->absolute && isLocal(locals, root->name);
         for (std::size_t i = 0; i < chain.size() && !local; ++i) {
+            if (isQualifiedTypeName(chain[i]->qualified)) {
+                unqualify(chain, i);
+                return nullptr;
+            }
             if (const Fields* variable = declared(chain[i]->qualified)) {
                 if (i > 0)
                     checkField(*chain[i - 1], variable);

@@ -351,6 +351,8 @@ class Evaluator {
         if (!node.qualified.empty() && !isLocal(node, scope))
             if (const Value* bound = activation_.find(node.qualified))
                 return *bound;
+        if (!node.qualified.empty() && !isLocal(node, scope) && isQualifiedTypeName(node.qualified))
+            return Value::type(node.qualified);
         Value operand = eval(*node.children[0], scope);
         if (const auto* map = std::get_if<std::shared_ptr<const Map>>(&operand.v)) {
             // The common case, kept free of allocations: a field of a plain map.

@@ -27,6 +27,7 @@ enum class Tok {
     String,
     Bytes,
     Ident,
+    EscapedIdent,  // `a-b`: a field name in backticks, `value` without them
     True,
     False,
     Null,
@@ -198,6 +199,8 @@ class Lexer {
         }
         if (c == '"' || c == '\'')
             return string(token, false, false);
+        if (c == '`')
+            return escapedIdent(token);
         struct Punct {
             std::string_view text;
             Tok kind;
@@ -226,6 +229,23 @@ class Lexer {
                (static_cast<unsigned char>(src_[pos_ + len]) & 0xC0) == 0x80)
             ++len;
         return error("unexpected character '" + std::string(src_.substr(pos_, len)) + "'");
+    }
+
+    // cel-go's ESC_IDENTIFIER (on by default in its parser): a field name that is not an
+    // identifier, in backticks: letters, digits, '_', '.', '-', '/' and ' '.
+    std::optional<LexError> escapedIdent(Token& token) {
+        std::size_t end = pos_ + 1;
+        while (end < src_.size() && (isIdentChar(src_[end]) || src_[end] == '.' ||
+                                     src_[end] == '-' || src_[end] == '/' || src_[end] == ' '))
+            ++end;
+        if (end == pos_ + 1 || end >= src_.size() || src_[end] != '`')
+            return error(
+                "invalid escaped field name: a backtick-quoted name holds letters, "
+                "digits, '_', '.', '-', '/' and ' ' and ends with a backtick");
+        token.kind = Tok::EscapedIdent;
+        token.value = std::string(src_.substr(pos_ + 1, end - pos_ - 1));
+        advance(end + 1 - pos_);
+        return std::nullopt;
     }
 
     std::optional<LexError> number(Token& token) {
@@ -663,10 +683,11 @@ class Parser {
                 take();
                 const bool optional = accept(Tok::Question);
                 const Token name = peekTok();
-                if (name.kind != Tok::Ident)
+                const bool escaped = name.kind == Tok::EscapedIdent;
+                if (name.kind != Tok::Ident && !escaped)
                     return fail(name, "expected a field name after '.', found " + describe(name));
                 take();
-                if (!optional && peekTok().kind == Tok::LParen) {
+                if (!optional && !escaped && peekTok().kind == Tok::LParen) {
                     take();
                     operand = call(name, std::move(operand));
                     continue;
@@ -675,7 +696,7 @@ class Parser {
                 node->name = name.value;
                 node->fieldKey = name.value;
                 node->optional = optional;
-                if (!optional)  // `a.?b` is not a qualified name
+                if (!optional && !escaped)  // `a.?b` and a.`b-c` are not qualified names
                     qualify(*node, *operand);
                 if (!attach(*node, std::move(operand), name))
                     return nullptr;

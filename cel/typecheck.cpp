@@ -126,6 +126,14 @@ void TypeEnvironment::addField(const std::string& object, const std::string& fie
     fields_[object][field] = std::move(type);
 }
 
+void TypeEnvironment::addVariable(const std::string& name, TypePtr type) {
+    variables_[name] = std::move(type);
+}
+
+void TypeEnvironment::addOverload(const std::string& function, OverloadDeclaration overload) {
+    functions_[function].push_back(std::move(overload));
+}
+
 void TypeEnvironment::addSize(const std::string& path, DeclaredSize size) {
     sizes_[path] = std::move(size);
 }
@@ -600,6 +608,8 @@ class TypeChecker {
             {"type", typeType(makeType(TypeKind::Type))},
             {"uint", typeType(makeType(TypeKind::Uint))},
             {"optional_type", typeType(optionalType(makeType(TypeKind::Dyn)))},
+            {"google.protobuf.Timestamp", typeType(makeType(TypeKind::Timestamp))},
+            {"google.protobuf.Duration", typeType(makeType(TypeKind::Duration))},
         };
         const auto it = names.find(name);
         return it == names.end() ? nullptr : it->second;
@@ -619,6 +629,25 @@ class TypeChecker {
     }
 
     void checkSelect(CheckedExpr& expr, const Scope* scope) {
+        // Before the operand, the whole chain a.b.c as one name (cel-go's checkSelect): a
+        // variable declared with a dotted name, or a type name such as google.protobuf.Timestamp.
+        // Outermost first, so the longest declared name wins.
+        if (!expr.testOnly) {
+            if (auto name = qualifiedName(expr)) {
+                TypePtr type;
+                if (const TypePtr* variable = environment_.variable(*name))
+                    type = *variable;
+                else
+                    type = typeIdent(*name);
+                if (type) {
+                    expr.kind = CheckedKind::Ident;
+                    expr.name = std::move(*name);
+                    expr.args.clear();
+                    setType(expr, std::move(type));
+                    return;
+                }
+            }
+        }
         TypePtr result = selectField(expr, *expr.args[0], expr.name, false, scope);
         if (expr.testOnly)
             result = makeType(TypeKind::Bool);

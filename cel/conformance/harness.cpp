@@ -1,5 +1,6 @@
 #include "harness.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -10,16 +11,13 @@
 #include <sstream>
 #include <type_traits>
 
+#include "numadra/dracel/device.hpp"
+#include "numadra/dracel/environment.hpp"
+
 namespace numadra::cel::conformance {
 namespace {
 
 using nlohmann::json;
-
-constexpr std::string_view kUnsupported = "unsupported: ";
-
-Error unsupported(const std::string& reason) {
-    return Error{std::string(kUnsupported) + reason};
-}
 
 template <class Int>
 Result<Int> parseInteger(const json& j, std::string_view what) {
@@ -149,6 +147,11 @@ std::vector<Token> tokenize(std::string_view s) {
         } else if (c == '"' || c == '\'') {
             i = skipQuoted(s, i, false);
             tokens.push_back({Token::Literal, "\"\""});
+        } else if (c == '`') {
+            // A backtick-quoted field name: one token, its dots and dashes are not syntax.
+            const std::size_t close = s.find('`', i + 1);
+            i = close == std::string_view::npos ? s.size() : close + 1;
+            tokens.push_back({Token::Literal, "``"});
         } else if (isIdentStart(c)) {
             std::size_t end = i;
             while (end < s.size() && isIdentChar(s[end])) {
@@ -209,47 +212,49 @@ std::vector<Token> tokenize(std::string_view s) {
     return tokens;
 }
 
-// Extension libraries reached through a namespace (`math.greatest(...)`).
-const std::set<std::string, std::less<>>& extensionNamespaces() {
-    static const std::set<std::string, std::less<>> names = {"strings", "math",  "sets", "base64",
-                                                             "lists",   "proto", "ext"};
+// Message and enum names of the conformance protos (cel.expr.conformance.proto2/proto3).
+const std::set<std::string, std::less<>>& messageNames() {
+    static const std::set<std::string, std::less<>> names = {"TestAllTypes", "NestedTestAllTypes",
+                                                             "TestRequired"};
     return names;
 }
 
-// Member functions of CEL extension libraries outside the interpreter's required subset; a test
-// using one runs only when the interpreter was found to implement it (see extensionProbes). The
-// strings extension functions the subset requires (indexOf, lowerAscii, upperAscii, replace,
-// split, substring, join, trim) are deliberately absent: their tests always run.
-const std::set<std::string, std::less<>>& optionalMemberFunctions() {
-    static const std::set<std::string, std::less<>> names = {
-        "charAt", "lastIndexOf", "reverse", "slice", "flatten", "sort", "sortBy", "distinct"};
+const std::set<std::string, std::less<>>& enumNames() {
+    static const std::set<std::string, std::less<>> names = {"GlobalEnum", "NestedEnum"};
     return names;
 }
 
-const std::set<std::string, std::less<>>& timeFunctions() {
-    static const std::set<std::string, std::less<>> names = {
-        "getFullYear",  "getMonth", "getDayOfYear", "getDayOfMonth", "getDate",
-        "getDayOfWeek", "getHours", "getMinutes",   "getSeconds",    "getMilliseconds"};
+// Extension libraries reached through a namespace that Kubernetes' environment does not enable
+// (it has optional.*, sets.*, lists.*, strings.quote, cel.bind), by namespace.
+const std::map<std::string, std::string, std::less<>>& foreignNamespaces() {
+    static const std::map<std::string, std::string, std::less<>> names = {
+        {"math", "cel-go's ext.Math"}, {"base64", "cel-go's ext.Encoders"}};
     return names;
 }
 
-const std::set<std::string, std::less<>>& protobufNames() {
-    static const std::set<std::string, std::less<>> names = {
-        "TestAllTypes", "NestedTestAllTypes", "GlobalEnum", "TestRequired", "google"};
-    return names;
+OutOfScope message(std::string detail) {
+    return {std::string(kScopeProtobufMessage), std::move(detail)};
 }
 
-std::optional<std::string> unsupportedInExpression(std::string_view expr,
-                                                   const Extensions& supported) {
+OutOfScope notInKubernetes(std::string detail) {
+    return {std::string(kScopeNotInKubernetes), std::move(detail)};
+}
+
+bool isProtobuf(const OutOfScope& scope) {
+    return scope.reasonClass == kScopeProtobufMessage || scope.reasonClass == kScopeProtobufEnum;
+}
+
+// The first protobuf message or enum the expression names, else the first feature Kubernetes'
+// environment lacks (a test needing both is a protobuf test).
+std::optional<OutOfScope> outOfScopeInExpression(std::string_view expr) {
     const auto tokens = tokenize(expr);
+    std::optional<OutOfScope> lacking;
     auto punct = [&](std::size_t k, std::string_view p) {
         return k < tokens.size() && tokens[k].kind == Token::Punct && tokens[k].text == p;
     };
+    auto text = [&](std::size_t k) { return k < tokens.size() ? tokens[k].text : std::string(); };
     for (std::size_t k = 0; k < tokens.size(); ++k) {
         const Token& t = tokens[k];
-        if (t.kind == Token::Punct && t.text == "`") {
-            return "backtick-quoted field names (not enabled in Kubernetes CEL)";
-        }
         if (t.kind != Token::Ident) {
             continue;
         }
@@ -257,44 +262,93 @@ std::optional<std::string> unsupportedInExpression(std::string_view expr,
         const bool member = k > 1 && punct(k - 1, ".") &&
                             (tokens[k - 2].kind != Token::Punct || punct(k - 2, ")") ||
                              punct(k - 2, "]") || punct(k - 2, "}"));
-        const bool call = punct(k + 1, "(");
-        const bool qualifier = punct(k + 1, ".");
-        if (!member && protobufNames().count(t.text) != 0) {
-            return "protobuf messages (" + t.text + (t.text == "google" ? ".protobuf.*)" : ")");
-        }
-        if (!member && qualifier && t.text == "cel") {
-            if (k + 2 < tokens.size() && tokens[k + 2].text == "expr") {
-                return "protobuf messages (cel.expr.*)";
-            }
-            if (k + 2 >= tokens.size() || tokens[k + 2].text != "bind") {
-                return "cel.* extension macros other than cel.bind";
-            }
-        }
-        if (!member && qualifier && extensionNamespaces().count(t.text) != 0) {
-            const std::string function =
-                k + 2 < tokens.size() ? t.text + "." + tokens[k + 2].text : t.text;
-            if (supported.count(function) == 0) {
-                return "extension function " + function + "() is not implemented";
-            }
-            k += 2;  // the function name is not a member call
+        if (member) {
             continue;
         }
-        if (!member && call && (t.text == "timestamp" || t.text == "duration")) {
-            return "timestamps/durations (" + t.text + "())";
+        const bool qualifier = punct(k + 1, ".");
+        if (enumNames().contains(t.text)) {
+            return OutOfScope{std::string(kScopeProtobufEnum), "enum " + t.text};
         }
-        if (member && call && timeFunctions().count(t.text) != 0) {
-            return "timestamps/durations (" + t.text + "())";
+        if (messageNames().contains(t.text)) {
+            return message("message " + t.text);
         }
-        if (member && call && t.text == "format") {
-            return "format() as Kubernetes has it (the strings extension version 2, cel-go's "
-                   "first formatter), not the cel-spec's";
+        if (t.text == "google" && qualifier) {
+            // google.protobuf.Timestamp and .Duration name CEL's timestamp and duration types
+            // (the value of type(timestamp(...))); any other name, or a literal, is a message.
+            const std::string name = text(k + 4);
+            const bool typeName = text(k + 2) == "protobuf" && punct(k + 3, ".") &&
+                                  (name == "Timestamp" || name == "Duration") && !punct(k + 5, "{");
+            if (!typeName) {
+                return message("message google.protobuf." + name);
+            }
+            k += 4;
+            continue;
         }
-        if (member && call && optionalMemberFunctions().count(t.text) != 0 &&
-            supported.count(t.text) == 0) {
-            return "extension function " + t.text + "() is not implemented";
+        if (t.text == "proto" && qualifier) {
+            return message("proto." + text(k + 2) + "() (protobuf extension fields)");
+        }
+        if (t.text == "cel" && qualifier) {
+            if (text(k + 2) == "expr") {
+                return message("message cel.expr.*");
+            }
+            if (text(k + 2) != "bind" && !lacking) {
+                lacking = notInKubernetes("cel." + text(k + 2) +
+                                          " (Kubernetes' cel.* macros are cel.bind only)");
+            }
+        }
+        if (const auto it = foreignNamespaces().find(t.text);
+            it != foreignNamespaces().end() && qualifier && !lacking) {
+            lacking = notInKubernetes(t.text + "." + text(k + 2) + "() (" + it->second +
+                                      ", which Kubernetes does not enable)");
         }
     }
-    return std::nullopt;
+    return lacking;
+}
+
+constexpr std::string_view kOutOfScope = "out of scope: ";
+
+Error outOfScopeError(std::string_view reasonClass, const std::string& detail) {
+    return Error{std::string(kOutOfScope) + std::string(reasonClass) + ": " + detail};
+}
+
+// The OutOfScope an outOfScopeError() carries, if `error` is one.
+std::optional<OutOfScope> asOutOfScope(const Error& error) {
+    std::string_view message = error.message;
+    if (!message.starts_with(kOutOfScope)) {
+        return std::nullopt;
+    }
+    message.remove_prefix(kOutOfScope.size());
+    const auto colon = message.find(": ");
+    return OutOfScope{
+        std::string(message.substr(0, colon)),
+        colon == std::string_view::npos ? std::string() : std::string(message.substr(colon + 2))};
+}
+
+// google.protobuf.Timestamp and Duration values are CEL's timestamps and durations (proto3 JSON
+// gives them as RFC 3339 text and as "1.5s"): built by the environment's timestamp() and
+// duration(). Every other message value is out of scope.
+Result<Value> messageValue(const json& payload) {
+    const std::string type = payload.value("@type", std::string("?"));
+    const std::string_view prefix = "type.googleapis.com/google.protobuf.";
+    const bool timestamp = type == std::string(prefix) + "Timestamp";
+    if (!timestamp && type != std::string(prefix) + "Duration") {
+        return outOfScopeError(kScopeProtobufMessage, "message value " + type);
+    }
+    if (!payload.contains("value") || !payload.at("value").is_string()) {
+        return Error{type + " value is not a string: " + payload.dump()};
+    }
+    auto program = Program::compile(timestamp ? "timestamp(text)" : "duration(text)");
+    if (!program) {
+        return Error{"cannot build a " + type + ": " + program.error().message};
+    }
+    Activation activation;
+    activation.bind("text", Value(payload.at("value").get<std::string>()));
+    Value value = program->evaluate(activation, dracel::draEnvironment());
+    if (value.isError()) {
+        return Error{"invalid " + type + " " + payload.at("value").dump() + ": " +
+                     value.as<ErrorValue>().message};
+    }
+    return value;
 }
 
 // The messages of a cel.expr.ErrorSet, joined.
@@ -522,110 +576,192 @@ Result<Value> valueFromJson(const json& j) {
         return Value::map(std::move(entries));
     }
     if (kind == "objectValue") {
-        return unsupported("protobuf message value (objectValue " +
-                           payload.value("@type", std::string("?")) + ")");
+        return messageValue(payload);
     }
     if (kind == "enumValue") {
-        return unsupported("protobuf enum value");
+        return outOfScopeError(kScopeProtobufEnum, "enum value");
     }
     return Error{"unknown cel.expr.Value kind \"" + kind + "\""};
 }
 
-const std::vector<std::pair<std::string, std::string>>& extensionProbes() {
-    static const std::vector<std::pair<std::string, std::string>> probes = {
-        {"charAt", "'abc'.charAt(1) == 'b'"},
-        {"lastIndexOf", "'abcb'.lastIndexOf('b') == 3"},
-        {"reverse", "'abc'.reverse() == 'cba'"},
-        {"strings.quote", "strings.quote('a') == '\"a\"'"},
-    };
-    return probes;
-}
-
-const std::map<std::pair<std::string, std::string>, std::string>& skippedSections() {
-    static const std::map<std::pair<std::string, std::string>, std::string> sections = {
-        {{"fields", "quoted_map_fields"},
-         "backtick-quoted field names (not enabled in Kubernetes CEL)"},
-        {{"parse", "struct_field_names"}, "protobuf messages (message construction)"},
-    };
-    return sections;
-}
-
-const std::map<std::vector<std::string>, std::string>& skippedTests() {
-    static const std::string pastTheEnd =
-        "cel-go v0.29.2 (Kubernetes' Strings v2) finds nothing (-1) at an offset past the end; "
-        "the cel-spec expects an error";
-    static const std::map<std::vector<std::string>, std::string> tests = {
-        {{"string_ext", "value_errors", "indexof_out_of_range"}, pastTheEnd},
-        {{"string_ext", "value_errors", "lastindexof_out_of_range"}, pastTheEnd},
-    };
-    return tests;
-}
-
-std::optional<Declarations> declarationsOf(const json& test) {
-    if (!test.contains("typeEnv") || test.value("disableCheck", false)) {
-        return std::nullopt;
+Result<TypePtr> typeFromJson(const json& j) {
+    if (!j.is_object() || j.size() != 1) {
+        return Error{"a cel.expr.Type must be an object with exactly one kind: " + j.dump()};
     }
-    Declarations declarations;
-    for (const auto& decl : test.at("typeEnv")) {
-        if (decl.contains("ident")) {
-            // Maps and primitives: any field may be selected (no object types without protobuf).
-            declarations.variables.emplace(decl.value("name", std::string()), std::nullopt);
+    const std::string kind = j.begin().key();
+    const json& payload = j.begin().value();
+    auto name = [&]() { return payload.is_string() ? payload.get<std::string>() : payload.dump(); };
+    if (kind == "primitive") {
+        static const std::map<std::string, TypeKind, std::less<>> primitives = {
+            {"BOOL", TypeKind::Bool},     {"INT64", TypeKind::Int},     {"UINT64", TypeKind::Uint},
+            {"DOUBLE", TypeKind::Double}, {"STRING", TypeKind::String}, {"BYTES", TypeKind::Bytes}};
+        const auto it = primitives.find(name());
+        if (it == primitives.end()) {
+            return Error{"unknown primitive type " + name()};
         }
+        return makeType(it->second);
     }
-    return declarations;
+    if (kind == "wellKnown") {
+        static const std::map<std::string, TypeKind, std::less<>> known = {
+            {"ANY", TypeKind::Any},
+            {"TIMESTAMP", TypeKind::Timestamp},
+            {"DURATION", TypeKind::Duration}};
+        const auto it = known.find(name());
+        if (it == known.end()) {
+            return Error{"unknown well-known type " + name()};
+        }
+        return makeType(it->second);
+    }
+    if (kind == "messageType") {
+        // CEL's timestamp and duration are these messages; every other message is out of scope.
+        if (name() == "google.protobuf.Timestamp") {
+            return makeType(TypeKind::Timestamp);
+        }
+        if (name() == "google.protobuf.Duration") {
+            return makeType(TypeKind::Duration);
+        }
+        return outOfScopeError(kScopeProtobufMessage, "message type " + name());
+    }
+    if (kind == "wrapper") {
+        return outOfScopeError(kScopeProtobufMessage, "wrapper type " + name());
+    }
+    if (kind == "dyn") {
+        return makeType(TypeKind::Dyn);
+    }
+    if (kind == "null") {
+        return makeType(TypeKind::Null);
+    }
+    if (kind == "error") {
+        return makeType(TypeKind::Error);
+    }
+    if (kind == "typeParam") {
+        return typeParam(name());
+    }
+    if (kind == "type") {
+        if (!payload.is_object() || payload.empty()) {
+            return typeType();
+        }
+        auto of = typeFromJson(payload);
+        return of ? Result<TypePtr>(typeType(*of)) : of;
+    }
+    if (kind == "listType") {
+        auto element = typeFromJson(payload.value("elemType", json::object({{"dyn", {}}})));
+        return element ? Result<TypePtr>(listType(*element)) : element;
+    }
+    if (kind == "mapType") {
+        auto key = typeFromJson(payload.value("keyType", json::object({{"dyn", {}}})));
+        if (!key) {
+            return key;
+        }
+        auto value = typeFromJson(payload.value("valueType", json::object({{"dyn", {}}})));
+        return value ? Result<TypePtr>(mapType(*key, *value)) : value;
+    }
+    if (kind == "abstractType") {
+        std::vector<TypePtr> params;
+        for (const auto& param : payload.value("parameterTypes", json::array())) {
+            auto type = typeFromJson(param);
+            if (!type) {
+                return type;
+            }
+            params.push_back(*type);
+        }
+        const std::string abstractName = payload.value("name", std::string());
+        if (abstractName == "optional_type" && params.size() == 1) {
+            return optionalType(params[0]);
+        }
+        return opaqueType(abstractName, std::move(params));
+    }
+    return Error{"unknown cel.expr.Type kind \"" + kind + "\""};
 }
 
-std::optional<std::string> unsupportedFeature(const json& test, const Extensions& supported) {
-    if (test.value("checkOnly", false)) {
-        return "check-only test (the interpreter has no type checker)";
+namespace {
+
+// A function the test declares (type_env), as the type checker reads declarations.
+Result<std::pair<std::string, OverloadDeclaration>> overloadFromJson(const std::string& function,
+                                                                     const json& overload) {
+    OverloadDeclaration declaration;
+    declaration.id = overload.value("overloadId", std::string());
+    declaration.member = overload.value("isInstanceFunction", false);
+    std::set<std::string> params;
+    auto collectParams = [&](const auto& self, const json& type) -> void {
+        if (type.contains("typeParam")) {
+            params.insert(type.at("typeParam").get<std::string>());
+        }
+        for (const auto& [key, nested] : type.items()) {
+            if (nested.is_object() || nested.is_array()) {
+                self(self, nested);
+            }
+        }
+    };
+    for (const auto& param : overload.value("params", json::array())) {
+        auto type = typeFromJson(param);
+        if (!type) {
+            return type.error();
+        }
+        declaration.args.push_back(*type);
+        collectParams(collectParams, param);
+    }
+    auto result = typeFromJson(overload.value("resultType", json::object({{"dyn", {}}})));
+    if (!result) {
+        return result.error();
+    }
+    declaration.result = *result;
+    declaration.typeParams.assign(params.begin(), params.end());
+    return std::pair{function, std::move(declaration)};
+}
+
+}  // namespace
+
+std::optional<OutOfScope> outOfScope(const json& test) {
+    // Protobuf first: a test needing messages is a protobuf test whatever else it needs.
+    const auto inExpression = outOfScopeInExpression(test.value("expr", std::string()));
+    if (inExpression && isProtobuf(*inExpression)) {
+        return inExpression;
+    }
+    const std::string container = test.value("container", std::string());
+    if (container.starts_with("cel.expr.conformance") || container == "google.protobuf") {
+        return message("names resolve in the container " + container + " of messages");
+    }
+    if (inExpression) {
+        return inExpression;
+    }
+    if (!container.empty()) {
+        return notInKubernetes("container " + container +
+                               " (Kubernetes compiles without a container)");
     }
     if (test.value("disableMacros", false)) {
-        return "disableMacros (macros are always expanded)";
+        return notInKubernetes("disable_macros (Kubernetes always expands the macros)");
     }
     if (!test.value("locale", std::string()).empty()) {
-        return "locale-dependent formatting";
+        return notInKubernetes("a format() locale (Kubernetes sets none)");
     }
-    for (const char* matcher : {"typedResult", "unknown", "anyUnknowns"}) {
+    for (const char* matcher : {"unknown", "anyUnknowns"}) {
         if (test.contains(matcher)) {
-            return std::string(matcher) + " result matcher (" +
-                   (std::string_view(matcher) == "typedResult" ? "needs a type checker"
-                                                               : "unknown values") +
-                   ")";
-        }
-    }
-    if (auto reason = unsupportedInExpression(test.value("expr", std::string()), supported)) {
-        return reason;
-    }
-    if (!test.value("container", std::string()).empty()) {
-        return "container (qualified name resolution in " +
-               test.at("container").get<std::string>() + ")";
-    }
-    if (test.contains("typeEnv")) {
-        for (const auto& decl : test.at("typeEnv")) {
-            if (decl.contains("function")) {
-                return "declared host function " + decl.value("name", std::string("?"));
-            }
-            if (decl.contains("ident") && decl.at("ident").contains("type")) {
-                const auto& type = decl.at("ident").at("type");
-                if (type.contains("messageType") || type.contains("wellKnown") ||
-                    type.contains("abstractType")) {
-                    return "variable " + decl.value("name", std::string("?")) + " of type " +
-                           type.dump();
-                }
-            }
+            return notInKubernetes(std::string(matcher) +
+                                   " result (Kubernetes evaluates without unknown values)");
         }
     }
     if (test.contains("bindings")) {
         for (const auto& [name, binding] : test.at("bindings").items()) {
             if (binding.contains("unknown")) {
-                return "unknown value bound to " + name;
+                return notInKubernetes("unknown value bound to " + name +
+                                       " (Kubernetes evaluates without unknown values)");
+            }
+        }
+    }
+    if (test.contains("typeEnv") && !test.value("checkOnly", false)) {
+        for (const auto& decl : test.at("typeEnv")) {
+            if (decl.contains("function")) {
+                return OutOfScope{std::string(kScopeTestFunction),
+                                  "evaluates function " + decl.value("name", std::string("?")) +
+                                      ", which the test declares without code"};
             }
         }
     }
     return std::nullopt;
 }
 
-TestCase parseTest(std::string section, const json& test, const Extensions& supported) {
+TestCase parseTest(std::string section, const json& test) {
     TestCase tc;
     tc.section = std::move(section);
     tc.name = test.value("name", std::string("(unnamed)"));
@@ -635,36 +771,57 @@ TestCase parseTest(std::string section, const json& test, const Extensions& supp
         return tc;
     }
     tc.expr = test.at("expr").get<std::string>();
-    tc.unsupported = unsupportedFeature(test, supported);
-    tc.declarations = declarationsOf(test);
+    tc.outOfScope = outOfScope(test);
+    tc.checked = !test.value("disableCheck", false);
+    tc.checkOnly = test.value("checkOnly", false);
 
-    // Bindings and the expected value; an unsupported value kind is a skip reason as well.
-    auto problem = [&](const Error& error) {
-        std::string_view message = error.message;
-        if (message.starts_with(kUnsupported)) {
-            if (!tc.unsupported) {
-                tc.unsupported = std::string(message.substr(kUnsupported.size()));
+    // Declarations, bindings and the expected value; a message or enum among them makes the
+    // test out of scope.
+    auto problem = [&](const Error& error, const std::string& where) {
+        if (auto scope = asOutOfScope(error)) {
+            // A protobuf need outranks a missing Kubernetes feature: it is the first reason.
+            if (!tc.outOfScope || (isProtobuf(*scope) && !isProtobuf(*tc.outOfScope))) {
+                tc.outOfScope = std::move(scope);
             }
         } else if (!tc.malformed) {
-            tc.malformed = error.message;
+            tc.malformed = where + error.message;
         }
     };
-    if (test.contains("bindings")) {
-        for (const auto& [name, binding] : test.at("bindings").items()) {
-            if (binding.contains("value")) {
-                auto v = valueFromJson(binding.at("value"));
-                if (v) {
-                    tc.bindings.emplace_back(name, std::move(*v));
-                } else {
-                    problem(Error{v.error().message.starts_with(kUnsupported)
-                                      ? v.error().message
-                                      : "binding " + name + ": " + v.error().message});
-                }
-            } else if (binding.contains("error")) {
-                tc.bindings.emplace_back(name, Value::error(errorText(binding.at("error"))));
-            } else if (!binding.contains("unknown")) {
-                problem(Error{"binding " + name + " has neither value nor error"});
+    for (const auto& decl : test.value("typeEnv", json::array())) {
+        const std::string name = decl.value("name", std::string());
+        if (decl.contains("ident")) {
+            auto type = typeFromJson(decl.at("ident").value("type", json::object({{"dyn", {}}})));
+            if (type) {
+                tc.variables.emplace_back(name, *type);
+            } else {
+                problem(type.error(), "type_env " + name + ": ");
             }
+        } else if (decl.contains("function")) {
+            for (const auto& overload : decl.at("function").value("overloads", json::array())) {
+                auto declared = overloadFromJson(name, overload);
+                if (declared) {
+                    tc.functions.push_back(std::move(*declared));
+                } else {
+                    problem(declared.error(), "type_env " + name + ": ");
+                }
+            }
+        } else {
+            problem(Error{"neither ident nor function"}, "type_env " + name + ": ");
+        }
+    }
+    const json bindings = test.value("bindings", json::object());
+    for (const auto& [name, binding] : bindings.items()) {
+        if (binding.contains("value")) {
+            auto v = valueFromJson(binding.at("value"));
+            if (v) {
+                tc.bindings.emplace_back(name, std::move(*v));
+            } else {
+                problem(v.error(), "binding " + name + ": ");
+            }
+        } else if (binding.contains("error")) {
+            tc.bindings.emplace_back(name, Value::error(errorText(binding.at("error"))));
+        } else if (!binding.contains("unknown")) {
+            problem(Error{"neither value nor error"}, "binding " + name + ": ");
         }
     }
     if (test.contains("value")) {
@@ -672,9 +829,25 @@ TestCase parseTest(std::string section, const json& test, const Extensions& supp
         if (v) {
             tc.expected = std::move(*v);
         } else {
-            problem(Error{v.error().message.starts_with(kUnsupported)
-                              ? v.error().message
-                              : "expected value: " + v.error().message});
+            problem(v.error(), "expected value: ");
+        }
+    } else if (test.contains("typedResult")) {
+        const json& typed = test.at("typedResult");
+        auto type = typeFromJson(typed.value("deducedType", json::object()));
+        if (type) {
+            tc.expectedType = *type;
+        } else {
+            problem(type.error(), "deduced type: ");
+        }
+        if (typed.contains("result")) {
+            auto v = valueFromJson(typed.at("result"));
+            if (v) {
+                tc.expected = std::move(*v);
+            } else {
+                problem(v.error(), "expected value: ");
+            }
+        } else if (!tc.checkOnly) {
+            problem(Error{"a typed result without a value needs check_only"}, "");
         }
     } else if (test.contains("evalError")) {
         tc.expectError = true;
@@ -687,6 +860,8 @@ TestCase parseTest(std::string section, const json& test, const Extensions& supp
             }
             tc.expectedErrorText += errorText(set);
         }
+    } else if (tc.checkOnly) {
+        problem(Error{"check_only without a typed result"}, "");
     } else {
         // SimpleTest: "If no result matcher is given, the expected result is boolean true."
         tc.expected = Value(true);
@@ -694,7 +869,7 @@ TestCase parseTest(std::string section, const json& test, const Extensions& supp
     return tc;
 }
 
-Result<TestFile> parseTestFile(const json& j, const Extensions& supported) {
+Result<TestFile> parseTestFile(const json& j) {
     if (!j.is_object() || !j.contains("name") || !j.contains("sections")) {
         return Error{"a test file needs \"name\" and \"sections\""};
     }
@@ -702,22 +877,16 @@ Result<TestFile> parseTestFile(const json& j, const Extensions& supported) {
     file.name = j.at("name").get<std::string>();
     for (const auto& section : j.at("sections")) {
         const auto sectionName = section.value("name", std::string("(unnamed)"));
-        const auto skip = skippedSections().find({file.name, sectionName});
         for (const auto& test : section.value("tests", json::array())) {
-            file.tests.push_back(parseTest(sectionName, test, supported));
-            TestCase& added = file.tests.back();
-            const auto skipTest = skippedTests().find({file.name, sectionName, added.name});
-            if (skip != skippedSections().end() && !added.malformed) {
-                added.unsupported = skip->second;
-            } else if (skipTest != skippedTests().end() && !added.malformed) {
-                added.unsupported = skipTest->second;
-            }
+            file.tests.push_back(parseTest(sectionName, test));
         }
     }
     return file;
 }
 
-Result<TestFile> loadTestFile(const std::filesystem::path& path, const Extensions& supported) {
+namespace {
+
+Result<json> readJson(const std::filesystem::path& path) {
     std::ifstream in(path);
     if (!in) {
         return Error{"cannot open " + path.string()};
@@ -726,11 +895,206 @@ Result<TestFile> loadTestFile(const std::filesystem::path& path, const Extension
     if (j.is_discarded()) {
         return Error{path.string() + " is not valid JSON"};
     }
-    auto file = parseTestFile(j, supported);
+    return j;
+}
+
+Result<std::string> readText(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    if (!in) {
+        return Error{"cannot open " + path.string()};
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+}  // namespace
+
+Result<TestFile> loadTestFile(const std::filesystem::path& path) {
+    auto j = readJson(path);
+    if (!j) {
+        return j.error();
+    }
+    auto file = parseTestFile(*j);
     if (!file) {
         return Error{path.string() + ": " + file.error().message};
     }
     return file;
+}
+
+Result<std::vector<std::string>> loadIndex(const std::filesystem::path& dataDir) {
+    auto j = readJson(dataDir / "index.json");
+    if (!j) {
+        return j.error();
+    }
+    std::vector<std::string> names;
+    if (!j->is_array()) {
+        return Error{(dataDir / "index.json").string() + " is not a list of files"};
+    }
+    for (const auto& entry : *j) {
+        if (!entry.is_object() || !entry.contains("name") || !entry.at("name").is_string()) {
+            return Error{(dataDir / "index.json").string() + ": an entry without a name"};
+        }
+        names.push_back(entry.at("name").get<std::string>());
+    }
+    return names;
+}
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+        s.remove_prefix(1);
+    }
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+        s.remove_suffix(1);
+    }
+    return s;
+}
+
+std::vector<std::string_view> splitOn(std::string_view s, std::string_view separator) {
+    std::vector<std::string_view> parts;
+    for (std::size_t at = s.find(separator); at != std::string_view::npos; at = s.find(separator)) {
+        parts.push_back(trim(s.substr(0, at)));
+        s.remove_prefix(at + separator.size());
+    }
+    parts.push_back(trim(s));
+    return parts;
+}
+
+bool isCountClass(std::string_view name) {
+    return name == "passed" || name == "unchecked" || name == "listed" ||
+           name == kScopeProtobufMessage || name == kScopeProtobufEnum ||
+           name == kScopeNotInKubernetes || name == kScopeTestFunction;
+}
+
+// `file <name> passed=<n> <class>=<n>...`
+std::optional<std::string> readFileLine(std::string_view rest, Expectations& out) {
+    const auto words = splitOn(rest, " ");
+    if (words.empty() || words[0].empty()) {
+        return "a file line needs a file name";
+    }
+    FileExpectation file;
+    for (std::size_t i = 1; i < words.size(); ++i) {
+        if (words[i].empty()) {
+            continue;
+        }
+        const auto equals = words[i].find('=');
+        const std::string_view key = words[i].substr(0, equals);
+        if (equals == std::string_view::npos || !isCountClass(key)) {
+            return "\"" + std::string(words[i]) +
+                   "\" is not <class>=<count> with a class among passed, unchecked, listed, "
+                   "protobuf-message, protobuf-enum, not-in-kubernetes, test-function";
+        }
+        const std::string_view number = words[i].substr(equals + 1);
+        int count = -1;
+        auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), count);
+        if (ec != std::errc() || end != number.data() + number.size() || count < 0) {
+            return "\"" + std::string(number) + "\" is not a count";
+        }
+        if (!file.counts.emplace(std::string(key), count).second) {
+            return std::string(key) + " is given twice";
+        }
+    }
+    if (!file.counts.contains("passed")) {
+        return "a file line needs passed=<n>";
+    }
+    if (!out.files.emplace(std::string(words[0]), std::move(file)).second) {
+        return "file " + std::string(words[0]) + " is listed twice";
+    }
+    return std::nullopt;
+}
+
+// `skip <file>/<section>/<test> | <class> | <reason> [| <answer>]`
+std::optional<std::string> readSkipLine(std::string_view rest, Expectations& out) {
+    const auto parts = splitOn(rest, " | ");
+    if (parts.size() < 3 || parts.size() > 4 || parts[0].empty() || parts[2].empty()) {
+        return "a skip line is `skip <file>/<section>/<test> | <class> | <reason> [| <answer>]`";
+    }
+    const std::string_view reasonClass = parts[1];
+    if (reasonClass != kListedKubernetesDiffers && reasonClass != kListedKubernetesRefuses &&
+        reasonClass != kListedEngineGap) {
+        return "the class of a listed skip is kubernetes-differs, kubernetes-refuses or "
+               "engine-gap, not \"" +
+               std::string(reasonClass) + "\"";
+    }
+    if (parts.size() == 3 && reasonClass != kListedEngineGap) {
+        return "a " + std::string(reasonClass) + " skip gives numadra's answer (a 4th field)";
+    }
+    if (std::count(parts[0].begin(), parts[0].end(), '/') < 2) {
+        return "\"" + std::string(parts[0]) + "\" is not <file>/<section>/<test>";
+    }
+    ListedSkip skip{std::string(reasonClass), std::string(parts[2]), std::nullopt};
+    if (parts.size() == 4) {
+        skip.answer = std::string(parts[3]);
+    }
+    if (!out.skips.emplace(std::string(parts[0]), std::move(skip)).second) {
+        return std::string(parts[0]) + " is listed twice";
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+Result<Expectations> parseExpectations(std::string_view text) {
+    Expectations out;
+    int number = 0;
+    while (!text.empty()) {
+        const std::size_t end = text.find('\n');
+        const std::string_view line = trim(text.substr(0, end));
+        text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+        ++number;
+        if (line.empty() || line.front() == '#') {
+            continue;
+        }
+        const auto space = line.find(' ');
+        const std::string_view keyword = line.substr(0, space);
+        const std::string_view rest =
+            space == std::string_view::npos ? std::string_view() : trim(line.substr(space + 1));
+        std::optional<std::string> problem;
+        if (keyword == "file") {
+            problem = readFileLine(rest, out);
+        } else if (keyword == "skip") {
+            problem = readSkipLine(rest, out);
+        } else {
+            problem = "unknown line \"" + std::string(keyword) + "\" (file or skip)";
+        }
+        if (problem) {
+            return Error{"expectations line " + std::to_string(number) + ": " + *problem};
+        }
+    }
+    return out;
+}
+
+Result<Expectations> loadExpectations(const std::filesystem::path& path) {
+    auto text = readText(path);
+    if (!text) {
+        return text.error();
+    }
+    auto expectations = parseExpectations(*text);
+    if (!expectations) {
+        return Error{path.string() + ": " + expectations.error().message};
+    }
+    return expectations;
+}
+
+CompileOptions compileOptionsFor(const TestCase& test) {
+    CompileOptions options;
+    if (!test.checked) {
+        return options;
+    }
+    Declarations declarations = dracel::deviceDeclarations(dracel::ExpressionKind::Selector);
+    auto types = std::make_shared<TypeEnvironment>(*declarations.types);
+    for (const auto& [name, type] : test.variables) {
+        types->addVariable(name, type);
+        declarations.variables.insert_or_assign(name, std::nullopt);
+    }
+    for (const auto& [name, overload] : test.functions) {
+        types->addOverload(name, overload);
+    }
+    declarations.types = std::move(types);
+    options.declarations = std::move(declarations);
+    return options;
 }
 
 bool sameValue(const Value& a, const Value& b) {

@@ -96,6 +96,32 @@ CEL_TABLE(
     {"f(1,)", "compile error: line 1, column 5: unexpected ')'"},                              //
     {"in", "compile error: line 1, column 1: unexpected 'in'"});
 
+// cel-go's parser reads a field name in backticks (on by default, so in Kubernetes too): any
+// of letters, digits, '_', '.', '-', '/' and ' ', in a selection, an optional selection or has().
+CEL_TABLE(EscapedFieldNames,                                                          //
+          {"{'content-type': 'json'}.`content-type`", "\"json\""},                    //
+          {"{'a.b/c d_1': 1}.`a.b/c d_1`", "1"},                                      //
+          {"has({'a-b': 1}.`a-b`)", "true"},                                          //
+          {"has({'a-b': 1}.`a-c`)", "false"},                                         //
+          {"{'a-b': {'c': 2}}.`a-b`.c", "2"},                                         //
+          {"{'a-b': 1}.?`a-b`.orValue(0)", "1"},                                      //
+          {"{'a': 1}.`a-b`", "error(no such key: a-b)"},                              //
+          {"{'a': 1}.``",                                                             //
+           "compile error: line 1, column 10: invalid escaped field name: a "         //
+           "backtick-quoted name holds letters, digits, '_', '.', '-', '/' and ' ' "  //
+           "and ends with a backtick"},                                               //
+          {"{'a': 1}.`a",                                                             //
+           "compile error: line 1, column 10: invalid escaped field name: a "         //
+           "backtick-quoted name holds letters, digits, '_', '.', '-', '/' and ' ' "  //
+           "and ends with a backtick"},                                               //
+          {"{'a+b': 1}.`a+b`",                                                        //
+           "compile error: line 1, column 12: invalid escaped field name: a "         //
+           "backtick-quoted name holds letters, digits, '_', '.', '-', '/' and ' ' "  //
+           "and ends with a backtick"},                                               //
+          // Only a field: not a variable, nor a function.
+          {"`a`", "compile error: line 1, column 1: unexpected '`a`'"},  //
+          {"'a'.`size`()", "compile error: line 1, column 11: unexpected '('"});
+
 TEST(ParseError, ColumnsCountCharactersNotBytes) {
     auto program = Program::compile("'ééé' + )");
     ASSERT_FALSE(program.ok());

@@ -157,6 +157,52 @@ TEST(TypeCheck, WithoutDeclaredTypesNothingIsChecked) {
     EXPECT_EQ(program->checkedType(), nullptr);
 }
 
+// cel-go resolves a dotted chain as one declared name before selecting fields, the longest first.
+TEST(TypeCheck, DottedVariableNamesResolveAsOneName) {
+    auto types = std::make_shared<TypeEnvironment>(*environment());
+    types->addVariable("a", mapType(makeType(TypeKind::String), makeType(TypeKind::Int)));
+    types->addVariable("a.b", mapType(makeType(TypeKind::String), makeType(TypeKind::String)));
+    CompileOptions options;
+    options.declarations.emplace();
+    options.declarations->variables["a"] = std::nullopt;
+    options.declarations->variables["a.b"] = std::nullopt;
+    options.declarations->types = types;
+    auto type = [&](std::string_view expression) {
+        auto program = Program::compile(expression, options);
+        return program ? formatType(*program->checkedType()) : "error: " + program.error().message;
+    };
+    EXPECT_EQ(type("a.b"), "map(string, string)");
+    EXPECT_EQ(type("a.b.c"), "string");
+    EXPECT_EQ(type("a.c"), "int");
+
+    Activation activation;
+    activation.bind("a.b", Value::map({{MapKey{std::string("c")}, Value(std::string("yes"))}}));
+    auto program = Program::compile("a.b.c", options);
+    ASSERT_TRUE(program.ok());
+    EXPECT_EQ(toString(program->evaluate(activation, Environment{})), "\"yes\"");
+}
+
+// google.protobuf.Timestamp and google.protobuf.Duration name the types of timestamps and
+// durations, as `type(t) == google.protobuf.Timestamp` uses them in Kubernetes.
+TEST(TypeCheck, TimestampAndDurationTypeNames) {
+    auto types = std::make_shared<TypeEnvironment>(*environment());
+    types->addOverload("type", {"type", false, typeType(typeParam("A")), {typeParam("A")}, {"A"}});
+    CompileOptions options;
+    options.declarations.emplace();
+    options.declarations->types = types;
+    for (const char* name : {"google.protobuf.Timestamp", "google.protobuf.Duration"}) {
+        auto program = Program::compile(name, options);
+        ASSERT_TRUE(program.ok()) << name << ": " << program.error().message;
+        EXPECT_EQ(formatType(*program->checkedType()), "type(" + std::string(name) + ")");
+        EXPECT_EQ(toString(program->evaluate({}, Environment{})), name);
+        auto unchecked = Program::compile(std::string("type(1) != ") + name);
+        ASSERT_TRUE(unchecked.ok()) << unchecked.error().message;
+        EXPECT_EQ(toString(unchecked->evaluate({}, Environment{})), "true");
+    }
+    EXPECT_EQ(typeOf("google.protobuf.Any"),
+              "error: line 1, column 1: undeclared reference to 'google'");
+}
+
 TEST(TypeUnification, AParameterBindsToTheFirstTypeAndRefusesAnother) {
     TypeMapping mapping;
     const TypePtr param = typeParam("A");

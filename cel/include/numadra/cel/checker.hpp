@@ -43,6 +43,8 @@ class TypeEnvironment {
     static Result<TypeEnvironment> parse(std::string_view text);
 
     void addField(const std::string& object, const std::string& field, TypePtr type);
+    void addVariable(const std::string& name, TypePtr type);
+    void addOverload(const std::string& function, OverloadDeclaration overload);
     void addSize(const std::string& path, DeclaredSize size);
 
     const std::vector<OverloadDeclaration>* function(std::string_view name) const;
