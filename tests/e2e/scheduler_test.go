@@ -292,24 +292,7 @@ func allocationDifference(node string, got, want *resourceapi.AllocationResult) 
 	case want == nil:
 		return "the scheduler allocated it, dra-allocate did not"
 	}
-	describe := func(a *resourceapi.AllocationResult) []string {
-		var lines []string
-		for _, r := range a.Devices.Results {
-			line := fmt.Sprintf("%s: %s/%s/%s admin=%v", r.Request, r.Driver, r.Pool, r.Device, ptr.Deref(r.AdminAccess, false))
-			names := make([]string, 0, len(r.ConsumedCapacity))
-			for name := range r.ConsumedCapacity {
-				names = append(names, string(name))
-			}
-			sort.Strings(names)
-			for _, name := range names {
-				q := r.ConsumedCapacity[resourceapi.QualifiedName(name)]
-				line += fmt.Sprintf(" %s=%s", name, q.String())
-			}
-			lines = append(lines, line)
-		}
-		return lines
-	}
-	if g, w := describe(got), describe(want); strings.Join(g, "\n") != strings.Join(w, "\n") {
+	if g, w := describeResults(got), describeResults(want); strings.Join(g, "\n") != strings.Join(w, "\n") {
 		return fmt.Sprintf("scheduler:\n  %s\ndra-allocate:\n  %s", strings.Join(g, "\n  "), strings.Join(w, "\n  "))
 	}
 	for _, r := range got.Devices.Results {
@@ -323,6 +306,26 @@ func allocationDifference(node string, got, want *resourceapi.AllocationResult) 
 		return fmt.Sprintf("node selectors %v and %v, want node %s", got.NodeSelector, want.NodeSelector, node)
 	}
 	return ""
+}
+
+// describeResults is an allocation's results, one line each: request, device, admin access and
+// consumed capacity.
+func describeResults(a *resourceapi.AllocationResult) []string {
+	var lines []string
+	for _, r := range a.Devices.Results {
+		line := fmt.Sprintf("%s: %s/%s/%s admin=%v", r.Request, r.Driver, r.Pool, r.Device, ptr.Deref(r.AdminAccess, false))
+		names := make([]string, 0, len(r.ConsumedCapacity))
+		for name := range r.ConsumedCapacity {
+			names = append(names, string(name))
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			q := r.ConsumedCapacity[resourceapi.QualifiedName(name)]
+			line += fmt.Sprintf(" %s=%s", name, q.String())
+		}
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 func selectsNode(selector *v1.NodeSelector, node string) bool {
