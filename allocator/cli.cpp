@@ -351,7 +351,10 @@ void Run::allocateTogether(const std::vector<Work*>& group, const std::string& p
             explanations.emplace_back(node.name, pinned);
             continue;
         }
-        auto outcome = allocator_->allocate(node, claims);
+        // A pod whose claims were all allocated before still needs a node that every one of
+        // them selects and that holds the pod: nothing is searched, the checks around it run.
+        auto outcome = group.empty() ? Result<Outcome>(Outcome{OutcomeKind::Allocated, {}, "", 0})
+                                     : allocator_->allocate(node, claims);
         if (!outcome) {
             report(what, "not allocated: " + outcome.error().message);
             allAllocated_ = false;
@@ -605,7 +608,9 @@ int Run::execute(std::ostream& out) {
             allAllocated_ = false;
             continue;
         }
-        if (group.empty())
+        // Nothing to allocate: a bound pod, or one without claims, is left as it is; an unbound
+        // pod whose claims were all allocated before must still find a node where they all are.
+        if (group.empty() && (!pod.nodeName.empty() || placement.claims.empty()))
             continue;
         allocateTogether(group, pod.nodeName, podLabel(pod), &placement);
         if (!std::all_of(group.begin(), group.end(), [](const Work* w) { return w->allocated; })) {

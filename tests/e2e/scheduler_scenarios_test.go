@@ -449,6 +449,16 @@ func (l *liveScenario) create(t *testing.T) {
 	for i, status := range statuses {
 		claim := l.written[i].(*resourceapi.ResourceClaim).DeepCopy()
 		claim.Status = *status.DeepCopy()
+		// A claim the scheduler allocated with DRADeviceBindingConditions and
+		// DRAResourceClaimDeviceStatus on carries an allocationTimestamp. One without it (as a
+		// scenario writes it) makes the scheduler's PreBind add the timestamp while reserving the
+		// claim for the next pod, which the API server refuses as a change of the allocation
+		// ("status.allocation: field cannot be modified once set"; upstream's bindClaim), and the
+		// pod never binds. Written as the scheduler would have; a profile without those gates
+		// drops the field.
+		if allocation := claim.Status.Allocation; allocation != nil && allocation.AllocationTimestamp == nil {
+			allocation.AllocationTimestamp = &metav1.Time{Time: time.Now()}
+		}
 		for j, consumer := range claim.Status.ReservedFor {
 			if uid, ok := podUIDs[consumer.UID]; ok {
 				claim.Status.ReservedFor[j].UID = uid

@@ -1,7 +1,9 @@
 #pragma once
 // Extended resources backed by DRA (KEP-5004): a Pod's container requests for a DeviceClass's
 // `extendedResourceName` (or `deviceclass.resource.kubernetes.io/<class>`) become one special
-// claim with one request per container and resource.
+// claim with one request per container and resource, named and ordered as the scheduler's
+// DynamicResources plugin makes it (pkg/scheduler/framework/plugins/dynamicresources,
+// extendeddynamicresources.go).
 
 #include <optional>
 #include <vector>
@@ -12,7 +14,7 @@ namespace numadra::allocator {
 
 struct ExtendedResourceMapping {
     std::string containerName;
-    std::string extendedResourceName;
+    std::string resourceName;
     std::string requestName;  // container-<i>-request-<j>
 };
 
@@ -29,9 +31,13 @@ const DeviceClass* classForExtendedResource(const std::string& resourceName,
                                             const std::vector<DeviceClass>& classes);
 
 // The special claim, or nullopt when no container asks for a DRA-backed extended resource.
-// Containers are numbered init containers first, then regular containers; j counts the
-// DRA-backed resources of one container in name order. A request that is not a whole number of
-// devices is an error naming the container and resource.
+// Containers are numbered init containers first, then regular containers (i); j is the
+// resource's position among all of that container's requests in name order, cpu and memory
+// included. Per resource, each long-lived container (regular or sidecar) gets a request; an
+// init container that is not a sidecar reuses the requests of the long-lived containers after
+// it, and only the largest of the init containers' own requests is kept, shared by all of them.
+// The requests are sorted by name as text. A request that is not a whole number of devices is
+// an error naming the container and resource.
 Result<std::optional<ExtendedResourceClaim>> extendedResourceClaim(
     const Pod& pod, const std::vector<DeviceClass>& classes);
 
