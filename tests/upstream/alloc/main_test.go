@@ -54,7 +54,13 @@ func TestAGeneratedInputReadsBackAsWritten(t *testing.T) {
 func TestTheGeneratorCoversEveryFeature(t *testing.T) {
 	seen := map[string]bool{}
 	for seed := uint64(1); seed <= 300; seed++ {
-		in := generate(seed)
+		made := generateNamed(seed)
+		in := made.in
+		seen["family "+made.family] = true
+		if made.broken != "" {
+			seen["invalid on purpose"] = true
+		}
+		noteShape(seen, in)
 		if len(in.Nodes[0].Status.DeclaredFeatures) > 0 {
 			seen["node declaring optional operations"] = true
 		} else {
@@ -95,9 +101,65 @@ func TestTheGeneratorCoversEveryFeature(t *testing.T) {
 		"claim config", "allocated claim", "allocated shared claim", "derived attribute",
 		"fractional capacity", "compatibility groups", "skipNodeOperations", "node declaring optional operations",
 		"node not declaring optional operations",
+		"several nodes", "pod with several claims", "claim shared by pods", "template",
+		"pod using a claim allocated on a node", "device twice in a pool", "tainted device without the derived attribute's input",
+		"slice for a node selector", "slice for all nodes", "VF", "partition", "invalid on purpose",
 	} {
 		if !seen[feature] {
 			t.Errorf("300 seeds never generated %s", feature)
+		}
+	}
+	for _, f := range families {
+		if !seen["family "+f.name] {
+			t.Errorf("300 seeds never drew family %s", f.name)
+		}
+	}
+}
+
+// noteShape notes what the new families are about: several nodes, pods and their claims,
+// invalid pools, tainted devices under derived attributes, rack-wide pools, partitions and VFs.
+func noteShape(seen map[string]bool, in *inputs) {
+	seen["several nodes"] = seen["several nodes"] || len(in.Nodes) > 1
+	usedBy := map[string]int{}
+	allocated := map[string]bool{}
+	for _, claim := range in.Claims {
+		allocated[claim.Name] = claim.Status.Allocation != nil
+	}
+	for _, pod := range in.Pods {
+		seen["pod with several claims"] = seen["pod with several claims"] || len(pod.Spec.ResourceClaims) > 1
+		for _, claim := range pod.Spec.ResourceClaims {
+			if claim.ResourceClaimTemplateName != nil {
+				seen["template"] = true
+				continue
+			}
+			usedBy[*claim.ResourceClaimName]++
+			if allocated[*claim.ResourceClaimName] {
+				seen["pod using a claim allocated on a node"] = true
+			}
+		}
+	}
+	for _, count := range usedBy {
+		seen["claim shared by pods"] = seen["claim shared by pods"] || count > 1
+	}
+	devicesInPool := map[string]bool{}
+	for _, slice := range in.Slices {
+		seen["slice for a node selector"] = seen["slice for a node selector"] || slice.Spec.NodeSelector != nil
+		seen["slice for all nodes"] = seen["slice for all nodes"] || slice.Spec.AllNodes != nil
+		for _, device := range slice.Spec.Devices {
+			key := slice.Spec.Driver + "/" + slice.Spec.Pool.Name + "/" + device.Name
+			if devicesInPool[key] {
+				seen["device twice in a pool"] = true
+			}
+			devicesInPool[key] = true
+			if _, has := device.Attributes["example.com/socket"]; !has && len(device.Taints) > 0 {
+				seen["tainted device without the derived attribute's input"] = true
+			}
+			if kind := device.Attributes["kind"].StringValue; kind != nil && *kind == "vf" {
+				seen["VF"] = true
+			}
+			if profile := device.Attributes["profile"].StringValue; profile != nil && *profile != "whole" {
+				seen["partition"] = true
+			}
 		}
 	}
 }
@@ -175,11 +237,14 @@ func noteClaim(seen map[string]bool, claim *resourceapi.ResourceClaim) {
 	}
 }
 
-func TestRefusalsAreReadFromDraAllocatesErrorLines(t *testing.T) {
-	refusals := refusedClaims("claim default/a: not allocated on node node-1\n" +
-		"claim default/b: not allocated: claim default/b, request r: cannot add device d\n")
-	if len(refusals) != 1 || refusals["default/b"] != "claim default/b, request r: cannot add device d" {
-		t.Fatalf("refusals: %v", refusals)
+func TestFailuresAreReadFromDraAllocatesLines(t *testing.T) {
+	failures := failureLines("claim default/a: not allocated on node node-1\n" +
+		"pod default/p: not allocated: claim default/b, request r: cannot add device d\n" +
+		"  node node-1:\n" +
+		"dra-allocate: something else\n")
+	if len(failures) != 2 || failures["claim default/a"] != "not allocated on node node-1" ||
+		failures["pod default/p"] != "not allocated: claim default/b, request r: cannot add device d" {
+		t.Fatalf("failures: %v", failures)
 	}
 }
 
@@ -214,5 +279,31 @@ func TestRemovingARequestRemovesWhatNamesIt(t *testing.T) {
 	if len(claim.Spec.Devices.Requests) != 1 || len(claim.Spec.Devices.Constraints) != 2 ||
 		len(claim.Spec.Devices.Config) != 0 || claim.Spec.Devices.Constraints[0].Requests[0] != "b" {
 		t.Fatalf("after removing request a: %+v", claim.Spec.Devices)
+	}
+}
+
+// Upstream's validation accepts every generated input except those made invalid on purpose,
+// and refuses each of those: otherwise the seeds would judge fewer allocations than they seem to,
+// or the invalid ones would not test validation.
+func TestGeneratedInputsAreInvalidExactlyWhenBrokenOnPurpose(t *testing.T) {
+	broken := map[string]int{}
+	for seed := uint64(1); seed <= 400; seed++ {
+		made := generateNamed(seed)
+		refused, err := validateInputs(made.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if made.broken != "" {
+			broken[made.broken]++
+		}
+		switch {
+		case made.broken == "" && len(refused) > 0:
+			t.Errorf("seed %d (%s) is refused: %v", seed, made.family, refused)
+		case made.broken != "" && len(refused) == 0:
+			t.Errorf("seed %d (%s) was broken (%s) but upstream's validation accepts it", seed, made.family, made.broken)
+		}
+	}
+	if len(broken) < len(breakages)/2 {
+		t.Errorf("400 seeds broke inputs in only %d ways: %v", len(broken), broken)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"numadra.dev/tests/upstream/internal/oracle"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,8 +10,9 @@ import (
 )
 
 // minimize shrinks an input on which the two allocators differ, one removal at a time
-// (a claim, a class, a slice, a device, a request, a constraint, an attribute, a capacity,
-// a selector), keeping each removal after which they still differ. What is left is the
+// (a pod, a claim, a pod's use of a claim, a node, a class, a slice, a device, a request, a
+// constraint, an attribute, a capacity, a selector, a taint), keeping each removal after which
+// they still differ. What is left is the
 // regression file: small enough to read, and still a difference.
 func minimize(draAllocate, scratch string, in *inputs) (*inputs, error) {
 	path := filepath.Join(scratch, "minimizing.json")
@@ -18,7 +20,7 @@ func minimize(draAllocate, scratch string, in *inputs) (*inputs, error) {
 		if err := writeInputsFile(path, candidate); err != nil {
 			return false
 		}
-		diff, _, err := compare(draAllocate, []string{path}, nodeName, candidate, false)
+		diff, _, err := compare(draAllocate, []string{path}, "", candidate, false)
 		return err == nil && diff != ""
 	}
 	current := clone(in)
@@ -36,7 +38,13 @@ func minimize(draAllocate, scratch string, in *inputs) (*inputs, error) {
 }
 
 func clone(in *inputs) *inputs {
-	out := &inputs{}
+	out := &inputs{Order: slices.Clone(in.Order)}
+	for _, pod := range in.Pods {
+		out.Pods = append(out.Pods, pod.DeepCopy())
+	}
+	for _, template := range in.Templates {
+		out.Templates = append(out.Templates, template.DeepCopy())
+	}
 	for _, node := range in.Nodes {
 		out.Nodes = append(out.Nodes, node.DeepCopy())
 	}
@@ -60,8 +68,28 @@ func shrinks(in *inputs) []*inputs {
 		change(candidate)
 		out = append(out, candidate)
 	}
+	for i := range in.Pods {
+		variant(func(c *inputs) { c.Remove(oracle.Ref{Kind: oracle.PodRef, Index: i}) })
+	}
 	for i := range in.Claims {
-		variant(func(c *inputs) { c.Claims = slices.Delete(c.Claims, i, i+1) })
+		variant(func(c *inputs) { c.Remove(oracle.Ref{Kind: oracle.ClaimRef, Index: i}) })
+	}
+	for i := range in.Templates {
+		variant(func(c *inputs) { c.Remove(oracle.Ref{Kind: oracle.TemplateRef, Index: i}) })
+	}
+	for p, pod := range in.Pods {
+		if len(pod.Spec.ResourceClaims) > 1 {
+			for k := range pod.Spec.ResourceClaims {
+				variant(func(c *inputs) {
+					spec := &c.Pods[p].Spec
+					spec.ResourceClaims = slices.Delete(spec.ResourceClaims, k, k+1)
+					spec.Containers[0].Resources.Claims = nil
+				})
+			}
+		}
+	}
+	for i := range in.Nodes {
+		variant(func(c *inputs) { c.Nodes = slices.Delete(c.Nodes, i, i+1) })
 	}
 	for i := range in.Classes {
 		variant(func(c *inputs) { c.Classes = slices.Delete(c.Classes, i, i+1) })
@@ -79,6 +107,9 @@ func shrinks(in *inputs) []*inputs {
 			}
 			for name := range slice.Spec.Devices[d].Capacity {
 				variant(func(c *inputs) { delete(c.Slices[s].Spec.Devices[d].Capacity, name) })
+			}
+			if len(slice.Spec.Devices[d].Taints) > 0 {
+				variant(func(c *inputs) { c.Slices[s].Spec.Devices[d].Taints = nil })
 			}
 		}
 	}

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/operation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/component-base/featuregate"
+	"k8s.io/kubernetes/pkg/api/legacyscheme"
+	resourceinternal "k8s.io/kubernetes/pkg/apis/resource"
+	_ "k8s.io/kubernetes/pkg/apis/resource/install" // resource.k8s.io's types, conversions and defaults
+	"k8s.io/kubernetes/pkg/apis/resource/validation"
+	"k8s.io/kubernetes/pkg/registry/resource/deviceclass"
+	"k8s.io/kubernetes/pkg/registry/resource/resourceclaim"
+	"k8s.io/kubernetes/pkg/registry/resource/resourceclaimtemplate"
+	"k8s.io/kubernetes/pkg/registry/resource/resourceslice"
+)
+
+// The API server's own validation (k8s.io/kubernetes pkg/apis/resource/validation and the
+// declarative validation of the resource.k8s.io types), run on every object an input holds as
+// the API server runs it on a create: the v1 object defaulted and converted to the internal type
+// through the API server's scheme, the registry strategy's PrepareForCreate (which drops the
+// fields of disabled features: every DRA feature gate is on here, as the allocator has every
+// feature on), its Validate, the metadata checks and declarative validation (rest.ValidateCreate).
+// An allocated claim's status is validated as the scheduler's status update is.
+//
+// Left out, because they are not about the object: the admin-access check against the
+// namespace's label (AuthorizedForAdmin reads the Namespace from the API server) and the
+// authorization of who writes a status.
+
+// enableDRAFeatures turns on every DRA feature gate that is not locked, with what they need,
+// read from the release's own gate table (as tests/e2e's all-dra profile does).
+func enableDRAFeatures() error {
+	gates := utilfeature.DefaultMutableFeatureGate
+	specs := gates.GetAll()
+	dependencies := gates.Dependencies()
+	on := map[string]bool{}
+	var enable func(name featuregate.Feature)
+	enable = func(name featuregate.Feature) {
+		if on[string(name)] || specs[name].LockToDefault {
+			return
+		}
+		on[string(name)] = true
+		for _, dependency := range dependencies[name] {
+			enable(dependency)
+		}
+	}
+	for name := range specs {
+		if strings.HasPrefix(string(name), "DRA") {
+			enable(name)
+		}
+	}
+	return gates.SetFromMap(on)
+}
+
+// validationContext is a create request for resource.k8s.io/v1, which declarative validation
+// reads the API version from.
+func validationContext(subresource string) context.Context {
+	ctx := genericapirequest.WithNamespace(context.Background(), "")
+	return genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{
+		IsResourceRequest: true, APIGroup: resourceapi.GroupName, APIVersion: "v1", Subresource: subresource,
+	})
+}
+
+// toInternal defaults a copy of a v1 object and converts it, as the API server decodes a request.
+func toInternal(versioned runtime.Object, internal runtime.Object) error {
+	copied := versioned.DeepCopyObject()
+	legacyscheme.Scheme.Default(copied)
+	return legacyscheme.Scheme.Convert(copied, internal, nil)
+}
+
+// The strategies without the namespace look-up (see above): the object's own validation only.
+type claimStrategy struct{ rest.RESTCreateStrategy }
+
+func (s claimStrategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
+	return validation.ValidateResourceClaim(obj.(*resourceinternal.ResourceClaim))
+}
+
+type templateStrategy struct{ rest.RESTCreateStrategy }
+
+func (s templateStrategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
+	return validation.ValidateResourceClaimTemplate(obj.(*resourceinternal.ResourceClaimTemplate))
+}
+
+// With the strategies' declarative validation, which rest.ValidateCreate runs when it finds it.
+type wrappedClaimStrategy struct {
+	claimStrategy
+	rest.DeclarativeValidationStrategy
+}
+
+type wrappedTemplateStrategy struct {
+	templateStrategy
+	rest.DeclarativeValidationStrategy
+}
+
+var (
+	claimStrategyBase    = resourceclaim.NewStrategy(nil, nil)
+	templateStrategyBase = resourceclaimtemplate.NewStrategy(nil)
+)
+
+// createErrors runs the API server's create path (without storage) on an internal object.
+func createErrors(strategy rest.RESTCreateStrategy, obj runtime.Object) field.ErrorList {
+	ctx := validationContext("")
+	strategy.PrepareForCreate(ctx, obj)
+	return rest.ValidateCreate(ctx, obj, strategy)
+}
+
+// invalidObject names an object upstream refuses and why.
+type invalidObject struct {
+	object string // "ResourceSlice NAME"
+	errs   field.ErrorList
+}
+
+func (o invalidObject) String() string {
+	return fmt.Sprintf("%s: %s", o.object, o.errs.ToAggregate())
+}
+
+var featuresOnce struct {
+	sync.Once
+	err error
+}
+
+// validateInputs returns every object of the input the API server refuses (none: all valid).
+func validateInputs(in *inputs) ([]invalidObject, error) {
+	featuresOnce.Do(func() { featuresOnce.err = enableDRAFeatures() })
+	if featuresOnce.err != nil {
+		return nil, fmt.Errorf("feature gates: %w", featuresOnce.err)
+	}
+	var refused []invalidObject
+	note := func(object string, errs field.ErrorList) {
+		if len(errs) > 0 {
+			refused = append(refused, invalidObject{object: object, errs: errs})
+		}
+	}
+	refused = append(refused, duplicates(in)...)
+	for _, slice := range in.Slices {
+		internal := &resourceinternal.ResourceSlice{}
+		if err := toInternal(slice, internal); err != nil {
+			return nil, fmt.Errorf("ResourceSlice %s: %w", slice.Name, err)
+		}
+		note("ResourceSlice "+slice.Name, createErrors(resourceslice.Strategy, internal))
+	}
+	for _, class := range in.Classes {
+		internal := &resourceinternal.DeviceClass{}
+		if err := toInternal(class, internal); err != nil {
+			return nil, fmt.Errorf("DeviceClass %s: %w", class.Name, err)
+		}
+		note("DeviceClass "+class.Name, createErrors(deviceclass.Strategy, internal))
+	}
+	for _, template := range in.Templates {
+		internal := &resourceinternal.ResourceClaimTemplate{}
+		if err := toInternal(template, internal); err != nil {
+			return nil, fmt.Errorf("ResourceClaimTemplate %s: %w", template.Name, err)
+		}
+		strategy := wrappedTemplateStrategy{templateStrategy{templateStrategyBase}, templateStrategyBase}
+		note("ResourceClaimTemplate "+template.Namespace+"/"+template.Name, createErrors(strategy, internal))
+	}
+	for _, claim := range in.Claims {
+		errs, err := claimErrors(claim)
+		if err != nil {
+			return nil, err
+		}
+		note("ResourceClaim "+claimKey(claim), errs)
+	}
+	return refused, nil
+}
+
+// claimErrors validates a claim's spec as created and, when it is allocated, its status as the
+// scheduler's status update writes it.
+func claimErrors(claim *resourceapi.ResourceClaim) (field.ErrorList, error) {
+	created := &resourceinternal.ResourceClaim{}
+	if err := toInternal(claim, created); err != nil {
+		return nil, fmt.Errorf("ResourceClaim %s: %w", claimKey(claim), err)
+	}
+	allocated := created.DeepCopy()
+	strategy := wrappedClaimStrategy{claimStrategy{claimStrategyBase}, claimStrategyBase}
+	errs := createErrors(strategy, created)
+	if len(errs) > 0 || allocated.Status.Allocation == nil {
+		return errs, nil
+	}
+	// The stored claim (status cleared on create) is the old object of the status update.
+	created.ResourceVersion = "1"
+	allocated.ResourceVersion = "1"
+	status := resourceclaim.NewStatusStrategy(claimStrategyBase)
+	ctx := validationContext("status")
+	status.PrepareForUpdate(ctx, allocated, created)
+	errs = validation.ValidateResourceClaimStatusUpdate(allocated, created)
+	return claimStrategyBase.ValidateDeclaratively(ctx, allocated, created, errs, operation.Update,
+		claimStrategyBase.DeclarativeValidationConfig(ctx, allocated, created)), nil
+}
+
+// duplicates: an object given twice (kind, namespace, name): one API server holds one of them,
+// the second create is refused (AlreadyExists).
+func duplicates(in *inputs) []invalidObject {
+	var refused []invalidObject
+	seen := map[string]bool{}
+	note := func(kind, namespace, name string) {
+		key := kind + " " + name
+		if namespace != "" {
+			key = kind + " " + namespace + "/" + name
+		}
+		if seen[key] {
+			refused = append(refused, invalidObject{object: key, errs: field.ErrorList{
+				field.Duplicate(field.NewPath("metadata", "name"), name)}})
+		}
+		seen[key] = true
+	}
+	for _, slice := range in.Slices {
+		note("ResourceSlice", "", slice.Name)
+	}
+	for _, class := range in.Classes {
+		note("DeviceClass", "", class.Name)
+	}
+	for _, claim := range in.Claims {
+		note("ResourceClaim", claim.Namespace, claim.Name)
+	}
+	for _, template := range in.Templates {
+		note("ResourceClaimTemplate", template.Namespace, template.Name)
+	}
+	return refused
+}
