@@ -114,6 +114,10 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
+// k8s.io/kubernetes (for the API server's validation, alloc/validate.go) requires the staging
+// modules at v0.0.0: these replaces pin them at v0.37.2, as tests/e2e/go.mod does. All but
+// k8s.io/dynamic-resource-allocation, which is required at v0.37.2 above (so v0.0.0 is never
+// chosen) and which upstream-table replaces with its own copy (two replaces would conflict).
 replace (
 	k8s.io/api => k8s.io/api v0.37.2
 	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.37.2
@@ -131,7 +135,6 @@ replace (
 	k8s.io/cri-client => k8s.io/cri-client v0.37.2
 	k8s.io/cri-streaming => k8s.io/cri-streaming v0.37.2
 	k8s.io/csi-translation-lib => k8s.io/csi-translation-lib v0.37.2
-	k8s.io/dynamic-resource-allocation => k8s.io/dynamic-resource-allocation v0.37.2
 	k8s.io/endpointslice => k8s.io/endpointslice v0.37.2
 	k8s.io/externaljwt => k8s.io/externaljwt v0.37.2
 	k8s.io/kms => k8s.io/kms v0.37.2
