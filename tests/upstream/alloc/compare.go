@@ -80,23 +80,45 @@ type ourRun struct {
 	failures map[string]string                     // unit label -> what follows "LABEL: " on stderr
 }
 
-// runOurs runs dra-allocate on the files (on one node when node is not "").
-func runOurs(draAllocate string, paths []string, node string) (*ourRun, error) {
+// pendingRun is dra-allocate running on an input, while the judge validates it.
+type pendingRun struct {
+	name           string
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	startErr       error
+}
+
+// startOurs starts dra-allocate on the files (on one node when node is not "").
+func startOurs(draAllocate string, paths []string, node string) *pendingRun {
 	args := []string{"--output", "json", "--time-budget", "0"}
 	if node != "" {
 		args = append(args, "--node", node)
 	}
-	cmd := exec.Command(draAllocate, append(args, paths...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	run := &ourRun{stderr: stderr.String()}
-	if err := cmd.Run(); err != nil {
+	pending := &pendingRun{name: draAllocate, cmd: exec.Command(draAllocate, append(args, paths...)...)}
+	pending.cmd.Stdout, pending.cmd.Stderr = &pending.stdout, &pending.stderr
+	pending.startErr = pending.cmd.Start()
+	return pending
+}
+
+// runOurs runs dra-allocate on the files and reads its answer.
+func runOurs(draAllocate string, paths []string, node string) (*ourRun, error) {
+	return startOurs(draAllocate, paths, node).wait()
+}
+
+// wait reads dra-allocate's answer when it is done.
+func (p *pendingRun) wait() (*ourRun, error) {
+	if p.startErr != nil {
+		return nil, fmt.Errorf("running %s: %w", p.name, p.startErr)
+	}
+	run := &ourRun{}
+	if err := p.cmd.Wait(); err != nil {
 		var exitErr *exec.ExitError
 		if !errors.As(err, &exitErr) {
-			return nil, fmt.Errorf("running %s: %w", draAllocate, err)
+			return nil, fmt.Errorf("running %s: %w", p.name, err)
 		}
 		run.exitCode = exitErr.ExitCode()
 	}
+	stdout, stderr := &p.stdout, &p.stderr
 	run.stderr = stderr.String()
 	switch run.exitCode {
 	case 0, 1:
@@ -152,8 +174,10 @@ func failureLines(stderr string) map[string]string {
 type ourVerdict struct {
 	refused  bool
 	unplaced bool
+	// silent: no line says the unit is not allocated, yet a claim it asks is not allocated.
+	silent   bool
 	message  string    // its failure line
-	outcomes []outcome // per claim to allocate, when placed
+	outcomes []outcome // per claim to allocate, as printed
 }
 
 func (v ourVerdict) String() string {
@@ -162,6 +186,8 @@ func (v ourVerdict) String() string {
 		return "refused: " + v.message
 	case v.unplaced:
 		return "not placed: " + v.message
+	case v.silent:
+		return "no line says it is not allocated, yet it is not: " + outcomesText(v.outcomes)
 	}
 	return "placed: " + outcomesText(v.outcomes)
 }
@@ -180,6 +206,7 @@ func (run *ourRun) verdict(u *unit, toAllocate []*resourceapi.ResourceClaim) (ou
 			return verdict, fmt.Errorf("dra-allocate did not print claim %s", claimKey(claim))
 		}
 		verdict.outcomes = append(verdict.outcomes, outcomeOf(got, got.Status.Allocation))
+		verdict.silent = verdict.silent || got.Status.Allocation == nil
 	}
 	return verdict, nil
 }
@@ -226,7 +253,7 @@ func compareUnit(u *unit, upstream unitAnswer, ours ourVerdict) (string, *nodeAn
 			return "", nil
 		}
 		return difference("upstream places it on no node"), nil
-	case ours.refused || ours.unplaced:
+	case ours.refused || ours.unplaced || ours.silent:
 		return difference(fmt.Sprintf("upstream places it on %d of %d nodes", len(fits), len(upstream.nodes))), nil
 	}
 	oursText := outcomesText(ours.outcomes)

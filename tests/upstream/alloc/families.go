@@ -47,19 +47,18 @@ func buildClaimsOneNode(g *generator) {
 	g.preallocated()
 }
 
-// pods: two or three nodes of random pools, pods of one to three random claims (some shared
-// with other pods, some from templates), at times a device already in use.
+// pods: two or three nodes of random pools, pods of one or two random claims (some shared
+// with other pods) and at times one from a template, at times a device already in use. (Pods of
+// more random claims make searches of seconds, upstream's as ours.)
 func buildPods(g *generator) {
 	g.addNodes(g.between(2, 3))
 	for _, driver := range drivers {
 		g.class(driver)
 		for _, node := range g.nodes {
-			for pool := 0; pool < g.between(1, 2); pool++ {
-				g.pool(driver, fmt.Sprintf("%s-pool-%d", node, pool), node)
-			}
+			g.pool(driver, node+"-pool", node)
 		}
 	}
-	g.podsOverClaims(g.between(1, 4), g.between(1, 4), g.claim)
+	g.podsOverClaims(g.between(1, 4), g.between(1, 4), 2, g.claim)
 	g.preallocated()
 }
 
@@ -276,7 +275,7 @@ func buildDenseNode(g *generator) {
 		}
 		return claim
 	}
-	g.podsOverClaims(g.between(2, 4), g.between(2, 5), newClaim)
+	g.podsOverClaims(g.between(2, 4), g.between(2, 5), 3, newClaim)
 }
 
 // rack-pools: nodes in two racks; each node has GPUs; each rack has NICs on a switch its nodes
@@ -338,7 +337,7 @@ func buildRackPools(g *generator) {
 		}
 		return claim
 	}
-	g.podsOverClaims(g.between(2, 4), g.between(2, 4), newClaim)
+	g.podsOverClaims(g.between(2, 4), g.between(2, 4), 3, newClaim)
 }
 
 // used-up: nodes with a few GPUs each and pods asking, together, about as many as there are:
@@ -432,7 +431,7 @@ func buildPartitionsAndVFs(g *generator) {
 		kind := g.pick("vf", "vf", "pf")
 		return simpleClaim(name, nicDriver, int64(g.between(1, 3)), fmt.Sprintf(`device.attributes["nic.example.com"].kind == %q`, kind))
 	}
-	g.podsOverClaims(g.between(1, 4), g.between(1, 4), newClaim)
+	g.podsOverClaims(g.between(1, 4), g.between(1, 4), 3, newClaim)
 	if g.chance(30) {
 		g.in.AddClaim(g.allocatedClaim("in-use", g.devices[g.r.IntN(len(g.devices))]))
 	}

@@ -172,10 +172,10 @@ func simpleClaim(name, class string, count int64, selectors ...string) *resource
 	}
 }
 
-// podsOverClaims makes pods that take their claims from a pool of claims (so that some pods
-// share a claim), at times through a template, and lists the claims before, between or after
-// the pods. newClaim makes claim number i.
-func (g *generator) podsOverClaims(pods, claims int, newClaim func(name string) *resourceapi.ResourceClaim) {
+// podsOverClaims makes pods that take one to perPod claims from a pool of claims (so that some
+// pods share a claim), at times one more through a template, and lists the claims before,
+// between or after the pods. newClaim makes claim number i.
+func (g *generator) podsOverClaims(pods, claims, perPod int, newClaim func(name string) *resourceapi.ResourceClaim) {
 	var made []*resourceapi.ResourceClaim
 	for i := 0; i < claims; i++ {
 		made = append(made, newClaim(fmt.Sprintf("claim-%d", i)))
@@ -193,7 +193,7 @@ func (g *generator) podsOverClaims(pods, claims int, newClaim func(name string) 
 	templates := 0
 	for p := 0; p < pods; p++ {
 		var uses []podClaim
-		for _, i := range g.r.Perm(len(made))[:g.between(1, min(3, len(made)))] {
+		for _, i := range g.r.Perm(len(made))[:g.between(1, min(perPod, len(made)))] {
 			uses = append(uses, podClaim{claim: made[i].Name})
 		}
 		if g.chance(20) {

@@ -214,7 +214,7 @@ func TestASharedClaimOfAFailedPodIsTriedAgainForTheNext(t *testing.T) {
 	expectSame(t, judge(t, in, fakeAnswer{allocations: map[string]*resourceapi.AllocationResult{"shared": on("node-a", "gpu-0")},
 		stderr: "pod default/p1: not allocated on node node-a\n", exit: 1}))
 	diff := judge(t, in, fakeAnswer{stderr: "pod default/p1: not allocated on node node-a\n", exit: 1})
-	expectDifference(t, diff, "pod default/p2: dra-allocate's allocations are upstream's on none")
+	expectDifference(t, diff, "pod default/p2: upstream places it on 1 of 1 nodes")
 }
 
 // An error on any node fails the pod's scheduling attempt, whichever node dra-allocate took.

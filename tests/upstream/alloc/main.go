@@ -172,13 +172,14 @@ func (t *tally) String() string {
 func compare(draAllocate string, paths []string, node string, in *inputs, verbose bool) (string, *tally, error) {
 	counts := newTally()
 	counts.inputs++
+	pending := startOurs(draAllocate, paths, node) // runs while upstream validates
 	refusedObjects, err := validateInputs(in)
+	ours, waitErr := pending.wait()
 	if err != nil {
 		return "", nil, err
 	}
-	ours, err := runOurs(draAllocate, paths, node)
-	if err != nil {
-		return "", nil, err
+	if waitErr != nil {
+		return "", nil, waitErr
 	}
 	if len(refusedObjects) > 0 {
 		counts.invalid++

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -36,7 +37,7 @@ import (
 // namespace's label (AuthorizedForAdmin reads the Namespace from the API server) and the
 // authorization of who writes a status.
 
-// enableDRAFeatures turns on every DRA feature gate that is not locked, with what they need,
+// enableDRAFeatures turns on every DRA feature gate that is off by default, with what they need,
 // read from the release's own gate table (as tests/e2e's all-dra profile does).
 func enableDRAFeatures() error {
 	gates := utilfeature.DefaultMutableFeatureGate
@@ -45,8 +46,8 @@ func enableDRAFeatures() error {
 	on := map[string]bool{}
 	var enable func(name featuregate.Feature)
 	enable = func(name featuregate.Feature) {
-		if on[string(name)] || specs[name].LockToDefault {
-			return
+		if on[string(name)] || specs[name].LockToDefault || specs[name].Default {
+			return // already on (setting a GA gate only logs a warning)
 		}
 		on[string(name)] = true
 		for _, dependency := range dependencies[name] {
@@ -142,35 +143,77 @@ func validateInputs(in *inputs) ([]invalidObject, error) {
 	}
 	refused = append(refused, duplicates(in)...)
 	for _, slice := range in.Slices {
-		internal := &resourceinternal.ResourceSlice{}
-		if err := toInternal(slice, internal); err != nil {
+		errs, err := cachedErrors(slice, func() (field.ErrorList, error) {
+			internal := &resourceinternal.ResourceSlice{}
+			if err := toInternal(slice, internal); err != nil {
+				return nil, err
+			}
+			return createErrors(resourceslice.Strategy, internal), nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("ResourceSlice %s: %w", slice.Name, err)
 		}
-		note("ResourceSlice "+slice.Name, createErrors(resourceslice.Strategy, internal))
+		note("ResourceSlice "+slice.Name, errs)
 	}
 	for _, class := range in.Classes {
-		internal := &resourceinternal.DeviceClass{}
-		if err := toInternal(class, internal); err != nil {
+		errs, err := cachedErrors(class, func() (field.ErrorList, error) {
+			internal := &resourceinternal.DeviceClass{}
+			if err := toInternal(class, internal); err != nil {
+				return nil, err
+			}
+			return createErrors(deviceclass.Strategy, internal), nil
+		})
+		if err != nil {
 			return nil, fmt.Errorf("DeviceClass %s: %w", class.Name, err)
 		}
-		note("DeviceClass "+class.Name, createErrors(deviceclass.Strategy, internal))
+		note("DeviceClass "+class.Name, errs)
 	}
 	for _, template := range in.Templates {
-		internal := &resourceinternal.ResourceClaimTemplate{}
-		if err := toInternal(template, internal); err != nil {
-			return nil, fmt.Errorf("ResourceClaimTemplate %s: %w", template.Name, err)
+		errs, err := cachedErrors(template, func() (field.ErrorList, error) {
+			internal := &resourceinternal.ResourceClaimTemplate{}
+			if err := toInternal(template, internal); err != nil {
+				return nil, err
+			}
+			strategy := wrappedTemplateStrategy{templateStrategy{templateStrategyBase}, templateStrategyBase}
+			return createErrors(strategy, internal), nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("ResourceClaimTemplate %s/%s: %w", template.Namespace, template.Name, err)
 		}
-		strategy := wrappedTemplateStrategy{templateStrategy{templateStrategyBase}, templateStrategyBase}
-		note("ResourceClaimTemplate "+template.Namespace+"/"+template.Name, createErrors(strategy, internal))
+		note("ResourceClaimTemplate "+template.Namespace+"/"+template.Name, errs)
 	}
 	for _, claim := range in.Claims {
-		errs, err := claimErrors(claim)
+		errs, err := cachedErrors(claim, func() (field.ErrorList, error) { return claimErrors(claim) })
 		if err != nil {
 			return nil, err
 		}
 		note("ResourceClaim "+claimKey(claim), errs)
 	}
 	return refused, nil
+}
+
+// validated remembers the verdict on each object already validated (by its JSON): seeds repeat
+// classes and claims, and compiling their CEL expressions is most of validation's cost.
+var validated = map[string]field.ErrorList{}
+
+func cachedErrors(object any, validate func() (field.ErrorList, error)) (field.ErrorList, error) {
+	encoded, err := json.Marshal(object)
+	if err != nil {
+		return nil, err
+	}
+	key := fmt.Sprintf("%T %s", object, encoded)
+	if errs, ok := validated[key]; ok {
+		return errs, nil
+	}
+	errs, err := validate()
+	if err != nil {
+		return nil, err
+	}
+	if len(validated) >= 20000 {
+		clear(validated)
+	}
+	validated[key] = errs
+	return errs, nil
 }
 
 // claimErrors validates a claim's spec as created and, when it is allocated, its status as the
