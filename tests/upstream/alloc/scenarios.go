@@ -167,6 +167,8 @@ func scenarioInputs(folder string) ([]string, string, error) {
 				node = fields[i+1]
 				i++
 			case fields[i] == "--explain":
+			case (fields[i] == "--output" || fields[i] == "-o") && i+1 < len(fields) && fields[i+1] == "json":
+				i++ // the harness always asks for JSON
 			case strings.HasPrefix(fields[i], "--"):
 				return nil, "", fmt.Errorf("args flag %s is not replayed", fields[i])
 			default:
