@@ -307,3 +307,19 @@ func TestGeneratedInputsAreInvalidExactlyWhenBrokenOnPurpose(t *testing.T) {
 		t.Errorf("400 seeds broke inputs in only %d ways: %v", len(broken), broken)
 	}
 }
+
+// Minimising keeps the kind of difference it started with.
+func TestASignatureKeepsTheKindOfDifferenceAndDropsNames(t *testing.T) {
+	a := signature("pod default/pod-1: upstream places it on 2 of 3 nodes\n    dra-allocate: refused: x\n    upstream on node-a: fits")
+	b := signature("claim default/c: upstream places it on 1 of 2 nodes\n    dra-allocate: refused: y")
+	c := signature("claim default/c: upstream places it on no node\n    dra-allocate: refused: y")
+	if a != b || a == c {
+		t.Fatalf("signatures: %q %q %q", a, b, c)
+	}
+	v1 := signature("upstream's validation refuses the input, dra-allocate does not (exit 0):\n    ResourceSlice s-1: spec.devices[0].capacity[memory].requestPolicy: Forbidden: allowMultipleAllocations must be true")
+	v2 := signature("upstream's validation refuses the input, dra-allocate does not (exit 1):\n    ResourceSlice t: spec.devices[3].capacity[memory].requestPolicy: Forbidden: allowMultipleAllocations must be true")
+	v3 := signature("upstream's validation refuses the input, dra-allocate does not (exit 0):\n    ResourceSlice s: spec.sharedCounters[0].counters: Required value")
+	if v1 != v2 || v1 == v3 {
+		t.Fatalf("validation signatures: %q %q %q", v1, v2, v3)
+	}
+}
