@@ -311,7 +311,7 @@ func TestGeneratedInputsAreInvalidExactlyWhenBrokenOnPurpose(t *testing.T) {
 // Minimising keeps the kind of difference it started with.
 func TestASignatureKeepsTheKindOfDifferenceAndDropsNames(t *testing.T) {
 	a := signature("pod default/pod-1: upstream places it on 2 of 3 nodes\n    dra-allocate: refused: x\n    upstream on node-a: fits")
-	b := signature("claim default/c: upstream places it on 1 of 2 nodes\n    dra-allocate: refused: y")
+	b := signature("claim default/c: upstream places it on 1 of 2 nodes\n    dra-allocate: refused: y\n    upstream on node-b: fits: []")
 	c := signature("claim default/c: upstream places it on no node\n    dra-allocate: refused: y")
 	if a != b || a == c {
 		t.Fatalf("signatures: %q %q %q", a, b, c)
@@ -321,5 +321,13 @@ func TestASignatureKeepsTheKindOfDifferenceAndDropsNames(t *testing.T) {
 	v3 := signature("upstream's validation refuses the input, dra-allocate does not (exit 0):\n    ResourceSlice s: spec.sharedCounters[0].counters: Required value")
 	if v1 != v2 || v1 == v3 {
 		t.Fatalf("validation signatures: %q %q %q", v1, v2, v3)
+	}
+}
+
+func TestASignatureTellsWhatUpstreamAndDraAllocateSaid(t *testing.T) {
+	derived := signature("claim default/c: upstream places it on no node\n    dra-allocate: refused: derived attribute x: no such key\n    upstream on node-a: does not fit")
+	noNode := signature("claim default/c: upstream places it on no node\n    dra-allocate: refused: no node is known\n    upstream: unschedulable before any node is tried: request r: device class x does not exist")
+	if derived == noNode {
+		t.Fatalf("two kinds of difference have one signature: %q", derived)
 	}
 }

@@ -72,7 +72,25 @@ func signature(diff string) string {
 	case strings.HasPrefix(second, "dra-allocate: "):
 		second = strings.Fields(second)[1] // placed:, refused:, not, no
 	}
-	return numbers.ReplaceAllString(quoted.ReplaceAllString(first+" | "+second, "V"), "N")
+	// Which answers upstream gave on the nodes, and what kind of error dra-allocate gave.
+	var tags []string
+	for _, tag := range []string{"unschedulable before any node", ": fits", ": does not fit", ": fails this node",
+		": an allocated claim is not available", ": error:"} {
+		if strings.Contains(diff, "upstream"+tag) || strings.Contains(diff, "upstream on") && strings.Contains(diff, tag) {
+			tags = append(tags, strings.TrimPrefix(tag, ": "))
+		}
+	}
+	if _, ours, ok := strings.Cut(diff, "dra-allocate: refused: "); ok {
+		ours, _, _ = strings.Cut(ours, "\n")
+		for _, tag := range []string{"derived attribute", "CEL runtime error", "constraint", "invalid resource pools",
+			"no node is known", "device class"} {
+			if strings.Contains(ours, tag) {
+				tags = append(tags, "ours: "+tag)
+			}
+		}
+	}
+	text := first + " | " + second + " | " + strings.Join(tags, ", ")
+	return numbers.ReplaceAllString(quoted.ReplaceAllString(text, "V"), "N")
 }
 
 func clone(in *inputs) *inputs {
