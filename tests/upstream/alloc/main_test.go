@@ -102,7 +102,7 @@ func TestTheGeneratorCoversEveryFeature(t *testing.T) {
 		"fractional capacity", "compatibility groups", "skipNodeOperations", "node declaring optional operations",
 		"node not declaring optional operations",
 		"several nodes", "pod with several claims", "claim shared by pods", "template",
-		"pod using a claim allocated on a node", "device twice in a pool", "tainted device without the derived attribute's input",
+		"pod using a claim allocated on a node", "device in two slices of a pool", "tainted device without the derived attribute's input",
 		"slice for a node selector", "slice for all nodes", "VF", "partition", "invalid on purpose",
 	} {
 		if !seen[feature] {
@@ -141,16 +141,16 @@ func noteShape(seen map[string]bool, in *inputs) {
 	for _, count := range usedBy {
 		seen["claim shared by pods"] = seen["claim shared by pods"] || count > 1
 	}
-	devicesInPool := map[string]bool{}
+	devicesInPool := map[string]string{} // device -> the slice it is in
 	for _, slice := range in.Slices {
 		seen["slice for a node selector"] = seen["slice for a node selector"] || slice.Spec.NodeSelector != nil
 		seen["slice for all nodes"] = seen["slice for all nodes"] || slice.Spec.AllNodes != nil
 		for _, device := range slice.Spec.Devices {
 			key := slice.Spec.Driver + "/" + slice.Spec.Pool.Name + "/" + device.Name
-			if devicesInPool[key] {
-				seen["device twice in a pool"] = true
+			if other, ok := devicesInPool[key]; ok && other != slice.Name {
+				seen["device in two slices of a pool"] = true // valid slices, an invalid pool
 			}
-			devicesInPool[key] = true
+			devicesInPool[key] = slice.Name
 			if _, has := device.Attributes["example.com/socket"]; !has && len(device.Taints) > 0 {
 				seen["tainted device without the derived attribute's input"] = true
 			}
