@@ -106,10 +106,10 @@ func runFiles(draAllocate string, paths []string, node string, verbose bool) int
 
 // tally counts what was judged, to tell how varied the inputs were.
 type tally struct {
-	inputs, invalid                  int
-	pods, claims                     int // units: pods, and claims no pod uses
-	placed, unplaced, refused        int
-	nodeAnswers                      map[nodeKind]int
+	inputs, invalid                 int
+	pods, claims                    int // units: pods, and claims no pod uses
+	placed, unplaced, refused       int
+	nodeAnswers                     map[nodeKind]int
 	multiNodeUnits, multiClaimUnits int
 }
 

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"numadra.dev/tests/upstream/internal/oracle"
 	"os"
-	"regexp"
-	"strings"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 
 	resourceapi "k8s.io/api/resource/v1"
 )

@@ -13,29 +13,97 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage/names"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	resourceinternal "k8s.io/kubernetes/pkg/apis/resource"
 	_ "k8s.io/kubernetes/pkg/apis/resource/install" // resource.k8s.io's types, conversions and defaults
 	"k8s.io/kubernetes/pkg/apis/resource/validation"
-	"k8s.io/kubernetes/pkg/registry/resource/deviceclass"
-	"k8s.io/kubernetes/pkg/registry/resource/resourceclaim"
-	"k8s.io/kubernetes/pkg/registry/resource/resourceclaimtemplate"
-	"k8s.io/kubernetes/pkg/registry/resource/resourceslice"
+	"k8s.io/kubernetes/pkg/features"
 )
 
 // The API server's own validation (k8s.io/kubernetes pkg/apis/resource/validation and the
 // declarative validation of the resource.k8s.io types), run on every object an input holds as
-// the API server runs it on a create: the v1 object defaulted and converted to the internal type
-// through the API server's scheme, the registry strategy's PrepareForCreate (which drops the
-// fields of disabled features: every DRA feature gate is on here, as the allocator has every
-// feature on), its Validate, the metadata checks and declarative validation (rest.ValidateCreate).
-// An allocated claim's status is validated as the scheduler's status update is.
+// the API server runs it on a create (k8s.io/apiserver rest.ValidateCreate): the v1 object
+// defaulted and converted to the internal type through the API server's scheme, the object's
+// validation, the metadata checks and declarative validation, with every DRA feature gate on (as
+// the allocator has every feature on). An allocated claim's status is validated as the
+// scheduler's status update is (ValidateResourceClaimStatusUpdate).
+//
+// What the registry strategies (pkg/registry/resource/*, v1.37.2) add around those calls is
+// reproduced below instead of imported, which halves what this program compiles (their
+// packages bring client-go and the storage layer): for a create, PrepareForCreate sets the
+// generation, clears a claim's status and drops the fields of disabled features (none: every
+// gate is on); Validate is the validation function; DeclarativeValidationConfig gives the
+// normalization rules and, for slices, the DRAPartitionableDevicesType option.
 //
 // Left out, because they are not about the object: the admin-access check against the
-// namespace's label (AuthorizedForAdmin reads the Namespace from the API server) and the
+// namespace's label (the claim strategies read the Namespace from the API server) and the
 // authorization of who writes a status.
+
+// createStrategy is a registry strategy's create path for one kind.
+type createStrategy struct {
+	rest.DeclarativeValidation
+	names.NameGenerator
+	namespaced bool
+	validate   func(obj runtime.Object) field.ErrorList
+	config     func() rest.DeclarativeValidationConfig
+}
+
+func (s createStrategy) NamespaceScoped() bool                                    { return s.namespaced }
+func (s createStrategy) PrepareForCreate(ctx context.Context, obj runtime.Object) {}
+func (s createStrategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
+	return s.validate(obj)
+}
+func (s createStrategy) WarningsOnCreate(ctx context.Context, obj runtime.Object) []string {
+	return nil
+}
+func (s createStrategy) Canonicalize(obj runtime.Object) {}
+func (s createStrategy) DeclarativeValidationConfig(ctx context.Context, obj, oldObj runtime.Object) rest.DeclarativeValidationConfig {
+	return s.config()
+}
+
+func normalized() rest.DeclarativeValidationConfig {
+	return rest.DeclarativeValidationConfig{NormalizationRules: validation.ResourceNormalizationRules}
+}
+
+var (
+	sliceStrategy = createStrategy{
+		DeclarativeValidation: rest.DeclarativeValidation{Scheme: legacyscheme.Scheme}, NameGenerator: names.SimpleNameGenerator,
+		validate: func(obj runtime.Object) field.ErrorList {
+			return validation.ValidateResourceSlice(obj.(*resourceinternal.ResourceSlice))
+		},
+		config: func() rest.DeclarativeValidationConfig {
+			config := normalized()
+			config.Options = map[string]bool{string(features.DRAPartitionableDevicesType): utilfeature.DefaultFeatureGate.Enabled(features.DRAPartitionableDevicesType)}
+			return config
+		},
+	}
+	classStrategy = createStrategy{
+		DeclarativeValidation: rest.DeclarativeValidation{Scheme: legacyscheme.Scheme}, NameGenerator: names.SimpleNameGenerator,
+		validate: func(obj runtime.Object) field.ErrorList {
+			return validation.ValidateDeviceClass(obj.(*resourceinternal.DeviceClass))
+		},
+		config: func() rest.DeclarativeValidationConfig { return rest.DeclarativeValidationConfig{} },
+	}
+	claimStrategy = createStrategy{
+		DeclarativeValidation: rest.DeclarativeValidation{Scheme: legacyscheme.Scheme}, NameGenerator: names.SimpleNameGenerator,
+		namespaced: true,
+		validate: func(obj runtime.Object) field.ErrorList {
+			return validation.ValidateResourceClaim(obj.(*resourceinternal.ResourceClaim))
+		},
+		config: normalized,
+	}
+	templateStrategy = createStrategy{
+		DeclarativeValidation: rest.DeclarativeValidation{Scheme: legacyscheme.Scheme}, NameGenerator: names.SimpleNameGenerator,
+		namespaced: true,
+		validate: func(obj runtime.Object) field.ErrorList {
+			return validation.ValidateResourceClaimTemplate(obj.(*resourceinternal.ResourceClaimTemplate))
+		},
+		config: normalized,
+	}
+)
 
 // enableDRAFeatures turns on every DRA feature gate that is off by default, with what they need,
 // read from the release's own gate table (as tests/e2e's all-dra profile does).
@@ -78,35 +146,6 @@ func toInternal(versioned runtime.Object, internal runtime.Object) error {
 	return legacyscheme.Scheme.Convert(copied, internal, nil)
 }
 
-// The strategies without the namespace look-up (see above): the object's own validation only.
-type claimStrategy struct{ rest.RESTCreateStrategy }
-
-func (s claimStrategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
-	return validation.ValidateResourceClaim(obj.(*resourceinternal.ResourceClaim))
-}
-
-type templateStrategy struct{ rest.RESTCreateStrategy }
-
-func (s templateStrategy) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
-	return validation.ValidateResourceClaimTemplate(obj.(*resourceinternal.ResourceClaimTemplate))
-}
-
-// With the strategies' declarative validation, which rest.ValidateCreate runs when it finds it.
-type wrappedClaimStrategy struct {
-	claimStrategy
-	rest.DeclarativeValidationStrategy
-}
-
-type wrappedTemplateStrategy struct {
-	templateStrategy
-	rest.DeclarativeValidationStrategy
-}
-
-var (
-	claimStrategyBase    = resourceclaim.NewStrategy(nil, nil)
-	templateStrategyBase = resourceclaimtemplate.NewStrategy(nil)
-)
-
 // createErrors runs the API server's create path (without storage) on an internal object.
 func createErrors(strategy rest.RESTCreateStrategy, obj runtime.Object) field.ErrorList {
 	ctx := validationContext("")
@@ -148,7 +187,8 @@ func validateInputs(in *inputs) ([]invalidObject, error) {
 			if err := toInternal(slice, internal); err != nil {
 				return nil, err
 			}
-			return createErrors(resourceslice.Strategy, internal), nil
+			internal.Generation = 1
+			return createErrors(sliceStrategy, internal), nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("ResourceSlice %s: %w", slice.Name, err)
@@ -161,7 +201,8 @@ func validateInputs(in *inputs) ([]invalidObject, error) {
 			if err := toInternal(class, internal); err != nil {
 				return nil, err
 			}
-			return createErrors(deviceclass.Strategy, internal), nil
+			internal.Generation = 1
+			return createErrors(classStrategy, internal), nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("DeviceClass %s: %w", class.Name, err)
@@ -174,8 +215,7 @@ func validateInputs(in *inputs) ([]invalidObject, error) {
 			if err := toInternal(template, internal); err != nil {
 				return nil, err
 			}
-			strategy := wrappedTemplateStrategy{templateStrategy{templateStrategyBase}, templateStrategyBase}
-			return createErrors(strategy, internal), nil
+			return createErrors(templateStrategy, internal), nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("ResourceClaimTemplate %s/%s: %w", template.Namespace, template.Name, err)
@@ -224,20 +264,18 @@ func claimErrors(claim *resourceapi.ResourceClaim) (field.ErrorList, error) {
 		return nil, fmt.Errorf("ResourceClaim %s: %w", claimKey(claim), err)
 	}
 	allocated := created.DeepCopy()
-	strategy := wrappedClaimStrategy{claimStrategy{claimStrategyBase}, claimStrategyBase}
-	errs := createErrors(strategy, created)
+	created.Status = resourceinternal.ResourceClaimStatus{} // PrepareForCreate: status is not written on create
+	errs := createErrors(claimStrategy, created)
 	if len(errs) > 0 || allocated.Status.Allocation == nil {
 		return errs, nil
 	}
-	// The stored claim (status cleared on create) is the old object of the status update.
+	// The stored claim (status cleared on create) is the old object of the status update, which
+	// keeps the stored spec and metadata.
 	created.ResourceVersion = "1"
-	allocated.ResourceVersion = "1"
-	status := resourceclaim.NewStatusStrategy(claimStrategyBase)
+	allocated.ObjectMeta, allocated.Spec = created.ObjectMeta, created.Spec
 	ctx := validationContext("status")
-	status.PrepareForUpdate(ctx, allocated, created)
 	errs = validation.ValidateResourceClaimStatusUpdate(allocated, created)
-	return claimStrategyBase.ValidateDeclaratively(ctx, allocated, created, errs, operation.Update,
-		claimStrategyBase.DeclarativeValidationConfig(ctx, allocated, created)), nil
+	return claimStrategy.ValidateDeclaratively(ctx, allocated, created, errs, operation.Update, normalized()), nil
 }
 
 // duplicates: an object given twice (kind, namespace, name): one API server holds one of them,
