@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math/rand/v2"
+	"numadra.dev/tests/upstream/internal/oracle"
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
@@ -13,9 +14,13 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// A seeded generator of valid clusters and claims: one node, two drivers, pools of one or
-// more slices, and claims that use every allocator feature dra-allocate claims to share
-// with upstream. The same seed always gives the same input.
+// A seeded generator of clusters, claims and pods: each seed draws a family (families.go), each
+// family its own shape of cluster (one node of random pools and claims alone; several nodes with
+// pods whose claims are allocated together; claims shared by pods; claims already allocated on
+// a node; an invalid pool on one node of many; derived attributes over tainted devices; dense
+// nodes; rack-wide pools; nodes sized to be used up; partitions and VFs), and a few inputs in a
+// hundred are then made invalid on purpose (invalid.go) so that upstream's validation is
+// exercised. The same seed always gives the same input.
 
 const (
 	nodeName      = "node-1"
@@ -25,53 +30,188 @@ const (
 	bindingReady  = "example.com/ready"
 	bindingFailed = "example.com/failed"
 	derivedNuma   = "derived.example.com/numa" // a derived attribute (KEP-6080) some requests compute
+	gpuDriver     = "gpu.example.com"
+	nicDriver     = "nic.example.com"
 )
 
-var drivers = []string{"gpu.example.com", "nic.example.com"}
+var drivers = []string{gpuDriver, nicDriver}
+
+// invalidPercent: how many inputs in a hundred are made invalid on purpose.
+const invalidPercent = 8
 
 type generator struct {
-	r       *rand.Rand
-	seed    uint64
-	in      inputs
-	devices []generatedDevice // every device, for pre-allocated claims
+	r              *rand.Rand
+	seed           uint64
+	in             inputs
+	nodes          []string          // the nodes with a Node object
+	requestDrivers []string          // the classes random requests use
+	devices        []generatedDevice // every device, for claims allocated in the input
 }
 
 type generatedDevice struct {
 	driver, pool, name string
 	shareable          bool
+	selector           *v1.NodeSelector // of an allocation of it (nil: every node)
 }
 
-func generate(seed uint64) *inputs {
-	g := &generator{r: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), seed: seed}
-	g.node()
-	for _, driver := range drivers {
-		g.class(driver)
-		for pool := 0; pool < 1+g.r.IntN(3); pool++ {
-			g.pool(driver, fmt.Sprintf("%s-pool-%d", nodeName, pool))
+func newGenerator(seed uint64) *generator {
+	return &generator{r: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)), seed: seed, requestDrivers: drivers}
+}
+
+func generate(seed uint64) *inputs { return generateNamed(seed).in }
+
+// generated is a seed's input with the family it came from and how it was made invalid on
+// purpose ("": it was not).
+type generated struct {
+	in             *inputs
+	family, broken string
+}
+
+func generateNamed(seed uint64) generated {
+	g := newGenerator(seed)
+	family := g.family()
+	family.build(g)
+	broken := ""
+	if g.chance(invalidPercent) {
+		broken = g.breakValidation()
+	}
+	return generated{in: &g.in, family: family.name, broken: broken}
+}
+
+// familyOf names the family a seed draws.
+func familyOf(seed uint64) string { return newGenerator(seed).family().name }
+
+func (g *generator) family() family {
+	total := 0
+	for _, f := range families {
+		total += f.weight
+	}
+	draw := g.r.IntN(total)
+	for _, f := range families {
+		if draw < f.weight {
+			return f
 		}
+		draw -= f.weight
 	}
-	claims := 1 + g.r.IntN(4)
-	for i := 0; i < claims; i++ {
-		g.claim(fmt.Sprintf("claim-%d", i))
-	}
-	g.preallocated()
-	return &g.in
+	panic("unreachable")
 }
 
 func (g *generator) chance(percent int) bool { return g.r.IntN(100) < percent }
 
 func (g *generator) pick(options ...string) string { return options[g.r.IntN(len(options))] }
 
-func (g *generator) node() {
+// between draws an int in [low, high].
+func (g *generator) between(low, high int) int { return low + g.r.IntN(high-low+1) }
+
+// addNode adds a Node with labels; most declare the optional node operations (only such a node
+// may get devices of a slice that skips them).
+func (g *generator) addNode(name string, labels map[string]string) *v1.Node {
 	node := &v1.Node{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Node"},
-		ObjectMeta: metav1.ObjectMeta{Name: nodeName, Labels: map[string]string{"zone": "a"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
 	}
 	if g.chance(70) {
-		// Only such a node may get devices of a slice that skips node operations.
 		node.Status.DeclaredFeatures = []string{"DRAOptionalNodeOperations"}
 	}
 	g.in.Nodes = append(g.in.Nodes, node)
+	g.nodes = append(g.nodes, name)
+	return node
+}
+
+// addNodes adds count nodes node-a, node-b... in zones a and b.
+func (g *generator) addNodes(count int) {
+	for i := 0; i < count; i++ {
+		g.addNode(fmt.Sprintf("node-%c", 'a'+i), map[string]string{"zone": string(rune('a' + i%2))})
+	}
+}
+
+// podClaim is one entry of a pod's resourceClaims: a claim by name or a template.
+type podClaim struct{ claim, template string }
+
+// pod is a pod using the claims (by name) and templates, in that order.
+func (g *generator) pod(name string, claims ...podClaim) *v1.Pod {
+	pod := &v1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+		Spec:       v1.PodSpec{Containers: []v1.Container{{Name: "main", Image: "registry.example/app:1"}}},
+	}
+	for i, c := range claims {
+		entry := v1.PodResourceClaim{Name: fmt.Sprintf("c%d", i)}
+		if c.template != "" {
+			entry.ResourceClaimTemplateName = ptr.To(c.template)
+		} else {
+			entry.ResourceClaimName = ptr.To(c.claim)
+		}
+		pod.Spec.ResourceClaims = append(pod.Spec.ResourceClaims, entry)
+		pod.Spec.Containers[0].Resources.Claims = append(pod.Spec.Containers[0].Resources.Claims, v1.ResourceClaim{Name: entry.Name})
+	}
+	return pod
+}
+
+// template is a claim template with the claim's spec.
+func template(name string, claim *resourceapi.ResourceClaim) *resourceapi.ResourceClaimTemplate {
+	return &resourceapi.ResourceClaimTemplate{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceClaimTemplate"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec:       resourceapi.ResourceClaimTemplateSpec{Spec: claim.Spec},
+	}
+}
+
+// simpleClaim asks count devices of a class, with selectors.
+func simpleClaim(name, class string, count int64, selectors ...string) *resourceapi.ResourceClaim {
+	exact := &resourceapi.ExactDeviceRequest{DeviceClassName: class, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: count}
+	for _, selector := range selectors {
+		exact.Selectors = append(exact.Selectors, celSelector(selector))
+	}
+	return &resourceapi.ResourceClaim{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceClaim"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
+		Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
+			Name: "req-0", Exactly: exact,
+		}}}},
+	}
+}
+
+// podsOverClaims makes pods that take one to perPod claims from a pool of claims (so that some
+// pods share a claim), at times one more through a template, and lists the claims before,
+// between or after the pods. newClaim makes claim number i.
+func (g *generator) podsOverClaims(pods, claims, perPod int, newClaim func(name string) *resourceapi.ResourceClaim) {
+	var made []*resourceapi.ResourceClaim
+	for i := 0; i < claims; i++ {
+		made = append(made, newClaim(fmt.Sprintf("claim-%d", i)))
+	}
+	listed := make([]bool, len(made))
+	listClaims := func() {
+		for i, claim := range made {
+			if !listed[i] && g.chance(50) {
+				g.in.AddClaim(claim)
+				listed[i] = true
+			}
+		}
+	}
+	listClaims()
+	templates := 0
+	for p := 0; p < pods; p++ {
+		var uses []podClaim
+		for _, i := range g.r.Perm(len(made))[:g.between(1, min(perPod, len(made)))] {
+			uses = append(uses, podClaim{claim: made[i].Name})
+		}
+		if g.chance(20) {
+			name := fmt.Sprintf("template-%d", templates)
+			templates++
+			g.in.AddTemplate(template(name, newClaim(name)))
+			uses = append(uses, podClaim{template: name})
+		}
+		g.in.AddPod(g.pod(fmt.Sprintf("pod-%d", p), uses...))
+		if g.chance(30) {
+			listClaims()
+		}
+	}
+	for i, claim := range made {
+		if !listed[i] {
+			g.in.AddClaim(claim)
+		}
+	}
 }
 
 func (g *generator) class(driver string) {
@@ -102,7 +242,8 @@ func opaqueConfig(driver, from string) resourceapi.DeviceConfiguration {
 	}}
 }
 
-func (g *generator) pool(driver, pool string) {
+// pool adds a pool of random devices local to node (or, at times, to every node or a zone).
+func (g *generator) pool(driver, pool, node string) {
 	counters := g.chance(25)
 	slices := 1 + g.r.IntN(2)
 	total := slices
@@ -120,15 +261,15 @@ func (g *generator) pool(driver, pool string) {
 		}[g.r.IntN(3)]
 	}
 	for i := 0; i < slices; i++ {
-		slice := g.slice(driver, pool, i, total, perDevice)
+		slice := g.slice(driver, pool, i, total, perDevice, node)
 		slice.Spec.SkipNodeOperations = skip
 		for d := 0; d < 1+g.r.IntN(5); d++ {
-			slice.Spec.Devices = append(slice.Spec.Devices, g.device(driver, pool, fmt.Sprintf("dev-%d-%d", i, d), counters, perDevice))
+			slice.Spec.Devices = append(slice.Spec.Devices, g.device(slice, fmt.Sprintf("dev-%d-%d", i, d), counters, perDevice))
 		}
 		g.in.Slices = append(g.in.Slices, slice)
 	}
 	if counters {
-		slice := g.slice(driver, pool, slices, total, false)
+		slice := g.slice(driver, pool, slices, total, false, node)
 		slice.Spec.SharedCounters = []resourceapi.CounterSet{{
 			Name:     "memory-set",
 			Counters: map[string]resourceapi.Counter{"memory": {Value: resource.MustParse(g.pick("16Gi", "32Gi", "40Gi"))}},
@@ -137,7 +278,7 @@ func (g *generator) pool(driver, pool string) {
 	}
 }
 
-func (g *generator) slice(driver, pool string, index, count int, perDevice bool) *resourceapi.ResourceSlice {
+func (g *generator) slice(driver, pool string, index, count int, perDevice bool, node string) *resourceapi.ResourceSlice {
 	slice := &resourceapi.ResourceSlice{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceSlice"},
 		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%s-%d", driver, pool, index)},
@@ -156,12 +297,26 @@ func (g *generator) slice(driver, pool string, index, count int, perDevice bool)
 			MatchExpressions: []v1.NodeSelectorRequirement{{Key: "zone", Operator: v1.NodeSelectorOpIn, Values: []string{g.pick("a", "b")}}},
 		}}}
 	default:
-		slice.Spec.NodeName = ptr.To(nodeName)
+		slice.Spec.NodeName = ptr.To(node)
 	}
 	return slice
 }
 
-func (g *generator) device(driver, pool, name string, counters, perDevice bool) resourceapi.Device {
+// nodeSlice is a slice of one node's pool.
+func nodeSlice(driver, pool string, index, count int, node string) *resourceapi.ResourceSlice {
+	return &resourceapi.ResourceSlice{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceSlice"},
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%s-%d", driver, pool, index)},
+		Spec: resourceapi.ResourceSliceSpec{
+			Driver:   driver,
+			Pool:     resourceapi.ResourcePool{Name: pool, Generation: 1, ResourceSliceCount: int64(count)},
+			NodeName: ptr.To(node),
+		},
+	}
+}
+
+// device is a random device of a slice (counters: it may consume the pool's memory-set).
+func (g *generator) device(slice *resourceapi.ResourceSlice, name string, counters, perDevice bool) resourceapi.Device {
 	device := resourceapi.Device{
 		Name: name,
 		Attributes: map[resourceapi.QualifiedName]resourceapi.DeviceAttribute{
@@ -200,7 +355,7 @@ func (g *generator) device(driver, pool, name string, counters, perDevice bool) 
 		case 1:
 			capacity.RequestPolicy = &resourceapi.CapacityRequestPolicy{
 				Default:     ptr.To(resource.MustParse("8Gi")),
-				ValidValues: []resource.Quantity{resource.MustParse("8Gi"), resource.MustParse("16Gi")},
+				ValidValues: validValuesUpTo(memory),
 			}
 		}
 	}
@@ -235,7 +390,8 @@ func (g *generator) device(driver, pool, name string, counters, perDevice bool) 
 	if perDevice {
 		switch g.r.IntN(3) {
 		case 0:
-			device.NodeName = ptr.To(g.pick(nodeName, "node-2"))
+			// At times a node that has no Node object: dra-allocate and the judge take it as a bare Node.
+			device.NodeName = ptr.To(g.pick(append(slices.Clone(g.nodes), "node-2")...))
 		case 1:
 			device.AllNodes = ptr.To(true)
 		default:
@@ -254,8 +410,48 @@ func (g *generator) device(driver, pool, name string, counters, perDevice bool) 
 			device.BindsToNode = ptr.To(true)
 		}
 	}
-	g.devices = append(g.devices, generatedDevice{driver: driver, pool: pool, name: name, shareable: shareable})
+	g.note(slice, &device)
 	return device
+}
+
+// note remembers a device for claims that are allocated in the input: where it is and whether
+// it can be shared.
+func (g *generator) note(slice *resourceapi.ResourceSlice, device *resourceapi.Device) {
+	g.devices = append(g.devices, generatedDevice{
+		driver: slice.Spec.Driver, pool: slice.Spec.Pool.Name, name: device.Name,
+		shareable: ptr.Deref(device.AllowMultipleAllocations, false),
+		selector:  allocationSelector(slice, device),
+	})
+}
+
+// allocationSelector is the node selector upstream puts in an allocation of this device alone.
+func allocationSelector(slice *resourceapi.ResourceSlice, device *resourceapi.Device) *v1.NodeSelector {
+	onNode := func(name string) *v1.NodeSelector {
+		return &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
+			MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{name}}},
+		}}}
+	}
+	switch {
+	case slice.Spec.NodeName != nil:
+		return onNode(*slice.Spec.NodeName)
+	case slice.Spec.NodeSelector != nil:
+		return slice.Spec.NodeSelector.DeepCopy()
+	case device.NodeName != nil:
+		return onNode(*device.NodeName)
+	case device.NodeSelector != nil:
+		return device.NodeSelector.DeepCopy()
+	}
+	return nil
+}
+
+// validValues lists 8Gi, and 16Gi where the capacity holds it (the API server refuses an option
+// larger than the capacity).
+func validValuesUpTo(capacity string) []resource.Quantity {
+	values := []resource.Quantity{resource.MustParse("8Gi")}
+	if limit := resource.MustParse(capacity); limit.Cmp(resource.MustParse("16Gi")) >= 0 {
+		values = append(values, resource.MustParse("16Gi"))
+	}
+	return values
 }
 
 // selector is a CEL expression over the devices of a driver, from the forms users write.
@@ -285,7 +481,8 @@ func (g *generator) selector(driver string) string {
 	}
 }
 
-func (g *generator) claim(name string) {
+// claim is a random claim over the generator's request drivers.
+func (g *generator) claim(name string) *resourceapi.ResourceClaim {
 	claim := &resourceapi.ResourceClaim{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceClaim"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
@@ -324,10 +521,10 @@ func (g *generator) claim(name string) {
 	if g.chance(20) {
 		claim.Spec.Devices.Config = []resourceapi.DeviceClaimConfiguration{{
 			Requests:            []string{"req-0"},
-			DeviceConfiguration: opaqueConfig(drivers[0], "claim"),
+			DeviceConfiguration: opaqueConfig(g.requestDrivers[0], "claim"),
 		}}
 	}
-	g.in.Claims = append(g.in.Claims, claim)
+	return claim
 }
 
 // dropUnusedDerivedAttributes keeps the input valid: the API server refuses a derived attribute
@@ -365,7 +562,7 @@ func dropUnusedDerivedAttributes(claim *resourceapi.ResourceClaim) {
 }
 
 func (g *generator) exactRequest() *resourceapi.ExactDeviceRequest {
-	driver := g.pick(drivers...)
+	driver := g.pick(g.requestDrivers...)
 	exact := &resourceapi.ExactDeviceRequest{DeviceClassName: driver}
 	if g.chance(15) {
 		exact.AllocationMode = resourceapi.DeviceAllocationModeAll
@@ -401,10 +598,22 @@ func (g *generator) preallocated() {
 	if len(g.devices) == 0 || !g.chance(40) {
 		return
 	}
-	device := g.devices[g.r.IntN(len(g.devices))]
+	claim := g.allocatedClaim("in-use", g.devices[g.r.IntN(len(g.devices))])
+	// The claim in use comes first: dra-allocate counts it against the claims after it.
+	g.in.Claims = append([]*resourceapi.ResourceClaim{claim}, g.in.Claims...)
+	for i := range g.in.Order {
+		if g.in.Order[i].Kind == oracle.ClaimRef {
+			g.in.Order[i].Index++
+		}
+	}
+	g.in.Order = append([]oracle.Ref{{Kind: oracle.ClaimRef, Index: 0}}, g.in.Order...)
+}
+
+// allocatedClaim is a claim of one device, allocated to it as the scheduler would have.
+func (g *generator) allocatedClaim(name string, device generatedDevice) *resourceapi.ResourceClaim {
 	claim := &resourceapi.ResourceClaim{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "resource.k8s.io/v1", Kind: "ResourceClaim"},
-		ObjectMeta: metav1.ObjectMeta{Name: "in-use", Namespace: "default", UID: "uid-in-use"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
 		Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{{
 			Name:    "req-0",
 			Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: device.driver, AllocationMode: resourceapi.DeviceAllocationModeExactCount, Count: 1},
@@ -416,13 +625,10 @@ func (g *generator) preallocated() {
 		result.ConsumedCapacity = map[resourceapi.QualifiedName]resource.Quantity{"memory": resource.MustParse("8Gi")}
 	}
 	claim.Status.Allocation = &resourceapi.AllocationResult{
-		Devices: resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{result}},
-		NodeSelector: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
-			MatchFields: []v1.NodeSelectorRequirement{{Key: "metadata.name", Operator: v1.NodeSelectorOpIn, Values: []string{nodeName}}},
-		}}},
+		Devices:      resourceapi.DeviceAllocationResult{Results: []resourceapi.DeviceRequestAllocationResult{result}},
+		NodeSelector: device.selector,
 	}
-	// The claim in use comes first: dra-allocate counts it against the claims after it.
-	g.in.Claims = append([]*resourceapi.ResourceClaim{claim}, g.in.Claims...)
+	return claim
 }
 
 // derivedExpression computes a NUMA grouping key from the static attributes, in the forms

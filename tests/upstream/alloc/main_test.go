@@ -54,7 +54,13 @@ func TestAGeneratedInputReadsBackAsWritten(t *testing.T) {
 func TestTheGeneratorCoversEveryFeature(t *testing.T) {
 	seen := map[string]bool{}
 	for seed := uint64(1); seed <= 300; seed++ {
-		in := generate(seed)
+		made := generateNamed(seed)
+		in := made.in
+		seen["family "+made.family] = true
+		if made.broken != "" {
+			seen["invalid on purpose"] = true
+		}
+		noteShape(seen, in)
 		if len(in.Nodes[0].Status.DeclaredFeatures) > 0 {
 			seen["node declaring optional operations"] = true
 		} else {
@@ -95,9 +101,65 @@ func TestTheGeneratorCoversEveryFeature(t *testing.T) {
 		"claim config", "allocated claim", "allocated shared claim", "derived attribute",
 		"fractional capacity", "compatibility groups", "skipNodeOperations", "node declaring optional operations",
 		"node not declaring optional operations",
+		"several nodes", "pod with several claims", "claim shared by pods", "template",
+		"pod using a claim allocated on a node", "device in two slices of a pool", "tainted device without the derived attribute's input",
+		"slice for a node selector", "slice for all nodes", "VF", "partition", "invalid on purpose",
 	} {
 		if !seen[feature] {
 			t.Errorf("300 seeds never generated %s", feature)
+		}
+	}
+	for _, f := range families {
+		if !seen["family "+f.name] {
+			t.Errorf("300 seeds never drew family %s", f.name)
+		}
+	}
+}
+
+// noteShape notes what the new families are about: several nodes, pods and their claims,
+// invalid pools, tainted devices under derived attributes, rack-wide pools, partitions and VFs.
+func noteShape(seen map[string]bool, in *inputs) {
+	seen["several nodes"] = seen["several nodes"] || len(in.Nodes) > 1
+	usedBy := map[string]int{}
+	allocated := map[string]bool{}
+	for _, claim := range in.Claims {
+		allocated[claim.Name] = claim.Status.Allocation != nil
+	}
+	for _, pod := range in.Pods {
+		seen["pod with several claims"] = seen["pod with several claims"] || len(pod.Spec.ResourceClaims) > 1
+		for _, claim := range pod.Spec.ResourceClaims {
+			if claim.ResourceClaimTemplateName != nil {
+				seen["template"] = true
+				continue
+			}
+			usedBy[*claim.ResourceClaimName]++
+			if allocated[*claim.ResourceClaimName] {
+				seen["pod using a claim allocated on a node"] = true
+			}
+		}
+	}
+	for _, count := range usedBy {
+		seen["claim shared by pods"] = seen["claim shared by pods"] || count > 1
+	}
+	devicesInPool := map[string]string{} // device -> the slice it is in
+	for _, slice := range in.Slices {
+		seen["slice for a node selector"] = seen["slice for a node selector"] || slice.Spec.NodeSelector != nil
+		seen["slice for all nodes"] = seen["slice for all nodes"] || slice.Spec.AllNodes != nil
+		for _, device := range slice.Spec.Devices {
+			key := slice.Spec.Driver + "/" + slice.Spec.Pool.Name + "/" + device.Name
+			if other, ok := devicesInPool[key]; ok && other != slice.Name {
+				seen["device in two slices of a pool"] = true // valid slices, an invalid pool
+			}
+			devicesInPool[key] = slice.Name
+			if _, has := device.Attributes["example.com/socket"]; !has && len(device.Taints) > 0 {
+				seen["tainted device without the derived attribute's input"] = true
+			}
+			if kind := device.Attributes["kind"].StringValue; kind != nil && *kind == "vf" {
+				seen["VF"] = true
+			}
+			if profile := device.Attributes["profile"].StringValue; profile != nil && *profile != "whole" {
+				seen["partition"] = true
+			}
 		}
 	}
 }
@@ -175,11 +237,14 @@ func noteClaim(seen map[string]bool, claim *resourceapi.ResourceClaim) {
 	}
 }
 
-func TestRefusalsAreReadFromDraAllocatesErrorLines(t *testing.T) {
-	refusals := refusedClaims("claim default/a: not allocated on node node-1\n" +
-		"claim default/b: not allocated: claim default/b, request r: cannot add device d\n")
-	if len(refusals) != 1 || refusals["default/b"] != "claim default/b, request r: cannot add device d" {
-		t.Fatalf("refusals: %v", refusals)
+func TestFailuresAreReadFromDraAllocatesLines(t *testing.T) {
+	failures := failureLines("claim default/a: not allocated on node node-1\n" +
+		"pod default/p: not allocated: claim default/b, request r: cannot add device d\n" +
+		"  node node-1:\n" +
+		"dra-allocate: something else\n")
+	if len(failures) != 2 || failures["claim default/a"] != "not allocated on node node-1" ||
+		failures["pod default/p"] != "not allocated: claim default/b, request r: cannot add device d" {
+		t.Fatalf("failures: %v", failures)
 	}
 }
 
@@ -214,5 +279,55 @@ func TestRemovingARequestRemovesWhatNamesIt(t *testing.T) {
 	if len(claim.Spec.Devices.Requests) != 1 || len(claim.Spec.Devices.Constraints) != 2 ||
 		len(claim.Spec.Devices.Config) != 0 || claim.Spec.Devices.Constraints[0].Requests[0] != "b" {
 		t.Fatalf("after removing request a: %+v", claim.Spec.Devices)
+	}
+}
+
+// Upstream's validation accepts every generated input except those made invalid on purpose,
+// and refuses each of those: otherwise the seeds would judge fewer allocations than they seem to,
+// or the invalid ones would not test validation.
+func TestGeneratedInputsAreInvalidExactlyWhenBrokenOnPurpose(t *testing.T) {
+	broken := map[string]int{}
+	for seed := uint64(1); seed <= 400; seed++ {
+		made := generateNamed(seed)
+		refused, err := validateInputs(made.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if made.broken != "" {
+			broken[made.broken]++
+		}
+		switch {
+		case made.broken == "" && len(refused) > 0:
+			t.Errorf("seed %d (%s) is refused: %v", seed, made.family, refused)
+		case made.broken != "" && len(refused) == 0:
+			t.Errorf("seed %d (%s) was broken (%s) but upstream's validation accepts it", seed, made.family, made.broken)
+		}
+	}
+	if len(broken) < len(breakages)/2 {
+		t.Errorf("400 seeds broke inputs in only %d ways: %v", len(broken), broken)
+	}
+}
+
+// Minimising keeps the kind of difference it started with.
+func TestASignatureKeepsTheKindOfDifferenceAndDropsNames(t *testing.T) {
+	a := signature("pod default/pod-1: upstream places it on 2 of 3 nodes\n    dra-allocate: refused: x\n    upstream on node-a: fits")
+	b := signature("claim default/c: upstream places it on 1 of 2 nodes\n    dra-allocate: refused: y\n    upstream on node-b: fits: []")
+	c := signature("claim default/c: upstream places it on no node\n    dra-allocate: refused: y")
+	if a != b || a == c {
+		t.Fatalf("signatures: %q %q %q", a, b, c)
+	}
+	v1 := signature("upstream's validation refuses the input, dra-allocate does not (exit 0):\n    ResourceSlice s-1: spec.devices[0].capacity[memory].requestPolicy: Forbidden: allowMultipleAllocations must be true")
+	v2 := signature("upstream's validation refuses the input, dra-allocate does not (exit 1):\n    ResourceSlice t: spec.devices[3].capacity[memory].requestPolicy: Forbidden: allowMultipleAllocations must be true")
+	v3 := signature("upstream's validation refuses the input, dra-allocate does not (exit 0):\n    ResourceSlice s: spec.sharedCounters[0].counters: Required value")
+	if v1 != v2 || v1 == v3 {
+		t.Fatalf("validation signatures: %q %q %q", v1, v2, v3)
+	}
+}
+
+func TestASignatureTellsWhatUpstreamAndDraAllocateSaid(t *testing.T) {
+	derived := signature("claim default/c: upstream places it on no node\n    dra-allocate: refused: derived attribute x: no such key\n    upstream on node-a: does not fit")
+	noNode := signature("claim default/c: upstream places it on no node\n    dra-allocate: refused: no node is known\n    upstream: unschedulable before any node is tried: request r: device class x does not exist")
+	if derived == noNode {
+		t.Fatalf("two kinds of difference have one signature: %q", derived)
 	}
 }

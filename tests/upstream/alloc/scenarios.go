@@ -6,11 +6,11 @@ import (
 	"numadra.dev/tests/upstream/internal/oracle"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The scenarios of testdata/allocator, replayed against upstream. Each ends in one status:
@@ -18,8 +18,9 @@ import (
 //	same        upstream gives every claim the same answer
 //	differs     it does not (a bug, unless listed with its reason)
 //	unreadable  upstream's API types refuse an input field: a feature upstream does not have
-//	skipped     inputs the allocator library does not take (Pods, templates: the scheduler
-//	            plugin's work), or no single node to allocate on
+//	skipped     inputs no judge here takes: a kind neither dra-allocate nor the scheduler
+//	            places, flags not replayed, or pods that other scheduler plugins place
+//	            (extended resources, Node allocatable resources: schedulerPluginsDecide)
 //
 // Every scenario not "same" must be listed in the expectations file with that status and
 // why; a listed scenario whose status changed fails too, so the list stays true.
@@ -96,16 +97,9 @@ func replayScenario(draAllocate, folder string) scenarioResult {
 		}
 		return result
 	}
-	if node == "" {
-		node, err = onlyNode(in)
-		if err != nil {
-			result.status, result.detail = "skipped", err.Error()
-			return result
-		}
-	}
-	if findNode(in, node) == nil {
-		// dra-allocate needs no Node object for a named node; upstream needs one.
-		in.Nodes = append(in.Nodes, &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}})
+	if why := schedulerPluginsDecide(in); why != "" {
+		result.status, result.detail = "skipped", why
+		return result
 	}
 	diff, _, err := compare(draAllocate, files, node, in, false)
 	switch {
@@ -117,6 +111,47 @@ func replayScenario(draAllocate, folder string) scenarioResult {
 		result.status = "same"
 	}
 	return result
+}
+
+// schedulerPluginsDecide says why the library cannot judge an input whose pods other scheduler
+// plugins place, else "": a pod's extended resources (the DynamicResources plugin builds their
+// claim from the node's DeviceClass mapping in unexported code, KEP-5004) and the Nodes'
+// allocatable resources (NodeResourcesFit and DRANodeAllocatableResources decide which node
+// holds a pod). tests/e2e runs such scenarios against the real kube-scheduler.
+func schedulerPluginsDecide(in *inputs) string {
+	if len(in.Pods) == 0 {
+		return ""
+	}
+	for _, pod := range in.Pods {
+		for _, container := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
+			for _, list := range []v1.ResourceList{container.Resources.Requests, container.Resources.Limits} {
+				for name := range list {
+					if extendedResource(name) {
+						return fmt.Sprintf("pod %s/%s asks for the extended resource %s: the scheduler plugin builds "+
+							"its claim (KEP-5004), not the library", pod.Namespace, pod.Name, name)
+					}
+				}
+			}
+		}
+	}
+	for _, node := range in.Nodes {
+		if len(node.Status.Allocatable) > 0 {
+			return fmt.Sprintf("Node %s has allocatable resources: NodeResourcesFit and DRANodeAllocatableResources "+
+				"decide where pods go, not the library", node.Name)
+		}
+	}
+	return ""
+}
+
+// extendedResource: a resource name outside kubernetes.io's (cpu, memory, hugepages-*...),
+// as v1helper.IsExtendedResourceName tells it.
+func extendedResource(name v1.ResourceName) bool {
+	text := string(name)
+	if !strings.Contains(text, "/") {
+		return false
+	}
+	return !strings.HasPrefix(text, "kubernetes.io/") && !strings.Contains(text, ".kubernetes.io/") ||
+		strings.HasPrefix(text, "deviceclass.resource.kubernetes.io/")
 }
 
 // scenarioInputs lists a scenario's input files as the scenario test gives them to
@@ -132,6 +167,8 @@ func scenarioInputs(folder string) ([]string, string, error) {
 				node = fields[i+1]
 				i++
 			case fields[i] == "--explain":
+			case (fields[i] == "--output" || fields[i] == "-o") && i+1 < len(fields) && fields[i+1] == "json":
+				i++ // the harness always asks for JSON
 			case strings.HasPrefix(fields[i], "--"):
 				return nil, "", fmt.Errorf("args flag %s is not replayed", fields[i])
 			default:
@@ -158,25 +195,6 @@ func scenarioInputs(folder string) ([]string, string, error) {
 	}
 	sort.Strings(files)
 	return files, node, nil
-}
-
-func onlyNode(in *inputs) (string, error) {
-	names := map[string]bool{}
-	for _, node := range in.Nodes {
-		names[node.Name] = true
-	}
-	for _, slice := range in.Slices {
-		if slice.Spec.NodeName != nil {
-			names[*slice.Spec.NodeName] = true
-		}
-	}
-	if len(names) != 1 {
-		return "", fmt.Errorf("%d nodes and no --node: dra-allocate tries each, the harness one", len(names))
-	}
-	for name := range names {
-		return name, nil
-	}
-	return "", nil
 }
 
 // readExpectations reads "scenario status reason..." lines; # starts a comment.

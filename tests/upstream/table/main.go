@@ -55,6 +55,7 @@ func run() int {
 	expectationsPath := flag.String("expectations", "", "table cases that may differ, with why")
 	verbose := flag.Bool("v", false, "print every case's verdict")
 	minCases := flag.Int("min-cases", 0, "fail when fewer table cases than this are judged")
+	countsPath := flag.String("counts", "", "write what was counted here (\"key value\" lines)")
 	flag.Parse()
 	if *draAllocate == "" || *scratch == "" {
 		fmt.Fprintln(os.Stderr, "upstream-table: --dra-allocate and --scratch are required")
@@ -75,7 +76,24 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "upstream-table:", err)
 		return 2
 	}
-	return report(verdicts, failures, expected, *verbose, *minCases)
+	status := report(verdicts, failures, expected, *verbose, *minCases)
+	if err := oracle.WriteCounts(*countsPath, tableCounts(verdicts)); err != nil {
+		fmt.Fprintln(os.Stderr, "upstream-table:", err)
+		return 2
+	}
+	return status
+}
+
+// tableCounts: the numbers the documentation states about this judge.
+func tableCounts(verdicts map[string][]verdict) map[string]int {
+	counts := map[string]int{"upstream-table.cases": len(verdicts)}
+	for _, status := range []string{"same", "differs", "refused-by-dra-allocate"} {
+		counts["upstream-table."+status] = 0
+	}
+	for _, caseVerdicts := range verdicts {
+		counts["upstream-table."+caseStatus(caseVerdicts)]++
+	}
+	return counts
 }
 
 // prepare copies the pinned module and writes the go.mod that replaces it with the copy.

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -22,10 +23,70 @@ import (
 // Inputs is what dra-allocate reads, decoded with upstream's own API types: what the
 // API server would have stored, in input order.
 type Inputs struct {
-	Slices  []*resourceapi.ResourceSlice
-	Classes []*resourceapi.DeviceClass
-	Claims  []*resourceapi.ResourceClaim
-	Nodes   []*v1.Node
+	Slices    []*resourceapi.ResourceSlice
+	Classes   []*resourceapi.DeviceClass
+	Claims    []*resourceapi.ResourceClaim
+	Templates []*resourceapi.ResourceClaimTemplate
+	Pods      []*v1.Pod
+	Nodes     []*v1.Node
+	// Order is the input order of the claims, templates and pods (dra-allocate allocates in it).
+	Order []Ref
+}
+
+// RefKind names the list a Ref points into.
+type RefKind int
+
+const (
+	ClaimRef RefKind = iota
+	TemplateRef
+	PodRef
+)
+
+// Ref is one claim, template or pod of an input, by its index in its list.
+type Ref struct {
+	Kind  RefKind
+	Index int
+}
+
+// AddClaim appends a claim at the end of the input order.
+func (in *Inputs) AddClaim(claim *resourceapi.ResourceClaim) {
+	in.Order = append(in.Order, Ref{ClaimRef, len(in.Claims)})
+	in.Claims = append(in.Claims, claim)
+}
+
+// AddTemplate appends a claim template at the end of the input order.
+func (in *Inputs) AddTemplate(template *resourceapi.ResourceClaimTemplate) {
+	in.Order = append(in.Order, Ref{TemplateRef, len(in.Templates)})
+	in.Templates = append(in.Templates, template)
+}
+
+// AddPod appends a pod at the end of the input order.
+func (in *Inputs) AddPod(pod *v1.Pod) {
+	in.Order = append(in.Order, Ref{PodRef, len(in.Pods)})
+	in.Pods = append(in.Pods, pod)
+}
+
+// Remove drops one claim, template or pod and keeps the order's indexes true.
+func (in *Inputs) Remove(ref Ref) {
+	switch ref.Kind {
+	case ClaimRef:
+		in.Claims = slices.Delete(in.Claims, ref.Index, ref.Index+1)
+	case TemplateRef:
+		in.Templates = slices.Delete(in.Templates, ref.Index, ref.Index+1)
+	case PodRef:
+		in.Pods = slices.Delete(in.Pods, ref.Index, ref.Index+1)
+	}
+	var order []Ref
+	for _, other := range in.Order {
+		switch {
+		case other == ref:
+			continue
+		case other.Kind == ref.Kind && other.Index > ref.Index:
+			other.Index--
+		}
+		order = append(order, other)
+	}
+	in.Order = order
 }
 
 type typeMeta struct {
@@ -120,7 +181,22 @@ func (in *Inputs) add(raw json.RawMessage) error {
 		if err := decodeInto(raw, meta, "resource.k8s.io/v1", &in.Claims); err != nil {
 			return err
 		}
+		in.Order = append(in.Order, Ref{ClaimRef, len(in.Claims) - 1})
 		ApplyClaimDefaults(in.Claims[len(in.Claims)-1])
+		return nil
+	case "ResourceClaimTemplate":
+		if err := decodeInto(raw, meta, "resource.k8s.io/v1", &in.Templates); err != nil {
+			return err
+		}
+		in.Order = append(in.Order, Ref{TemplateRef, len(in.Templates) - 1})
+		template := in.Templates[len(in.Templates)-1]
+		ApplyClaimSpecDefaults(&template.Spec.Spec)
+		return nil
+	case "Pod":
+		if err := decodeInto(raw, meta, "v1", &in.Pods); err != nil {
+			return err
+		}
+		in.Order = append(in.Order, Ref{PodRef, len(in.Pods) - 1})
 		return nil
 	case "Node":
 		return decodeInto(raw, meta, "v1", &in.Nodes)
@@ -128,12 +204,12 @@ func (in *Inputs) add(raw json.RawMessage) error {
 	return UnsupportedKindError{kind: meta.Kind, apiVersion: meta.APIVersion}
 }
 
-// UnsupportedKindError: an input upstream's allocator library does not take (a Pod or a
-// template is the scheduler plugin's business, not the allocator's).
+// UnsupportedKindError: an input no judge here takes (a Deployment: neither dra-allocate nor the
+// scheduler places it).
 type UnsupportedKindError struct{ kind, apiVersion string }
 
 func (e UnsupportedKindError) Error() string {
-	return fmt.Sprintf("kind %s (%s) is not an input of upstream's allocator library", e.kind, e.apiVersion)
+	return fmt.Sprintf("kind %s (%s) is not an input of dra-allocate or of the scheduler", e.kind, e.apiVersion)
 }
 
 func decodeInto[T any](raw json.RawMessage, meta typeMeta, apiVersion string, into *[]*T) error {
@@ -154,6 +230,11 @@ func decodeInto[T any](raw json.RawMessage, meta typeMeta, apiVersion string, in
 // (k8s.io/kubernetes pkg/apis/resource/v1/defaults.go), which is too big a module to link
 // for these few lines: allocationMode ExactCount, count 1, toleration operator Equal.
 func ApplyClaimDefaults(claim *resourceapi.ResourceClaim) {
+	ApplyClaimSpecDefaults(&claim.Spec)
+}
+
+// ApplyClaimSpecDefaults is ApplyClaimDefaults for a claim's spec (a template's spec.spec too).
+func ApplyClaimSpecDefaults(spec *resourceapi.ResourceClaimSpec) {
 	defaults := func(mode *resourceapi.DeviceAllocationMode, count *int64, tolerations []resourceapi.DeviceToleration) {
 		if *mode == "" {
 			*mode = resourceapi.DeviceAllocationModeExactCount
@@ -167,8 +248,8 @@ func ApplyClaimDefaults(claim *resourceapi.ResourceClaim) {
 			}
 		}
 	}
-	for i := range claim.Spec.Devices.Requests {
-		request := &claim.Spec.Devices.Requests[i]
+	for i := range spec.Devices.Requests {
+		request := &spec.Devices.Requests[i]
 		if request.Exactly != nil {
 			defaults(&request.Exactly.AllocationMode, &request.Exactly.Count, request.Exactly.Tolerations)
 		}
