@@ -55,6 +55,7 @@ func run(args []string) int {
 	scenarios := flags.String("scenarios", "", "replay every scenario folder under this folder")
 	expectations := flags.String("expectations", "", "the scenarios that are not the same, with why")
 	logLevel := flags.Int("log", 0, "upstream allocator's log verbosity (7: every step)")
+	countsPath := flags.String("counts", "", "write what was counted here (\"key value\" lines, for the documentation's numbers)")
 	if err := flags.Parse(args); err != nil {
 		return 2
 	}
@@ -73,10 +74,10 @@ func run(args []string) int {
 		return 2
 	}
 	if *scenarios != "" {
-		return runScenarios(*draAllocate, *scenarios, *expectations)
+		return runScenarios(*draAllocate, *scenarios, *expectations, *countsPath)
 	}
 	if *seeds > 0 {
-		return runSeeds(*draAllocate, *first, *seeds, *scratch, *failures)
+		return runSeeds(*draAllocate, *first, *seeds, *scratch, *failures, *countsPath)
 	}
 	if flags.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "upstream-allocate: no inputs")
@@ -155,6 +156,19 @@ func (t *tally) count(u *unit, answer unitAnswer) {
 	}
 }
 
+// documented: the numbers the documentation states about a run of generated inputs.
+func (t *tally) documented(differing int) map[string]int {
+	return map[string]int{
+		"upstream-allocate.inputs":            t.inputs,
+		"upstream-allocate.inputs-invalid":    t.invalid,
+		"upstream-allocate.pods":              t.pods,
+		"upstream-allocate.claims-alone":      t.claims,
+		"upstream-allocate.multi-claim-units": t.multiClaimUnits,
+		"upstream-allocate.multi-node-units":  t.multiNodeUnits,
+		"upstream-allocate.differ":            differing,
+	}
+}
+
 func (t *tally) String() string {
 	return fmt.Sprintf("%d inputs (%d refused by upstream's validation), %d pods and %d claims alone "+
 		"(%d with several claims, %d asked on several nodes): %d placed, %d placed nowhere, %d refused; "+
@@ -223,7 +237,7 @@ func compare(draAllocate string, paths []string, node string, in *inputs, verbos
 	return "", counts, nil
 }
 
-func runSeeds(draAllocate string, first uint64, count int, scratch, failures string) int {
+func runSeeds(draAllocate string, first uint64, count int, scratch, failures, countsPath string) int {
 	if scratch == "" {
 		fmt.Fprintln(os.Stderr, "upstream-allocate: --seeds needs --scratch")
 		return 2
@@ -262,6 +276,10 @@ func runSeeds(draAllocate string, first uint64, count int, scratch, failures str
 		}
 	}
 	fmt.Printf("upstream-allocate: seeds %d-%d: %s; %d differ\n", first, first+uint64(count)-1, counts, differing)
+	if err := oracle.WriteCounts(countsPath, counts.documented(differing)); err != nil {
+		fmt.Fprintln(os.Stderr, "upstream-allocate:", err)
+		return 2
+	}
 	if differing > 0 {
 		return 1
 	}

@@ -28,7 +28,7 @@ type scenarioResult struct {
 	name, status, detail string
 }
 
-func runScenarios(draAllocate, dir, expectationsPath string) int {
+func runScenarios(draAllocate, dir, expectationsPath, countsPath string) int {
 	expected, err := readExpectations(expectationsPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "upstream-allocate:", err)
@@ -74,6 +74,14 @@ func runScenarios(draAllocate, dir, expectationsPath string) int {
 		summary = append(summary, fmt.Sprintf("%d %s", counts[status], status))
 	}
 	fmt.Printf("upstream-allocate: %d scenarios: %s; %d not as expected\n", len(seen), strings.Join(summary, ", "), failed)
+	documented := map[string]int{"scenarios.judged": len(seen), "scenarios.listed": len(seen) - counts["same"]}
+	for _, status := range []string{"same", "differs", "unreadable", "skipped"} {
+		documented["scenarios."+status] = counts[status]
+	}
+	if err := oracle.WriteCounts(countsPath, documented); err != nil {
+		fmt.Fprintln(os.Stderr, "upstream-allocate:", err)
+		return 2
+	}
 	if failed > 0 {
 		return 1
 	}
