@@ -696,7 +696,9 @@ int Run::execute(std::ostream& out) {
                 shared = claim.claim.name;
         }
         if (!shared.empty()) {
-            report(podLabel(pod), "not allocated: node allocatable resource claim " + shared +
+            // The scheduler's filter leaves the pod unschedulable on every node: no error.
+            report(podLabel(pod), "not allocated on any node: node allocatable resource claim " +
+                                      shared +
                                       " has a mapped device and cannot be shared across pods");
             allAllocated_ = false;
             continue;
