@@ -113,7 +113,8 @@ struct Work {
     Json json;  // printed with status.allocation set
     bool done = false;
     bool allocated = false;
-    std::string problem;  // why not, for the summary
+    bool extendedResources = false;  // the claim the scheduler makes for extended resources
+    std::string problem;             // why not, for the summary
 };
 
 Json claimObject(const std::string& ns, const std::string& name, Json spec) {
@@ -167,6 +168,27 @@ struct PodPlacement {
     std::vector<NodeAllocatableClaimStatus> statuses;  // the answer, for the pod's status
 };
 
+// schedule_one.go's minFeasibleNodesToFind: the scheduler stops filtering once it has found
+// more feasible nodes than max(this, a share of the nodes), so in a cluster of at most this many
+// it filters every node. In a larger one dra-allocate stops at the first node that fits by name
+// (docs/ALLOCATOR.md, deliberate difference 11).
+constexpr std::size_t kMinFeasibleNodesToFind = 100;
+
+// One node's answer to the scheduler's Filter plugins for a pod (or a claim alone).
+struct NodeAnswer {
+    enum class Kind {
+        Fits,
+        Refused,       // unschedulable on this node: `why`
+        FailedOnNode,  // upstream's ErrFailedAllocationOnNode (invalid pools): `why`
+        Error,         // fails the pod's whole scheduling attempt: `why`
+    };
+    Kind kind = Kind::Refused;
+    std::string why;
+    std::vector<Allocation> allocations;               // Fits: one per claim of the group
+    ResourceAmounts demand;                            // Fits: what the pod takes of the node
+    std::vector<NodeAllocatableClaimStatus> statuses;  // Fits: for the pod's status
+};
+
 class Run {
   public:
     Run(Flags flags, Inputs inputs, std::ostream& err)
@@ -181,9 +203,18 @@ class Run {
     static std::string pinnedElsewhere(const PodPlacement* placement, const Node& node);
     void allocateTogether(const std::vector<Work*>& group, const std::string& podNode,
                           const std::string& what, PodPlacement* placement = nullptr);
-    // The node's allocatable resources do not hold the pod with these allocations: why, else "".
-    Result<std::string> nodeResourcesRefusal(const Node& node, const std::vector<Allocation>& group,
-                                             PodPlacement& placement, ResourceAmounts& demand);
+    // The scheduler's Filter plugins on one node, in their order: NodeResourcesFit (the pod's
+    // own requests, `ownDemand`), then DynamicResources (the allocation, the node's allocatable
+    // resources, the claims allocated before). Changes nothing.
+    NodeAnswer filterNode(const Node& node, const std::vector<Claim>& claims,
+                          const std::optional<ResourceAmounts>& ownDemand,
+                          const PodPlacement* placement, bool placesPod);
+    // The node's allocatable resources do not hold the pod with these allocations: why, else "";
+    // `answer` gets the pod's demand and statuses.
+    Result<std::string> nodeResourcesRefusal(const Node& node, const PodPlacement& placement,
+                                             NodeAnswer& answer);
+    void reportUnplaced(const std::string& what, const std::vector<Node>& nodes,
+                        const std::vector<std::pair<std::string, NodeAnswer>>& refusals);
     void countPodOnNode(const std::string& node, const std::string& label,
                         const ResourceAmounts& demand,
                         const std::vector<NodeAllocatableClaimStatus>& statuses);
@@ -199,6 +230,7 @@ class Run {
     std::map<std::tuple<std::string, std::string, std::string>, const Device*> devices_;
     std::map<std::string, NodeUsage> usage_;
     std::map<std::string, ResourceAmounts> allocatable_;  // Nodes' status.allocatable, by name
+    std::set<std::string> classNames_;                    // the DeviceClasses of the input
     std::set<size_t> claimsTakenByPods_;  // input claims with mapped devices a pod got
     std::vector<Json> output_;
     bool allAllocated_ = true;
@@ -230,14 +262,13 @@ std::vector<Shortfall> Run::missingOn(const std::string& node, const ResourceAmo
     return shortfalls(demand, allocatable->second, usage.used, usage.pods);
 }
 
-Result<std::string> Run::nodeResourcesRefusal(const Node& node,
-                                              const std::vector<Allocation>& group,
-                                              PodPlacement& placement, ResourceAmounts& demand) {
+Result<std::string> Run::nodeResourcesRefusal(const Node& node, const PodPlacement& placement,
+                                              NodeAnswer& answer) {
     std::vector<PodClaimAllocation> claims;
     for (const PodPlacement::Claim& claim : placement.claims) {
-        const Allocation* allocation = claim.allocated != nullptr
-                                           ? claim.allocated
-                                           : &group[static_cast<size_t>(claim.groupIndex)];
+        const Allocation* allocation =
+            claim.allocated != nullptr ? claim.allocated
+                                       : &answer.allocations[static_cast<size_t>(claim.groupIndex)];
         claims.push_back({claim.podClaimName, claim.claimName, allocation});
     }
     auto lookup = [this](const DeviceResult& result) { return deviceOf(result); };
@@ -247,9 +278,9 @@ Result<std::string> Run::nodeResourcesRefusal(const Node& node,
     auto requests = podRequests(*placement.pod, *statuses);
     if (!requests)
         return requests.error();
-    placement.statuses = std::move(*statuses);
-    demand = amounts(*requests);
-    const auto missing = missingOn(node.name, demand);
+    answer.statuses = std::move(*statuses);
+    answer.demand = amounts(*requests);
+    const auto missing = missingOn(node.name, answer.demand);
     if (missing.empty())
         return std::string();
     const NodeUsage& usage = usage_[node.name];
@@ -267,7 +298,7 @@ Result<std::string> Run::nodeResourcesRefusal(const Node& node,
                        " through its claims' devices)";
         }
     }
-    for (const NodeAllocatableClaimStatus& status : placement.statuses) {
+    for (const NodeAllocatableClaimStatus& status : answer.statuses) {
         for (const auto& [name, quantity] : status.mapping)
             why += "\nclaim " + status.resourceClaimName + "'s devices map " + name + " " +
                    quantity.toString() + " of the pod's request";
@@ -316,6 +347,69 @@ void Run::report(const std::string& what, const std::string& message) {
     err_ << what << ": " << message << "\n";
 }
 
+// Upstream's PreFilter: a class that a claim to allocate names and that does not exist leaves
+// the pod unschedulable before any node is looked at (the extended-resource claim is made from
+// existing classes). Why, or "".
+std::string missingClass(const std::vector<Work*>& group, const std::set<std::string>& classes) {
+    for (const Work* work : group) {
+        if (work->extendedResources)
+            continue;
+        const std::string claim = work->claim.namespace_.empty()
+                                      ? work->claim.name
+                                      : work->claim.namespace_ + "/" + work->claim.name;
+        for (const Request& request : work->claim.requests) {
+            auto missing = [&](const std::string& name) { return !classes.contains(name); };
+            if (request.exactly && missing(request.exactly->deviceClassName))
+                return "claim " + claim + ", request " + request.name + ": device class " +
+                       request.exactly->deviceClassName + " does not exist";
+            for (const SubRequest& sub : request.firstAvailable) {
+                if (missing(sub.spec.deviceClassName))
+                    return "claim " + claim + ", request " + request.name + "/" + sub.name +
+                           ": device class " + sub.spec.deviceClassName + " does not exist";
+            }
+        }
+    }
+    return "";
+}
+
+NodeAnswer Run::filterNode(const Node& node, const std::vector<Claim>& claims,
+                           const std::optional<ResourceAmounts>& ownDemand,
+                           const PodPlacement* placement, bool placesPod) {
+    using Kind = NodeAnswer::Kind;
+    NodeAnswer answer;
+    if (ownDemand) {
+        if (const auto missing = missingOn(node.name, *ownDemand); !missing.empty())
+            return {Kind::Refused, describe(missing.front()), {}, {}, {}};
+    }
+    // The allocator runs even where a claim allocated before is not available (upstream's
+    // Filter notes that first and refuses the node last): its error fails the pod all the same.
+    if (!claims.empty()) {
+        auto outcome = allocator_->allocate(node, claims);
+        if (!outcome)
+            return {Kind::Error, outcome.error().message, {}, {}, {}};
+        if (outcome->kind == OutcomeKind::FailedOnNode)
+            return {Kind::FailedOnNode, outcome->explanation, {}, {}, {}};
+        if (outcome->kind != OutcomeKind::Allocated)
+            return {Kind::Refused, outcome->explanation, {}, {}, {}};
+        answer.allocations = std::move(outcome->allocations);
+    }
+    // A pod the scheduler places is on no node yet: the node must also hold what it requests
+    // (NodeResourcesFit, DRANodeAllocatableResources).
+    if (placesPod) {
+        auto refusal = nodeResourcesRefusal(node, *placement, answer);
+        if (!refusal)
+            return {Kind::Error, refusal.error().message, {}, {}, {}};
+        if (!refusal->empty())
+            return {Kind::Refused, *refusal, {}, {}, {}};
+    }
+    // A claim of the pod allocated before binds the pod to its nodes ("resourceclaim not
+    // available on the node").
+    if (std::string pinned = pinnedElsewhere(placement, node); !pinned.empty())
+        return {Kind::Refused, std::move(pinned), {}, {}, {}};
+    answer.kind = Kind::Fits;
+    return answer;
+}
+
 void Run::allocateTogether(const std::vector<Work*>& group, const std::string& podNode,
                            const std::string& what, PodPlacement* placement) {
     std::vector<Claim> claims;
@@ -327,90 +421,78 @@ void Run::allocateTogether(const std::vector<Work*>& group, const std::string& p
         allAllocated_ = false;
         return;
     }
-    std::vector<std::pair<std::string, std::string>> explanations;
+    if (const std::string missing = missingClass(group, classNames_); !missing.empty()) {
+        report(what, "not allocated on any node: " + missing);
+        allAllocated_ = false;
+        return;
+    }
+    const bool placesPod = placement != nullptr && podNode.empty();
     // What the pod asks for itself: a node that cannot hold even that is passed over before its
     // claims are tried, as the scheduler's NodeResourcesFit filters it before DynamicResources.
     std::optional<ResourceAmounts> ownDemand;
-    if (placement != nullptr && podNode.empty()) {
+    if (placesPod) {
         if (auto requests = podRequests(*placement->pod, {}))
             ownDemand = amounts(*requests);
     }
-    // Errors upstream raises for one node only (invalid pools): the node fails, the others are
-    // tried.
-    std::vector<std::pair<std::string, std::string>> nodeErrors;
+    // In a cluster of up to 100 nodes the scheduler filters every one of them, and an error on
+    // any (not an "unschedulable") fails the pod's scheduling attempt, even where other nodes
+    // fit; the first node that fits, by name, is where the pod goes.
+    std::optional<NodeAnswer> chosen;
+    std::optional<Node> chosenNode;
+    std::vector<std::pair<std::string, NodeAnswer>> refusals;
     for (const Node& node : nodes) {
-        if (ownDemand) {
-            if (const auto missing = missingOn(node.name, *ownDemand); !missing.empty()) {
-                explanations.emplace_back(node.name, describe(missing.front()));
-                continue;
-            }
-        }
-        // A claim of the pod allocated before binds the pod to its nodes (the scheduler's
-        // filter: "resourceclaim not available on the node").
-        if (const std::string pinned = pinnedElsewhere(placement, node); !pinned.empty()) {
-            explanations.emplace_back(node.name, pinned);
-            continue;
-        }
-        // A pod whose claims were all allocated before still needs a node that every one of
-        // them selects and that holds the pod: nothing is searched, the checks around it run.
-        auto outcome = group.empty() ? Result<Outcome>(Outcome{OutcomeKind::Allocated, {}, "", 0})
-                                     : allocator_->allocate(node, claims);
-        if (!outcome) {
-            report(what, "not allocated: " + outcome.error().message);
+        NodeAnswer answer = filterNode(node, claims, ownDemand, placement, placesPod);
+        if (answer.kind == NodeAnswer::Kind::Error) {
+            report(what, "not allocated: " + answer.why);
             allAllocated_ = false;
             return;
         }
-        if (outcome->kind == OutcomeKind::FailedOnNode) {
-            nodeErrors.emplace_back(node.name, outcome->explanation);
-            explanations.emplace_back(node.name, outcome->explanation);
+        if (answer.kind != NodeAnswer::Kind::Fits) {
+            refusals.emplace_back(node.name, std::move(answer));
             continue;
         }
-        if (outcome->kind == OutcomeKind::Allocated) {
-            // A pod the scheduler places is on no node yet: the node must also hold what it
-            // requests (NodeResourcesFit, DRANodeAllocatableResources).
-            ResourceAmounts demand;
-            if (placement != nullptr && podNode.empty()) {
-                auto refusal = nodeResourcesRefusal(node, outcome->allocations, *placement, demand);
-                if (!refusal) {
-                    report(what, "not allocated: " + refusal.error().message);
-                    allAllocated_ = false;
-                    return;
-                }
-                if (!refusal->empty()) {
-                    explanations.emplace_back(node.name, *refusal);
-                    continue;
-                }
-                countPodOnNode(node.name, what, demand, placement->statuses);
-            }
-            for (size_t i = 0; i < group.size(); ++i) {
-                allocator_->commit(outcome->allocations[i]);
-                group[i]->claim.allocation = outcome->allocations[i];
-                group[i]->json["status"]["allocation"] = encodeAllocation(outcome->allocations[i]);
-                group[i]->allocated = true;
-            }
-            return;
+        if (!chosen) {
+            chosen = std::move(answer);
+            chosenNode = node;
         }
-        explanations.emplace_back(node.name, outcome->explanation);
+        if (nodes.size() > kMinFeasibleNodesToFind)
+            break;
     }
-    allAllocated_ = false;
-    if (nodes.size() == 1 && nodeErrors.size() == 1) {
-        // The one node's error is the answer, as upstream's allocator returns it for the node.
-        report(what, "not allocated: " + nodeErrors.front().second);
+    if (!chosen) {
+        allAllocated_ = false;
+        reportUnplaced(what, nodes, refusals);
         return;
     }
+    if (placesPod) {
+        placement->statuses = chosen->statuses;
+        countPodOnNode(chosenNode->name, what, chosen->demand, chosen->statuses);
+    }
+    for (size_t i = 0; i < group.size(); ++i) {
+        allocator_->commit(chosen->allocations[i]);
+        group[i]->claim.allocation = chosen->allocations[i];
+        group[i]->json["status"]["allocation"] = encodeAllocation(chosen->allocations[i]);
+        group[i]->allocated = true;
+    }
+}
+
+void Run::reportUnplaced(const std::string& what, const std::vector<Node>& nodes,
+                         const std::vector<std::pair<std::string, NodeAnswer>>& refusals) {
     report(what, "not allocated on " + (nodes.size() == 1
                                             ? "node " + nodes.front().name
                                             : "any of " + std::to_string(nodes.size()) + " nodes"));
     if (!flags_.explain) {
-        // Errors are said even unasked: the scheduler surfaces them when every node fails.
-        for (const auto& [node, error] : nodeErrors)
-            err_ << "  node " << node << ": " << error << "\n";
+        // A node's error (an invalid pool) is said even unasked, as the scheduler surfaces it
+        // when every node fails.
+        for (const auto& [node, answer] : refusals) {
+            if (answer.kind == NodeAnswer::Kind::FailedOnNode)
+                err_ << "  node " << node << ": " << answer.why << "\n";
+        }
         return;
     }
-    const size_t shown = std::min<size_t>(explanations.size(), 5);
+    const size_t shown = std::min<size_t>(refusals.size(), 5);
     for (size_t i = 0; i < shown; ++i) {
-        err_ << "  node " << explanations[i].first << ":\n";
-        std::string text = explanations[i].second;
+        err_ << "  node " << refusals[i].first << ":\n";
+        const std::string& text = refusals[i].second.why;
         size_t start = 0;
         while (start <= text.size()) {
             size_t end = text.find('\n', start);
@@ -420,8 +502,8 @@ void Run::allocateTogether(const std::vector<Work*>& group, const std::string& p
             start = end + 1;
         }
     }
-    if (explanations.size() > shown)
-        err_ << "  ... and " << (explanations.size() - shown) << " more nodes\n";
+    if (refusals.size() > shown)
+        err_ << "  ... and " << (refusals.size() - shown) << " more nodes\n";
 }
 
 std::string claimLabel(const Claim& claim) {
@@ -434,6 +516,10 @@ struct PodWork {
     std::vector<std::string> referencedAs;  // their names in the pod
     std::vector<Work> generated;            // from templates, and the extended-resource claim
     std::vector<std::string> generatedAs;   // their names in the pod ("" for extended resources)
+    // Both in spec.resourceClaims order, the extended-resource claim last, as the scheduler
+    // hands them to the allocator: (generated, index in `generated`), else (false, index in
+    // `referenced`).
+    std::vector<std::pair<bool, size_t>> order;
     std::optional<ExtendedResourceClaim> extended;
     Json claimStatuses = Json::array();
     PodPlacement placement;
@@ -458,6 +544,8 @@ int Run::execute(std::ostream& out) {
         for (const Device& device : slice.devices)
             devices_.try_emplace({slice.driver, slice.pool.name, device.name}, &device);
     }
+    for (const DeviceClass& deviceClass : inputs_.classes)
+        classNames_.insert(deviceClass.name);
     for (const Node& node : inputs_.nodes) {
         if (node.allocatable)
             allocatable_[node.name] = amounts(*node.allocatable);
@@ -519,6 +607,7 @@ int Run::execute(std::ostream& out) {
             }
             usedByPods.insert(found->second);
             if (byName) {
+                work.order.emplace_back(false, work.referenced.size());
                 work.referenced.push_back(found->second);
                 work.referencedAs.push_back(podClaim.name);
                 continue;
@@ -534,6 +623,7 @@ int Run::execute(std::ostream& out) {
                 {"resource.kubernetes.io/pod-claim-name", podClaim.name}};
             work.claimStatuses.push_back(
                 {{"name", podClaim.name}, {"resourceClaimName", generated.claim.name}});
+            work.order.emplace_back(true, work.generated.size());
             work.generated.push_back(std::move(generated));
             work.generatedAs.push_back(podClaim.name);
         }
@@ -548,6 +638,8 @@ int Run::execute(std::ostream& out) {
                                          extendedClaimSpec(generated.claim));
             generated.json["metadata"]["annotations"] = {
                 {"resource.kubernetes.io/extended-resource-claim", "true"}};
+            generated.extendedResources = true;
+            work.order.emplace_back(true, work.generated.size());
             work.generated.push_back(std::move(generated));
             work.generatedAs.emplace_back();
             work.extended = std::move(**extended);
@@ -576,7 +668,13 @@ int Run::execute(std::ostream& out) {
         placement.pod = &pod;
         std::string shared;
         auto lookup = [this](const DeviceResult& result) { return deviceOf(result); };
-        for (size_t k = 0; k < work.referenced.size(); ++k) {
+        for (const auto& [generated, k] : work.order) {
+            if (generated) {
+                placement.claims.push_back({work.generatedAs[k], work.generated[k].claim.name,
+                                            nullptr, static_cast<int>(group.size())});
+                group.push_back(&work.generated[k]);
+                continue;
+            }
             Work& claim = works[work.referenced[k]];
             if (!claim.claim.allocation) {
                 // Not allocated yet, or not for an earlier pod that could not be placed: this
@@ -597,13 +695,10 @@ int Run::execute(std::ostream& out) {
                  claimsTakenByPods_.contains(work.referenced[k])))
                 shared = claim.claim.name;
         }
-        for (size_t k = 0; k < work.generated.size(); ++k) {
-            placement.claims.push_back({work.generatedAs[k], work.generated[k].claim.name, nullptr,
-                                        static_cast<int>(group.size())});
-            group.push_back(&work.generated[k]);
-        }
         if (!shared.empty()) {
-            report(podLabel(pod), "not allocated: node allocatable resource claim " + shared +
+            // The scheduler's filter leaves the pod unschedulable on every node: no error.
+            report(podLabel(pod), "not allocated on any node: node allocatable resource claim " +
+                                      shared +
                                       " has a mapped device and cannot be shared across pods");
             allAllocated_ = false;
             continue;

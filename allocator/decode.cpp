@@ -583,12 +583,19 @@ Status checkRequestRange(const Reader& r, const Quantity& capacity, const Quanti
 }
 
 // Upstream's validateRequestPolicy for a capacity of a device that allows multiple allocations
-// (`r` is the requestPolicy). Not checked, as upstream checks it: that every validValues entry
-// is at most the capacity (the judge's generated inputs break it; see docs/ALLOCATOR.md).
+// (`r` is the requestPolicy).
 Status checkRequestPolicy(const Reader& r, const Quantity& capacity, const RequestPolicy& policy) {
     if (!policy.validValues.empty()) {
         if (!policy.defaultValue)
             return r.fieldError("default", "required value: required when validValues is defined");
+        // An option the capacity cannot hold could never be allocated.
+        for (size_t i = 0; i < policy.validValues.size(); ++i) {
+            if (capacity < policy.validValues[i])
+                return r.field("validValues")
+                    .item(i)
+                    .error("invalid value \"" + policy.validValues[i].toString() +
+                           "\": option is larger than capacity value: " + capacity.toString());
+        }
         const bool listed =
             std::any_of(policy.validValues.begin(), policy.validValues.end(),
                         [&](const Quantity& v) { return v == *policy.defaultValue; });

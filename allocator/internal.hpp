@@ -171,6 +171,10 @@ struct CandidateList {
     std::size_t scanned = 0;  // positions of the node's search order looked at
 };
 
+// What a device's capacities say to a request's capacity requests with no share of the device
+// in use (fitCapacity without `inUse`): it depends on the two alone, so it is found out once.
+enum class StaticFit : std::int8_t { Unknown, Fits, DoesNotFit, Fails };
+
 // --- committed state --------------------------------------------------------------------------
 
 using CounterAmounts = std::map<std::string, std::map<std::string, Quantity>>;  // set -> counter
@@ -209,6 +213,9 @@ struct Allocator::Impl {
     detail::CommittedState committed;
     // (node, class, request selectors) -> devices passing or failing them, in search order.
     std::unordered_map<std::string, detail::CandidateList> candidates;
+    // Capacity requests (as text) -> StaticFit by DeviceInfo index: every allocate() call plans
+    // its requests against every candidate again (on every node the scheduler filters).
+    std::unordered_map<std::string, std::vector<detail::StaticFit>> staticFits;
     std::vector<int> inFlightScratch;
     // attribute -> device -> value set (node-based maps: references stay valid)
     std::unordered_map<std::string, detail::ValueSetsByDevice> attributeSets;

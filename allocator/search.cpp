@@ -154,6 +154,29 @@ CandidateList& Search::candidatesFor(const DeviceClass& deviceClass,
     return impl_.candidates[candidatesKey(deviceClass, spec)];
 }
 
+std::vector<StaticFit>& Search::staticFits(const std::map<std::string, Quantity>& requests) {
+    std::string key;
+    for (const auto& [name, amount] : requests)
+        key += name + '=' + amount.toString() + '\n';
+    std::vector<StaticFit>& fits = impl_.staticFits[key];
+    fits.resize(impl_.devices.size(), StaticFit::Unknown);
+    return fits;
+}
+
+StaticFit Search::staticFit(std::vector<StaticFit>& fits, int device,
+                            const std::map<std::string, Quantity>& requests) {
+    StaticFit& fit = fits[static_cast<size_t>(device)];
+    if (fit == StaticFit::Unknown) {
+        const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
+        const CapacityFit computed =
+            fitCapacity(*info.device, info.slice->driver, requests, nullptr);
+        fit = computed.error  ? StaticFit::Fails
+              : computed.fits ? StaticFit::Fits
+                              : StaticFit::DoesNotFit;
+    }
+    return fit;
+}
+
 bool Search::reachCandidate(CandidateList& list, const std::vector<ExpressionCache*>& selectors,
                             size_t position) {
     const std::vector<int>& order = view_.scanOrder;
@@ -296,17 +319,21 @@ Result<Plan> Search::buildPlan(const Claim& claim, const std::string& parent,
     }
     reachCandidate(*plan.list, plan.selectors, SIZE_MAX);
     plan.candidates = plan.list->devices;
+    std::vector<StaticFit>* fits = nullptr;  // looked up on first use only: most plans need none
+    auto fitOf = [&](int device) {
+        if (fits == nullptr)
+            fits = &staticFits(spec.capacityRequests);
+        return staticFit(*fits, device, spec.capacityRequests);
+    };
     if (!spec.capacityRequests.empty()) {
         // A dedicated device whose capacities cannot hold the request never fits it: leave it
         // out once here (the scan would skip it every time). Devices whose selectors fail stay,
         // so their error surfaces when the search reaches them, as upstream.
         for (int device : plan.candidates) {
             const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
-            const CapacityFit fit =
-                fitCapacity(*info.device, info.slice->driver, spec.capacityRequests, nullptr);
             const bool keep = info.device->allowMultipleAllocations ||
-                              selectable(plan.selectors, device) == Verdict::Failed || fit.fits ||
-                              fit.error;
+                              selectable(plan.selectors, device) == Verdict::Failed ||
+                              fitOf(device) != StaticFit::DoesNotFit;
             if (keep)
                 plan.fitting.push_back(device);
         }
@@ -327,13 +354,15 @@ Result<Plan> Search::buildPlan(const Claim& claim, const std::string& parent,
             // Static capacity only, as upstream: a matching device whose remaining capacity
             // is taken by other claims stays in the set, so "all" fails instead of quietly
             // meaning "all that are left".
-            const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
-            const CapacityFit fit =
-                fitCapacity(*info.device, info.slice->driver, spec.capacityRequests, nullptr);
-            if (fit.error)
+            const StaticFit fit = fitOf(device);
+            if (fit == StaticFit::Fails) {
+                const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
+                const CapacityFit failed =
+                    fitCapacity(*info.device, info.slice->driver, spec.capacityRequests, nullptr);
                 return Error{where + "checking capacity for device " + info.device->name + ": " +
-                             *fit.error};
-            if (!fit.fits)
+                             failed.error.value_or("")};
+            }
+            if (fit == StaticFit::DoesNotFit)
                 continue;
             plan.allSet.push_back(device);
         }
@@ -348,7 +377,7 @@ Result<Plan> Search::buildPlan(const Claim& claim, const std::string& parent,
         const DeviceInfo& info = impl_.devices[static_cast<size_t>(device)];
         if (selectable(plan.selectors, device) == Verdict::Failed ||
             ((!spec.capacityRequests.empty() || anyNegativeCapacity(*info.device)) &&
-             fitCapacity(*info.device, info.slice->driver, spec.capacityRequests, nullptr).error))
+             fitOf(device) == StaticFit::Fails))
             plan.anyFailure = true;
     }
     fillConstraintValues(state, plan);

@@ -155,6 +155,10 @@ class Search {
     bool hasCandidate(const ClaimState& state, Plan& plan, size_t position);
     int candidateAt(const Plan& plan, size_t position) const;
     Verdict selectable(const std::vector<ExpressionCache*>& selectors, int device);
+    // The allocator's StaticFit cache for these capacity requests, and one device's entry of it.
+    std::vector<StaticFit>& staticFits(const std::map<std::string, Quantity>& requests);
+    StaticFit staticFit(std::vector<StaticFit>& fits, int device,
+                        const std::map<std::string, Quantity>& requests);
     Verdict evaluate(ExpressionCache& expression, int device);
     void fillConstraintValues(ClaimState& state, Plan& plan);
     ConstraintValue constraintValue(const Plan& plan, const ConstraintState& constraint,
