@@ -74,4 +74,3 @@ func work() string { return requireEnv("NUMADRA_NODE_WORK") }
 func sourceDir() string { return requireEnv("NUMADRA_SOURCE_DIR") }
 
 func kubeBin(name string) string { return filepath.Join(requireEnv("NUMADRA_E2E_BIN"), name) }
-
