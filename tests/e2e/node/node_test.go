@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -360,8 +359,8 @@ func waitForProcess(p *cluster.Process, timeout time.Duration, ready func() erro
 	return fmt.Errorf("not ready after %s: %v; log %s", timeout, last, p.Log())
 }
 
-// checkNoRouteOffTheMachine: the network namespace has the loopback interface only, and every
-// route (IPv4 and IPv6) goes through it.
+// checkNoRouteOffTheMachine: the network namespace has the loopback interface only, no default
+// route (IPv4 or IPv6, through any interface), and no route through another interface.
 func checkNoRouteOffTheMachine() error {
 	interfaces, err := netInterfaces()
 	if err != nil {
@@ -370,12 +369,12 @@ func checkNoRouteOffTheMachine() error {
 	if len(interfaces) != 1 || interfaces[0] != "lo" {
 		return fmt.Errorf("the network namespace has the interfaces %v; only lo is allowed", interfaces)
 	}
-	routes, err := routesOffLoopback()
+	routes, err := forbiddenRoutes()
 	if err != nil {
 		return err
 	}
 	if len(routes) > 0 {
-		return fmt.Errorf("routes not on lo: %v", routes)
+		return fmt.Errorf("forbidden routes: %v", routes)
 	}
 	return nil
 }
@@ -396,22 +395,22 @@ func netInterfaces() ([]string, error) {
 	return names, nil
 }
 
-// routesOffLoopback lists every IPv4 and IPv6 route whose interface is not lo, the default
-// routes first among them.
-func routesOffLoopback() ([]string, error) {
+// forbiddenRoutes lists every default route and every route through an interface other than lo,
+// IPv4 (/proc/self/net/route) and IPv6 (/proc/self/net/ipv6_route).
+func forbiddenRoutes() ([]string, error) {
 	var found []string
-	v4, err := os.Open("/proc/self/net/route")
+	v4, err := os.ReadFile("/proc/self/net/route")
 	if err != nil {
 		return nil, err
 	}
-	defer v4.Close()
-	scanner := bufio.NewScanner(v4)
-	for scanner.Scan() {
-		fields := strings.Fields(scanner.Text())
+	for _, line := range strings.Split(string(v4), "\n") {
+		fields := strings.Fields(line)
 		if len(fields) < 8 || fields[0] == "Iface" {
 			continue
 		}
-		if fields[0] != "lo" {
+		if fields[1] == "00000000" && fields[7] == "00000000" {
+			found = append(found, "ipv4 default via "+fields[0])
+		} else if fields[0] != "lo" {
 			found = append(found, "ipv4 "+fields[0]+" destination "+fields[1]+" mask "+fields[7])
 		}
 	}
@@ -419,13 +418,17 @@ func routesOffLoopback() ([]string, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
+	const anywhere = "00000000000000000000000000000000"
 	for _, line := range strings.Split(string(v6), "\n") {
 		fields := strings.Fields(line)
 		if len(fields) < 10 {
 			continue
 		}
-		// The kernel's unreachable entries name lo too.
-		if fields[9] != "lo" {
+		// The kernel's own ::/0 entry (metric ffffffff, a reject route on lo) is in every
+		// namespace; it sends nothing anywhere.
+		if fields[0] == anywhere && fields[1] == "00" && fields[5] != "ffffffff" {
+			found = append(found, "ipv6 default via "+fields[9])
+		} else if fields[9] != "lo" {
 			found = append(found, "ipv6 "+fields[9]+" destination "+fields[0]+"/"+fields[1])
 		}
 	}
