@@ -72,6 +72,10 @@ if [ "${1:-}" = "--inside" ]; then
     mkdir -p "$run/${folder//\//-}" "/$folder"
     mount --bind "$run/${folder//\//-}" "/$folder"
   done
+  # containerd's root (the images' snapshots: thousands of files) in memory: it goes with the
+  # mount namespace instead of being deleted file by file.
+  mkdir -p "$run/containerd"
+  mount -t tmpfs -o mode=700 numadra-node-containerd "$run/containerd"
   printf '127.0.0.1 localhost %s\n::1 localhost\n' "$NUMADRA_NODE_NAME" >"$run/hosts"
   mount --bind "$run/hosts" /etc/hosts
   # No CDI spec of the machine's, only the driver's.
@@ -79,8 +83,10 @@ if [ "${1:-}" = "--inside" ]; then
   # PID 1 of the namespace: Ctrl-C reaches the test binary (same process group), which stops
   # what it started; whatever is left ends with this shell.
   trap '' INT TERM
+  inside_started=$SECONDS
   status=0
   "$run/node.test" -test.v -test.count=1 -test.timeout=30m ${NUMADRA_NODE_FILTER:+-test.run "$NUMADRA_NODE_FILTER"} || status=$?
+  echo "node-e2e.sh: the test binary ran $((SECONDS - inside_started)) s"
   exit "$status"
 fi
 
@@ -141,6 +147,9 @@ done
 cleanup() {
   local status=$?
   trap - EXIT INT TERM
+  [ -z "${namespaces_started:-}" ] ||
+    echo "node-e2e.sh: the namespaces ran $((SECONDS - namespaces_started)) s"
+  local cleanup_started=$SECONDS
   # The PID namespace is gone with its PID 1; its processes die with it, a moment later.
   local hierarchy attempt
   for hierarchy in "${hierarchies[@]}"; do
@@ -155,16 +164,19 @@ cleanup() {
       status=1
     fi
   done
+  echo "node-e2e.sh: cgroups removed in $((SECONDS - cleanup_started)) s"
   if [ "$status" -ne 0 ]; then
     echo "node-e2e.sh: FAILED; logs in $work/logs and $work/cluster/logs, pods' logs in" \
       "$work/var-log-pods" >&2
   elif [ "$keep" -eq 0 ]; then
     rm -rf "$work"
   fi
+  echo "node-e2e.sh: cleaned up in $((SECONDS - cleanup_started)) s"
   echo "node-e2e.sh: $([ "$status" -eq 0 ] && echo passed || echo failed) in $((SECONDS - started)) s"
   exit "$status"
 }
 trap cleanup EXIT
+namespaces_started=$SECONDS
 trap 'exit 130' INT TERM
 
 for hierarchy in "${hierarchies[@]}"; do

@@ -125,6 +125,7 @@ func (p *process) stop() {
 	select {
 	case <-done:
 	case <-time.After(15 * time.Second):
+		fmt.Fprintf(os.Stderr, "cluster: %s did not stop within 15 s of SIGTERM, killing it\n", p.name)
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 	}

@@ -56,7 +56,9 @@ func TestMain(m *testing.M) {
 	}
 	fmt.Fprintf(os.Stderr, "node: up in %s (%s)\n", time.Since(started).Round(time.Millisecond), n.versions)
 	code := m.Run()
+	stopping := time.Now()
 	n.stop()
+	fmt.Fprintf(os.Stderr, "node: stopped in %s\n", time.Since(stopping).Round(time.Millisecond))
 	os.Exit(code)
 }
 

@@ -42,9 +42,11 @@ type node struct {
 	cluster    *cluster.Cluster
 	containerd *cluster.Process
 	kubelet    *cluster.Process
-	images     map[string]imageInfo
-	versions   string
-	timings    []string // "what: duration" of each bring-up step
+	// kubeletArgs start the kubelet, again after a restart.
+	kubeletArgs []string
+	images      map[string]imageInfo
+	versions    string
+	timings     []string // "what: duration" of each bring-up step
 }
 
 type imageInfo struct {
@@ -90,14 +92,21 @@ func startNode(ctx context.Context) (*node, error) {
 // stop ends the kubelet, containerd and the control plane; the containers go with the tier's
 // PID namespace (scripts/node-e2e.sh).
 func (n *node) stop() {
+	timed := func(what string, stop func()) {
+		started := time.Now()
+		stop()
+		fmt.Fprintf(os.Stderr, "node: %s stopped in %s\n", what, time.Since(started).Round(time.Millisecond))
+	}
 	if n.kubelet != nil {
-		n.kubelet.Stop()
+		timed("kubelet", n.kubelet.Stop)
 	}
 	if n.containerd != nil {
-		n.containerd.Stop()
+		// The containers first: a driver still watching would hold the API server's shutdown.
+		timed("containers", n.killContainers)
+		timed("containerd", n.containerd.Stop)
 	}
 	if n.cluster != nil {
-		n.cluster.Stop()
+		timed("control plane", n.cluster.Stop)
 	}
 }
 
@@ -221,12 +230,29 @@ func (n *node) startContainerd() error {
 	})
 }
 
-// ctr runs containerd's ctr in the CRI's namespace.
+// killContainers kills every container's task (SIGKILL, every process) through containerd.
+func (n *node) killContainers() {
+	out, err := n.ctr("tasks", "ls", "-q")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "node: listing the containers: %v\n", err)
+		return
+	}
+	for _, id := range strings.Fields(out) {
+		if _, err := n.ctr("tasks", "kill", "--all", "--signal", "SIGKILL", id); err != nil {
+			fmt.Fprintf(os.Stderr, "node: %v\n", err)
+		}
+	}
+}
+
+// ctr runs containerd's ctr in the CRI's namespace and returns its standard output (its
+// standard error, warnings included, only in an error).
 func (n *node) ctr(args ...string) (string, error) {
 	cmd := exec.Command(n.containerdBin("ctr"), append([]string{"--address", containerdSocket, "--namespace", "k8s.io"}, args...)...)
-	out, err := cmd.CombinedOutput()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		return string(out), fmt.Errorf("ctr %s: %v: %s", strings.Join(args, " "), err, out)
+		return string(out), fmt.Errorf("ctr %s: %v: %s%s", strings.Join(args, " "), err, out, stderr.Bytes())
 	}
 	return string(out), nil
 }
@@ -304,27 +330,32 @@ func (n *node) startKubelet(ctx context.Context) error {
 	if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
 		return err
 	}
-	return n.runKubelet(ctx, kubeconfig, config)
+	n.kubeletArgs = []string{"--config", config, "--kubeconfig", kubeconfig, "--hostname-override", n.name,
+		"--node-ip", n.ip, "--v", "2"}
+	return n.runKubelet(ctx)
 }
 
-func (n *node) runKubelet(ctx context.Context, kubeconfig, config string) error {
+// runKubelet starts the kubelet (again) and waits until the node is Ready.
+func (n *node) runKubelet(ctx context.Context) error {
 	var err error
-	n.kubelet, err = cluster.StartProgram(n.dir, "kubelet", kubeBin("kubelet"), nil,
-		"--config", config, "--kubeconfig", kubeconfig, "--hostname-override", n.name, "--node-ip", n.ip, "--v", "2")
+	n.kubelet, err = cluster.StartProgram(n.dir, "kubelet", kubeBin("kubelet"), nil, n.kubeletArgs...)
 	if err != nil {
 		return err
 	}
+	// Ready as this kubelet says: after a restart the Node still shows the last one's status.
+	started := metav1.Now().Rfc3339Copy()
 	return waitForProcess(n.kubelet, 120*time.Second, func() error {
 		node, err := n.cluster.Admin.CoreV1().Nodes().Get(ctx, n.name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		for _, condition := range node.Status.Conditions {
-			if condition.Type == v1.NodeReady && condition.Status == v1.ConditionTrue {
+			if condition.Type == v1.NodeReady && condition.Status == v1.ConditionTrue &&
+				!condition.LastHeartbeatTime.Before(&started) {
 				return nil
 			}
 		}
-		return fmt.Errorf("node %s is not Ready: %v", n.name, node.Status.Conditions)
+		return fmt.Errorf("node %s is not Ready since %s: %v", n.name, started, node.Status.Conditions)
 	})
 }
 

@@ -38,19 +38,49 @@ func readExample(t *testing.T, story, file string, into any) {
 	}
 }
 
-// startExamplePod creates the example's claim template and pod under `name` in a namespace of
-// their own, the pod's image replaced by the tier's shell image (its command unchanged) and
-// hostNetwork (the tier's network has only loopback), and
-// waits until the pod runs. The pod and the namespace are deleted at the test's end, and the
-// test waits until the claim is unprepared, so that the next test finds the devices free.
+// startExamplePod runs the example's claim template and pod in the namespace `name` (startPod).
 func startExamplePod(t *testing.T, name string) workload {
 	t.Helper()
-	n := theNode
-	ctx := context.Background()
 	var template resourceapi.ResourceClaimTemplate
 	var pod v1.Pod
 	readExample(t, "gpu-nic-cpu-numa", "claim-template.yaml", &template)
 	readExample(t, "gpu-nic-cpu-numa", "pod.yaml", &pod)
+	return startPod(t, name, &template, &pod)
+}
+
+// startGPUPod runs a pod whose one claim (from a template) asks for one GPU of the driver, in
+// the namespace `name` (startPod).
+func startGPUPod(t *testing.T, name string) workload {
+	t.Helper()
+	template := &resourceapi.ResourceClaimTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: "one-gpu"},
+		Spec: resourceapi.ResourceClaimTemplateSpec{Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
+			Requests: []resourceapi.DeviceRequest{{Name: "gpu", Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: "gpu." + driverName}}},
+		}}},
+	}
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "gpu-user"},
+		Spec: v1.PodSpec{
+			RestartPolicy:  v1.RestartPolicyNever,
+			ResourceClaims: []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("one-gpu")}},
+			Containers: []v1.Container{{
+				Name: "main", Command: []string{"sh", "-c", "sleep infinity"},
+				Resources: v1.ResourceRequirements{Claims: []v1.ResourceClaim{{Name: "gpu"}}},
+			}},
+		},
+	}
+	return startPod(t, name, template, pod)
+}
+
+// startPod creates the claim template and the pod in a new namespace `name`, the pod's image
+// replaced by the tier's shell image (its command unchanged) and hostNetwork (the tier's network
+// has only loopback), and waits until the pod runs. The pod and the namespace are deleted at the
+// test's end, and the test waits until the pod is gone (its claim unprepared), so that the next
+// test finds the devices free.
+func startPod(t *testing.T, name string, template *resourceapi.ResourceClaimTemplate, pod *v1.Pod) workload {
+	t.Helper()
+	n := theNode
+	ctx := context.Background()
 	namespace := name
 	if _, err := n.cluster.Admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -60,7 +90,7 @@ func startExamplePod(t *testing.T, name string) workload {
 		return err
 	})
 	template.Namespace, pod.Namespace = namespace, namespace
-	if _, err := n.cluster.Admin.ResourceV1().ResourceClaimTemplates(namespace).Create(ctx, &template, metav1.CreateOptions{}); err != nil {
+	if _, err := n.cluster.Admin.ResourceV1().ResourceClaimTemplates(namespace).Create(ctx, template, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The tier's pods share its network namespace: containerd wants an eth0 with an address in
@@ -70,22 +100,12 @@ func startExamplePod(t *testing.T, name string) workload {
 		pod.Spec.Containers[i].Image = n.images["shell"].Name
 		pod.Spec.Containers[i].ImagePullPolicy = v1.PullNever
 	}
-	created, err := n.cluster.Admin.CoreV1().Pods(namespace).Create(ctx, &pod, metav1.CreateOptions{})
+	created, err := n.cluster.Admin.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { deleteWorkload(t, namespace, created.Name) })
-	var running *v1.Pod
-	waitFor(t, 120*time.Second, "pod "+namespace+"/"+pod.Name+" running", func() error {
-		running, err = n.cluster.Admin.CoreV1().Pods(namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if running.Status.Phase != v1.PodRunning || !podReady(running) {
-			return fmt.Errorf("%s", describePod(running))
-		}
-		return nil
-	})
+	running := waitForRunning(t, namespace, pod.Name, 120*time.Second)
 	if len(running.Status.ResourceClaimStatuses) != 1 || running.Status.ResourceClaimStatuses[0].ResourceClaimName == nil {
 		t.Fatalf("pod %s: resourceClaimStatuses %v, want the one claim made from the template", pod.Name, running.Status.ResourceClaimStatuses)
 	}
@@ -97,6 +117,42 @@ func startExamplePod(t *testing.T, name string) workload {
 		t.Fatalf("claim %s of the running pod is not allocated", claim.Name)
 	}
 	return workload{pod: running, claim: claim}
+}
+
+// waitForRunning waits until the pod runs and is Ready, and returns it.
+func waitForRunning(t *testing.T, namespace, name string, timeout time.Duration) *v1.Pod {
+	t.Helper()
+	var running *v1.Pod
+	waitFor(t, timeout, "pod "+namespace+"/"+name+" running", func() error {
+		var err error
+		running, err = theNode.cluster.Admin.CoreV1().Pods(namespace).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if running.Status.Phase != v1.PodRunning || !podReady(running) {
+			return fmt.Errorf("%s", describePod(running))
+		}
+		return nil
+	})
+	return running
+}
+
+// checkEnvironment: every variable of the claim's CDI specs is in the pod's container.
+func checkEnvironment(t *testing.T, w workload) {
+	t.Helper()
+	edits := claimEdits(t, string(w.claim.UID))
+	if len(edits.Env) == 0 {
+		t.Fatalf("claim %s: its CDI specs have no variable", w.claim.Name)
+	}
+	environment := map[string]bool{}
+	for _, line := range strings.Split(execIn(t, w.pod, "env"), "\n") {
+		environment[line] = true
+	}
+	for _, variable := range edits.Env {
+		if !environment[variable] {
+			t.Errorf("pod %s/%s: variable %s of claim %s is not in the container's environment", w.pod.Namespace, w.pod.Name, variable, w.claim.Name)
+		}
+	}
 }
 
 // deleteWorkload deletes the pod and its namespace and waits until both are gone (the pod's claim
@@ -234,15 +290,7 @@ func TestAPodWithTheGpuNicCpuClaimGetsItsDevicesInsideTheContainer(t *testing.T)
 			claimSpecFiles(t, string(w.claim.UID)), len(edits.Env), len(edits.DeviceNodes), len(edits.Mounts))
 	}
 
-	environment := map[string]bool{}
-	for _, line := range strings.Split(execIn(t, w.pod, "env"), "\n") {
-		environment[line] = true
-	}
-	for _, variable := range edits.Env {
-		if !environment[variable] {
-			t.Errorf("variable %s is not in the container's environment", variable)
-		}
-	}
+	checkEnvironment(t, w)
 
 	for _, device := range edits.DeviceNodes {
 		if device.Major == nil || device.Minor == nil || device.Type != "c" {
