@@ -124,6 +124,10 @@ func main() {
 	os.Exit(run())
 }
 
+// countsFlag: where to write what was counted, for the documentation's numbers
+// (scripts/check-doc-counts.py).
+var countsFlag = flag.String("counts", "", "write what was counted here (\"key value\" lines)")
+
 func run() int {
 	evalBinary := flag.String("dracel-eval", "", "build/bin/dracel-eval")
 	corpusPath := flag.String("corpus", "", "expressions, one per line")
@@ -134,8 +138,9 @@ func run() int {
 	dump := flag.String("dump-declarations", "", "write upstream's declarations to this file and stop")
 	checkDecls := flag.String("check-declarations", "", "fail unless this file is upstream's declarations")
 	flag.Parse()
+	counts := map[string]int{}
 	if *upstreamTestsFlag != "" { // upstreamtests.go: upstream's own test tables as the corpus
-		return upstreamTestsMode(*evalBinary, *verbose)
+		return upstreamTestsMode(*evalBinary, *verbose, *countsFlag)
 	}
 	if *dump != "" {
 		return dumpDeclarations(*dump)
@@ -166,7 +171,6 @@ func run() int {
 	}
 	defer ours.close()
 
-	counts := map[string]int{}
 	unexpected := 0
 	for _, entry := range corpus {
 		differences, err := judge(ours, entry)
@@ -178,7 +182,7 @@ func run() int {
 		if len(differences) > 0 {
 			status = "differs"
 		}
-		counts[status]++
+		counts["upstream-cel.corpus-"+status]++
 		_, listed := expected[entry.key()]
 		ok := (status == "differs") == listed
 		if !ok {
@@ -209,7 +213,9 @@ func run() int {
 		}
 	}
 	fmt.Printf("upstream-cel: %d expressions on %d devices: %d same, %d differ (%d listed as known gaps); %d not as expected\n",
-		len(corpus), len(devices), counts["same"], counts["differs"], len(expected), unexpected)
+		len(corpus), len(devices), counts["upstream-cel.corpus-same"], counts["upstream-cel.corpus-differs"], len(expected), unexpected)
+	counts["upstream-cel.corpus"] = len(corpus)
+	counts["upstream-cel.corpus-listed"] = len(expected)
 	if *generated > 0 {
 		unexplained, err := runGenerated(ours, *generated, *first)
 		if err != nil {
@@ -217,6 +223,12 @@ func run() int {
 			return 2
 		}
 		unexpected += unexplained
+		counts["upstream-cel.generated"] = *generated
+		counts["upstream-cel.generated-differ"] = unexplained
+	}
+	if err := oracle.WriteCounts(*countsFlag, counts); err != nil {
+		fmt.Fprintln(os.Stderr, "upstream-cel:", err)
+		return 2
 	}
 	if unexpected > 0 {
 		return 1

@@ -38,6 +38,8 @@ import (
 	"strings"
 	"unicode"
 
+	"numadra.dev/tests/upstream/internal/oracle"
+
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
@@ -973,7 +975,7 @@ func judgeOn(ours *ourEngine, entry corpusEntry, on []questionDevice) ([]string,
 }
 
 // runUpstreamTests is the --upstream-tests mode.
-func runUpstreamTests(ours *ourEngine, modcache, expectationsPath string, verbose bool) (int, error) {
+func runUpstreamTests(ours *ourEngine, modcache, expectationsPath string, verbose bool, counts map[string]int) (int, error) {
 	compiledUpstream = map[string]dracel.CompilationResult{}
 	defer func() { compiledUpstream = nil }()
 	reports, err := extractUpstreamTests(func(module string) (string, error) { return moduleDir(modcache, module) })
@@ -1077,6 +1079,10 @@ func runUpstreamTests(ours *ourEngine, modcache, expectationsPath string, verbos
 	}
 	fmt.Printf("upstream-cel: %d distinct questions from upstream's tests: %d same, %d differ (%d listed as known); %d not as expected\n",
 		len(corpus), same, differ, len(expected), unexpected)
+	counts["upstream-cel.upstream-tests"] = len(corpus)
+	counts["upstream-cel.upstream-tests-same"] = same
+	counts["upstream-cel.upstream-tests-differ"] = differ
+	counts["upstream-cel.upstream-tests-listed"] = len(expected)
 	return unexpected, nil
 }
 
@@ -1114,7 +1120,7 @@ var (
 	goModuleFlag = flag.String("go-module", "", "the folder of this program's go.mod (tests/upstream)")
 )
 
-func upstreamTestsMode(evalBinary string, verbose bool) int {
+func upstreamTestsMode(evalBinary string, verbose bool, countsPath string) int {
 	if evalBinary == "" {
 		fmt.Fprintln(os.Stderr, "upstream-cel: --dracel-eval is required")
 		return 2
@@ -1125,8 +1131,13 @@ func upstreamTestsMode(evalBinary string, verbose bool) int {
 		return 2
 	}
 	defer ours.close()
-	unexpected, err := runUpstreamTests(ours, *upstreamTestsFlag, *upstreamExpectationsFlag, verbose)
+	counts := map[string]int{}
+	unexpected, err := runUpstreamTests(ours, *upstreamTestsFlag, *upstreamExpectationsFlag, verbose, counts)
 	if err != nil {
+		fmt.Fprintln(os.Stderr, "upstream-cel:", err)
+		return 2
+	}
+	if err := oracle.WriteCounts(countsPath, counts); err != nil {
 		fmt.Fprintln(os.Stderr, "upstream-cel:", err)
 		return 2
 	}
