@@ -218,9 +218,16 @@ func (n *node) startContainerd() error {
 	if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
 		return err
 	}
+	return n.runContainerd()
+}
+
+// runContainerd starts containerd (again) and waits until it answers.
+func (n *node) runContainerd() error {
 	// The shim is found on PATH, next to containerd.
 	env := append(os.Environ(), "PATH="+requireEnv("NUMADRA_NODE_CONTAINERD_BIN")+":/usr/sbin:/usr/bin:/sbin:/bin")
-	n.containerd, err = cluster.StartProgram(n.dir, "containerd", n.containerdBin("containerd"), env, "--config", config)
+	var err error
+	n.containerd, err = cluster.StartProgram(n.dir, "containerd", n.containerdBin("containerd"), env,
+		"--config", filepath.Join(n.dir, "containerd.toml"))
 	if err != nil {
 		return err
 	}

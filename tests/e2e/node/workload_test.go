@@ -49,8 +49,14 @@ func startExamplePod(t *testing.T, name string) workload {
 }
 
 // startGPUPod runs a pod whose one claim (from a template) asks for one GPU of the driver, in
-// the namespace `name` (startPod).
+// the namespace `name` (startPod), never restarted.
 func startGPUPod(t *testing.T, name string) workload {
+	t.Helper()
+	return startGPUPodRestarted(t, name, v1.RestartPolicyNever)
+}
+
+// startGPUPodRestarted is startGPUPod with the pod's restart policy.
+func startGPUPodRestarted(t *testing.T, name string, restart v1.RestartPolicy) workload {
 	t.Helper()
 	template := &resourceapi.ResourceClaimTemplate{
 		ObjectMeta: metav1.ObjectMeta{Name: "one-gpu"},
@@ -61,7 +67,7 @@ func startGPUPod(t *testing.T, name string) workload {
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "gpu-user"},
 		Spec: v1.PodSpec{
-			RestartPolicy:  v1.RestartPolicyNever,
+			RestartPolicy:  restart,
 			ResourceClaims: []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("one-gpu")}},
 			Containers: []v1.Container{{
 				Name: "main", Command: []string{"sh", "-c", "sleep infinity"},
