@@ -13,7 +13,8 @@ holds no marker fails too (a rewrite that dropped them).
 Where the values come from:
 - `ctest.tests`, `ctest.sanitizer-tests`: `ctest -N` in the build folder (the sanitizer tier's
   selection for the second, as scripts/test.sh makes it);
-- `e2e.tests`: the `func TestX(t *testing.T)` of tests/e2e;
+- `e2e.tests`, `node-e2e.tests`: the `func TestX(t *testing.T)` of tests/e2e and of
+  tests/e2e/node;
 - `scenarios.total`: the scenario folders of testdata/allocator;
 - `cel-conformance.*`: the per-file counts pinned in cel/conformance/expectations.txt, which the
   conformance tier holds the run to (files, tests, and per class: passed, unchecked, listed,
@@ -44,6 +45,7 @@ DOCUMENTS = [
     "docs/PERFORMANCE.md",
     "tests/upstream/README.md",
     "tests/e2e/README.md",
+    "tests/e2e/node/README.md",
 ]
 
 # The sanitizer tier's selection (scripts/test.sh sanitizer_tests).
@@ -113,8 +115,10 @@ def conformance_counts(source):
 def static_counts(source):
     e2e = sum(len(E2E_TEST.findall(p.read_text()))
               for p in (source / "tests" / "e2e").glob("*_test.go"))
+    node = sum(len(E2E_TEST.findall(p.read_text()))
+               for p in (source / "tests" / "e2e" / "node").glob("*_test.go"))
     scenarios = sum(1 for p in (source / "testdata" / "allocator").iterdir() if p.is_dir())
-    return {"e2e.tests": e2e, "scenarios.total": scenarios}
+    return {"e2e.tests": e2e, "node-e2e.tests": node, "scenarios.total": scenarios}
 
 
 def main():

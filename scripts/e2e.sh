@@ -17,9 +17,10 @@
 #
 # The control-plane binaries are built once per version and go.sum into
 # ${NUMADRA_E2E_CACHE:-~/.cache/numadra/e2e}/<version>-<go.sum hash>/, so a second run does not
-# rebuild them (a cold build takes about 12 minutes on 2 cores; a progress line per component
-# says what it is doing). The C++ programs come from $BUILD_DIR (default build/), built here if
-# they are missing or out of date.
+# rebuild them; the kubelet of scripts/node-e2e.sh is built with them in the same `go build`
+# (scripts/lib/kube-build.sh), so the packages they share compile once whichever tier runs first.
+# The C++ programs come from $BUILD_DIR (default build/), built here if they are missing or out
+# of date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source_dir="$PWD"
@@ -43,40 +44,12 @@ done
 source scripts/lib/go.sh
 numadra_use_go e2e.sh
 
-readonly kube_version=v1.37.2
+# shellcheck source=lib/kube-build.sh
+source scripts/lib/kube-build.sh
 module="$source_dir/tests/e2e"
-sum_hash="$(cat "$module/go.mod" "$module/go.sum" "$module/helm/go.mod" "$module/helm/go.sum" |
-  sha256sum | cut -c1-12)"
-cache="${NUMADRA_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/numadra/e2e}/$kube_version-$sum_hash"
-bin="$cache/bin"
-mkdir -p "$bin"
-
-# What `kube-apiserver --version` and the API's /version say: Kubernetes' own build stamps
-# these (hack/lib/version.sh); a module build leaves them at v0.0.0-master otherwise.
-version_flags="-s -w"
-for package in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  version_flags+=" -X $package.gitVersion=$kube_version -X $package.gitMajor=1"
-  version_flags+=" -X $package.gitMinor=37 -X $package.gitTreeState=clean"
-done
-
-# build NAME PACKAGE [DIR]: go build PACKAGE into $bin/NAME unless it is there already.
-build() {
-  local name="$1" package="$2" dir="${3:-$module}"
-  if [ -x "$bin/$name" ]; then
-    return
-  fi
-  local start=$SECONDS
-  echo "e2e.sh: building $name ($package) into $bin ..."
-  (cd "$dir" && go build -trimpath -ldflags "$version_flags" -o "$bin/.$name.tmp" "$package")
-  mv "$bin/.$name.tmp" "$bin/$name"
-  echo "e2e.sh: built $name in $((SECONDS - start)) s"
-}
-build etcd ./cmd/etcd
-for command in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
-  build "$command" "k8s.io/kubernetes/cmd/$command"
-done
-build helm helm.sh/helm/v3/cmd/helm "$module/helm"
-echo "e2e.sh: control plane $kube_version: $("$bin/kube-apiserver" --version), $("$bin/etcd" --version | head -1)"
+numadra_build_kube e2e.sh
+bin="$NUMADRA_KUBE_BIN"
+echo "e2e.sh: control plane $NUMADRA_KUBE_VERSION: $("$bin/kube-apiserver" --version), $("$bin/etcd" --version | head -1)"
 
 BUILD_DIR="${BUILD_DIR:-build}"
 case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$source_dir/$BUILD_DIR" ;; esac

@@ -53,6 +53,11 @@ if [ "$build_only" -eq 0 ] && [ "$go_only" -eq 0 ]; then
   # (tests/conformance: podman with runc, a static busybox as the container's root); hwloc's
   # lstopo is what numa-probe is measured against (bench/).
   PACKAGES+=(python3-yaml podman runc busybox-static hwloc)
+  # The real-node tier (scripts/node-e2e.sh): containerd runs containers with runc, the CNI
+  # loopback plugin gives pods their network namespace, the tier's own network and mount
+  # namespaces come from iproute2 and util-linux, the pause image is a static C program, and the
+  # driver image's Debian base is made by mmdebstrap.
+  PACKAGES+=(containernetworking-plugins iproute2 util-linux gcc libc6-dev mmdebstrap)
   # scripts/lint.sh
   PACKAGES+=(clang-tidy clang-format)
   # The CEL conformance tests fetch their data with npm (issue 6); use the machine's Node.js

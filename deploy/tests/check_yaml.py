@@ -50,8 +50,9 @@ def expected_rules(driver_name):
 # Daemon flags naming host folders that the kubelet or the container runtime use by path: each
 # must be mounted from the same host path at the same path in the container.
 SAME_PATH_FLAGS = ["--kubelet-registry-dir", "--cdi-dir", "--metadata-dir", "--state-dir"]
-# Flags naming host folders the daemon only reads: mounted read-only, under any path.
-READ_ONLY_FLAGS = {"--sysfs-root": "/sys", "--dev-root": "/dev"}
+# Flags naming host folders the daemon only reads, by the value naming the host folder
+# (values.yaml: hostRoots): mounted read-only, under any path. --proc-root only when it is set.
+READ_ONLY_FLAGS = {"--sysfs-root": "sys", "--dev-root": "dev", "--proc-root": "proc"}
 
 # Value variants that flip every `if` of the templates.
 VARIANTS = [
@@ -59,7 +60,9 @@ VARIANTS = [
     ["namespace.create=false", "validatingAdmissionPolicy.enabled=false", "hostNetwork=false",
      "readDeviceSerialNumbers=true", "priorityClassName=", "deviceClasses.gpu.enabled=false",
      "deviceClasses.cpu.extendedResourceName=numa.dra.dev/cpu",
-     "driverName=gpu.example.com"],
+     "driverName=gpu.example.com", "hostRoots.sys=/srv/machine/sys",
+     "hostRoots.dev=/srv/machine/dev", "hostRoots.proc=/srv/machine/proc",
+     "apiServer.host=192.0.2.10", "apiServer.port=6443"],
 ]
 EXTRA_ARGS_VALUES = {"extraArgs": ["--keep-slices-on-exit", "--metadata-versions=v1beta1,v1alpha1"]}
 
@@ -123,7 +126,8 @@ def flag_values(args):
     return values
 
 
-def check_daemonset(where, ds, service_accounts, driver_name):
+def check_daemonset(where, ds, service_accounts, values):
+    driver_name = values["driverName"]
     spec = ds.get("spec", {})
     template = spec.get("template", {})
     pod = template.get("spec", {})
@@ -221,8 +225,20 @@ def check_daemonset(where, ds, service_accounts, driver_name):
                     f"{mount.get('mountPath')}; the kubelet and the runtime need the same path")
         if mount.get("readOnly"):
             problem(f"{where}: {flag}={path} is mounted read-only but the daemon writes there")
-    for flag, host_path in READ_ONLY_FLAGS.items():
+    env = {e.get("name"): e.get("value") for e in container.get("env") or []}
+    api = values["apiServer"]
+    wanted = {"KUBERNETES_SERVICE_HOST": api["host"], "KUBERNETES_SERVICE_PORT": api["port"]} \
+        if api["host"] else {}
+    got = {k: v for k, v in env.items() if k.startswith("KUBERNETES_SERVICE_")}
+    if got != {k: str(v) for k, v in wanted.items()}:
+        problem(f"{where}: apiServer {api} gives the container {got}, not {wanted}")
+    for flag, root in READ_ONLY_FLAGS.items():
+        host_path = values["hostRoots"][root]
         path = flags.get(flag)
+        if not host_path:
+            if path:
+                problem(f"{where}: {flag}={path} although hostRoots.{root} is empty")
+            continue
         mount, volume = volume_for(path or "/nonexistent")
         if not path or mount is None or mount.get("mountPath") != path:
             problem(f"{where}: {flag} must name a mount of the host's {host_path}")
@@ -272,7 +288,7 @@ def check_chart_rendering(label, docs, values):
     if len(daemonsets) != 1:
         problem(f"{label}: expected one DaemonSet, found {len(daemonsets)}")
     for where, ds in daemonsets:
-        check_daemonset(where, ds, accounts, values["driverName"])
+        check_daemonset(where, ds, accounts, values)
     classes = {name_of(o): o for _, o in by_kind.get("DeviceClass", [])}
     for kind, settings in values["deviceClasses"].items():
         name = f"{kind}.{values['driverName']}"

@@ -8,6 +8,8 @@ package cluster
 
 import (
 	"context"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"net"
@@ -35,6 +37,10 @@ type Profile struct {
 	FeatureGates string
 	// RuntimeConfig enables API versions beyond the defaults ("" for none).
 	RuntimeConfig string
+	// Kubelets: real kubelets join (scripts/node-e2e.sh), so the API server reaches them for
+	// exec, logs and port-forward: at their InternalIP, else their host name, with a client
+	// certificate of the cluster's CA, checking the kubelet's serving certificate against it.
+	Kubelets bool
 }
 
 // Defaults is Kubernetes 1.37's defaults: no gate set, only the default API versions.
@@ -185,6 +191,15 @@ func (c *Cluster) startAPIServer(ctx context.Context, bin Binaries, etcdURL stri
 		"--endpoint-reconciler-type", "none",
 		"--profiling=false",
 	}
+	if c.Profile.Kubelets {
+		cert, key, err := c.pki.Client("kube-apiserver-kubelet-client", "system:masters")
+		if err != nil {
+			return err
+		}
+		args = append(args, "--kubelet-preferred-address-types", "InternalIP,Hostname",
+			"--kubelet-client-certificate", cert, "--kubelet-client-key", key,
+			"--kubelet-certificate-authority", c.pki.CAFile)
+	}
 	args = append(args, c.gateArgs()...)
 	if c.Profile.RuntimeConfig != "" {
 		args = append(args, "--runtime-config", c.Profile.RuntimeConfig)
@@ -290,6 +305,26 @@ func (c *Cluster) writeKubeconfig(path, cert, key string) error {
 	config.CurrentContext = "e2e"
 	return clientcmd.WriteToFile(*config, path)
 }
+
+// NodeKubeconfig writes the kubeconfig of the kubelet of `node`: a client certificate of
+// system:node:<node> in system:nodes, as the Node authorizer and NodeRestriction expect.
+func (c *Cluster) NodeKubeconfig(path, node string) error {
+	cert, key, err := c.pki.Client("system:node:"+node, "system:nodes")
+	if err != nil {
+		return err
+	}
+	return c.writeKubeconfig(path, cert, key)
+}
+
+// KubeletServing issues the serving certificate of the kubelet of `node` (its name, its
+// addresses and 127.0.0.1), which the API server checks when Profile.Kubelets.
+func (c *Cluster) KubeletServing(node string, addresses ...net.IP) (certFile, keyFile string, err error) {
+	return c.pki.issue("kubelet-"+node, pkix.Name{CommonName: node}, []string{node, "localhost"},
+		append([]net.IP{net.ParseIP("127.0.0.1")}, addresses...), x509.ExtKeyUsageServerAuth)
+}
+
+// CAFile is the cluster's certificate authority: it signed every certificate of the cluster.
+func (c *Cluster) CAFile() string { return c.pki.CAFile }
 
 // TokenKubeconfig writes a kubeconfig that authenticates with a bearer token, as a pod's
 // service account does; the CA is inlined, as tools that copy a kubeconfig expect.

@@ -18,6 +18,7 @@ import (
 type process struct {
 	name, path, log string
 	args            []string
+	env             []string // nil: the test binary's
 	supervised      bool
 
 	mu       sync.Mutex
@@ -59,6 +60,7 @@ func (p *process) startLocked() error {
 	}
 	defer logFile.Close() // the child holds its own descriptor
 	cmd := exec.Command(p.path, p.args...)
+	cmd.Env = p.env
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -123,10 +125,48 @@ func (p *process) stop() {
 	select {
 	case <-done:
 	case <-time.After(15 * time.Second):
+		fmt.Fprintf(os.Stderr, "cluster: %s did not stop within 15 s of SIGTERM, killing it\n", p.name)
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 	}
 }
+
+// Process is a program started as the components are (its own process group, killed by the
+// kernel if the test binary dies first, its output appended to <dir>/logs/<name>.log), for the
+// tiers that start more than the control plane (the node tier's containerd and kubelet).
+type Process struct{ p *process }
+
+// StartProgram starts path with args and the environment env (nil: the test binary's).
+func StartProgram(dir, name, path string, env []string, args ...string) (*Process, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	p := &process{name: name, path: path, args: args, env: env, log: filepath.Join(dir, "logs", name+".log")}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.startLocked(); err != nil {
+		return nil, err
+	}
+	return &Process{p}, nil
+}
+
+// Stop sends SIGTERM to the process group, then SIGKILL after 15 seconds, and waits.
+func (p *Process) Stop() { p.p.stop() }
+
+// Exited says whether the process has ended.
+func (p *Process) Exited() bool { return p.p.exited() }
+
+// Tail is the end of its log.
+func (p *Process) Tail() string { return p.p.tail() }
+
+// Log is its log file.
+func (p *Process) Log() string { return p.p.log }
+
+// Pid is its process id.
+func (p *Process) Pid() int { return p.p.cmd.Process.Pid }
 
 // tail is the end of the log, for error messages.
 func (p *process) tail() string {
