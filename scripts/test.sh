@@ -12,6 +12,10 @@
 #   4. the driver against a real control plane: etcd, kube-apiserver, kube-controller-manager and
 #      kube-scheduler v1.37.2 built from source, kubectl and Helm (scripts/e2e.sh; the binaries
 #      are cached per version in ~/.cache/numadra/e2e, so only the first run builds them)
+#   4b. the driver on a real node: kubelet v1.37.2 and containerd v2.4.2 (with Debian's runc) in
+#      namespaces of their own (loopback only, no route off the machine), the driver's image
+#      installed by `helm install`, real pods getting its devices (scripts/node-e2e.sh; kubelet
+#      and containerd cached by version beside the control plane)
 #   5. the other build types: Release (numa-probe, numa-dra-plugin) and MinSizeRel (numa-probe,
 #      dra-allocate) (scripts/build-types.sh)
 #   6. AddressSanitizer + UndefinedBehaviorSanitizer: one clang build (scripts/sanitizer-build.sh,
@@ -19,7 +23,8 @@
 #      conformance suite under them
 #   7. the libFuzzer targets of that build, NUMADRA_FUZZ_SECONDS each (default 10: a smoke run
 #      from the committed corpus; long runs are scripts/fuzz.sh by hand)
-# --no-e2e, --no-build-types, --no-sanitizers and --no-fuzz skip tiers 4, 5, 6 and 7. With --no-sanitizers the
+# --no-e2e (also skips 4b), --no-node, --no-build-types, --no-sanitizers and --no-fuzz skip tiers
+# 4, 4b, 5, 6 and 7. With --no-sanitizers the
 # fuzz tier builds the fuzzers itself (scripts/fuzz.sh: only them, in build-san/); with --no-fuzz
 # the sanitizer build leaves them out.
 set -euo pipefail
@@ -28,15 +33,17 @@ cd "$(dirname "$0")/.."
 source scripts/lib/go.sh
 build_types=1
 e2e=1
+node=1
 sanitizers=1
 fuzz=1
 for arg in "$@"; do
   case "$arg" in
     --no-build-types) build_types=0 ;;
     --no-e2e) e2e=0 ;;
+    --no-node) node=0 ;;
     --no-sanitizers) sanitizers=0 ;;
     --no-fuzz) fuzz=0 ;;
-    *) echo "usage: scripts/test.sh [--no-e2e] [--no-build-types] [--no-sanitizers] [--no-fuzz]" >&2; exit 2 ;;
+    *) echo "usage: scripts/test.sh [--no-e2e] [--no-node] [--no-build-types] [--no-sanitizers] [--no-fuzz]" >&2; exit 2 ;;
   esac
 done
 fuzz_seconds="${NUMADRA_FUZZ_SECONDS:-10}"
@@ -96,6 +103,18 @@ e2e_tests() {
   fi
   scripts/e2e.sh
 }
+# The real node needs the same Go (it builds the kubelet and containerd) and root.
+node_tests() {
+  if ! numadra_find_go; then
+    if [ "${CI:-}" = true ]; then
+      echo "test.sh: Go is required in CI for the real-node tier: $(numadra_go_not_found)" >&2
+      return 1
+    fi
+    echo "test.sh: SKIPPED the real-node tier (scripts/node-e2e.sh): $(numadra_go_not_found)"
+    return 0
+  fi
+  scripts/node-e2e.sh
+}
 # One clang ASan+UBSan build for this tier and the fuzz tier: the tests, the programs they run and
 # the fuzzers (the libraries compiled once; GCC's Debug build and clang's fuzz build used to
 # compile them twice). -DNUMADRA_BUILD_TESTS=ON: scripts/fuzz.sh alone makes the folder without.
@@ -122,6 +141,9 @@ tier "build (RelWithDebInfo, -Werror)" scripts/build.sh
 tier "tests" main_tests
 if [ "$e2e" -eq 1 ]; then
   tier "e2e (control plane v1.37.2)" e2e_tests
+  if [ "$node" -eq 1 ]; then
+    tier "node (kubelet v1.37.2, containerd 2.4.2)" node_tests
+  fi
 fi
 if [ "$build_types" -eq 1 ]; then
   tier "build types (Release, MinSizeRel)" scripts/build-types.sh
