@@ -222,6 +222,13 @@ plugin::ClaimPrepareResult ClaimPreparer::prepare(const plugin::ClaimRef& ref,
     return result;
 }
 
+std::string ClaimPreparer::syncWithOtherInstances() {
+    auto synced = devices_.syncWithCheckpoint();
+    if (!synced)
+        return "the checkpoint shared with the driver's other instance: " + synced.error().message;
+    return {};
+}
+
 std::string ClaimPreparer::unprepare(const plugin::ClaimRef& ref, plugin::Deadline) {
     auto undone = devices_.unprepare(ref);
     if (!undone)

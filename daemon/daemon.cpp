@@ -12,6 +12,7 @@
 #include <string_view>
 #include <thread>
 
+#include "numadra/common/files.hpp"
 #include "numadra/common/stop_fd.hpp"
 #include "numadra/common/text.hpp"
 #include "numadra/daemon/claims.hpp"
@@ -24,6 +25,7 @@
 #include "numadra/kube/config.hpp"
 #include "numadra/metrics/http_server.hpp"
 #include "numadra/metrics/registry.hpp"
+#include "numadra/plugin/file_lock.hpp"
 #include "numadra/plugin/server.hpp"
 #include "numadra/prepare/preparer.hpp"
 #include "numadra/slices/publisher.hpp"
@@ -44,6 +46,11 @@ constexpr auto kPublishRetryMax = std::chrono::seconds(30);
 constexpr auto kWatchRetry = std::chrono::seconds(2);
 // Bursts of device events (512 VFs appearing) are one rescan.
 constexpr auto kRescanDebounce = std::chrono::milliseconds(200);
+constexpr auto kRestoreLockWait = std::chrono::seconds(60);
+// SIGTERM in rolling-update mode: how long to wait for the pod replacing this one to serve.
+constexpr auto kHandOverWait = std::chrono::seconds(5);
+constexpr auto kHandOverPoll = std::chrono::milliseconds(100);
+constexpr auto kRegistrationMargin = std::chrono::milliseconds(500);
 constexpr const char* kNumaListRefused = "numadra_numa_list_refused";
 constexpr const char* kNodeAllocatableDropped = "numadra_node_allocatable_resources_dropped";
 
@@ -283,6 +290,8 @@ class Daemon {
     bool rescan();
     Status connectApi();
     Status openCheckpoint();
+    Result<std::optional<plugin::FileLock>> takeRollingUpdateTurn() const;
+    void handOverToTheNextInstance();
     slices::SliceOptions sliceOptions() const;
     std::map<std::string, api::DeviceTaint> currentTaints() const;
     void healthChanged();
@@ -473,6 +482,29 @@ void Daemon::publishWithoutNodeAllocatable(const std::string& why) {
     rebuildSlices("nodeAllocatableResources left out");
 }
 
+// Rolling-update mode (--pod-uid): the serialize lock the DRA service takes around each claim,
+// shared with the driver's other instance on this node. Nothing otherwise.
+Result<std::optional<plugin::FileLock>> Daemon::takeRollingUpdateTurn() const {
+    if (config_.podUid.empty())
+        return std::optional<plugin::FileLock>();
+    plugin::PluginServerOptions options;
+    options.driverName = config_.slices.driverName;
+    options.registryDir = config_.kubeletRegistryDir;
+    options.pluginDir = config_.pluginDir();
+    options.podUid = config_.podUid;
+    auto paths = plugin::resolveSocketPaths(options);
+    if (!paths)
+        return paths.error();
+    if (auto made = files::makeDirectories(config_.pluginDir(), 0750); !made)
+        return made.error();
+    // Longer than any one prepare holds it (the kubelet's 45 s deadline bounds those).
+    auto lock = plugin::FileLock::acquire(paths->serializeLock,
+                                          std::chrono::steady_clock::now() + kRestoreLockWait);
+    if (!lock)
+        return lock.error();
+    return std::optional<plugin::FileLock>(std::move(lock).value());
+}
+
 // Loads the checkpoint and makes every claim prepared before this start whole again (files
 // re-created after a reboot or a crash) before the kubelet can call.
 Status Daemon::openCheckpoint() {
@@ -496,6 +528,11 @@ Status Daemon::openCheckpoint() {
     if (!devices)
         return devices.error();
     devices_ = std::move(devices).value();
+    // During a rolling update the old pod may be preparing right now: its started record must
+    // not be taken for a crash and rolled back, so restore takes the same node-wide turn.
+    auto turn = takeRollingUpdateTurn();
+    if (!turn)
+        return turn.error();
     const auto snapshot = inventory_.current();
     auto report = devices_->restore({snapshot->machine, snapshot->devices});
     if (!report)
@@ -695,8 +732,12 @@ int Daemon::run(std::stop_token stop) {
                  config_.slices.driverName, config_.slices.nodeName, config_.sysfsRoot,
                  config_.dryRun);
     if (!config_.metricsAddr.empty()) {
-        if (auto status = http_.start(config_.metricsAddr,
-                                      [this](const std::string& p) { return serveHttp(p); });
+        // In rolling-update mode the pod that replaces this one may start beside it on a
+        // host-network node, with the same port in its arguments.
+        const auto port = config_.podUid.empty() ? metrics::HttpServer::Port::Exclusive
+                                                 : metrics::HttpServer::Port::SharedWithSameUser;
+        if (auto status = http_.start(
+                config_.metricsAddr, [this](const std::string& p) { return serveHttp(p); }, port);
             !status) {
             spdlog::error("metrics endpoint failed error=\"{}\"", status.error().message);
             return kExitBadConfig;
@@ -773,10 +814,33 @@ int Daemon::run(std::stop_token stop) {
     return fatalExit_ >= 0 ? fatalExit_.load() : kExitOk;
 }
 
+// Rolling update: the DaemonSet stops this pod once the new one is Ready, but the new pod's
+// readiness probe may have been answered by this one (both listen on the node's metrics port),
+// so the new daemon may not serve yet. Leaving before it does would leave the kubelet without a
+// driver for a moment: wait for it (bounded: an uninstall or a drain has no successor).
+void Daemon::handOverToTheNextInstance() {
+    if (config_.podUid.empty())
+        return;
+    const auto deadline = Clock::now() + kHandOverWait;
+    while (!server_->anotherInstanceServes()) {
+        if (Clock::now() >= deadline) {
+            spdlog::info("no other instance of the driver serves on this node waited_s={}",
+                         std::chrono::duration_cast<std::chrono::seconds>(kHandOverWait).count());
+            return;
+        }
+        std::this_thread::sleep_for(kHandOverPoll);
+    }
+    // Its registration socket follows its DRA socket; the kubelet registers it within moments.
+    std::this_thread::sleep_for(kRegistrationMargin);
+    spdlog::info("another instance of the driver serves on this node; handing over");
+}
+
 void Daemon::shutdown() {
     spdlog::info("shutting down keep_slices={}", config_.keepSlicesOnExit);
-    if (server_)
+    if (server_) {
+        handOverToTheNextInstance();
         server_->stop();  // the registration socket goes first: the kubelet deregisters
+    }
     linkWatch_.reset();
     if (health_)
         health_->stop();  // after the streams: they read from it until the end

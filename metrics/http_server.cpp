@@ -51,7 +51,7 @@ HttpServer::~HttpServer() {
     stop();
 }
 
-Status HttpServer::start(const std::string& address, HttpHandler handler) {
+Status HttpServer::start(const std::string& address, HttpHandler handler, Port sharing) {
     auto colon = address.rfind(':');
     if (colon == std::string::npos)
         return Error{"metrics address '" + address + "' is not host:port"};
@@ -75,6 +75,14 @@ Status HttpServer::start(const std::string& address, HttpHandler handler) {
         return Error{"metrics socket: " + std::generic_category().message(errno), errno};
     int one = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (sharing == Port::SharedWithSameUser &&
+        ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) {
+        const int error = errno;
+        ::close(fd);
+        return Error{"metrics address '" + address +
+                         "': SO_REUSEPORT: " + std::generic_category().message(error),
+                     error};
+    }
     if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0 || ::listen(fd, 64) != 0) {
         const int error = errno;
         ::close(fd);

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "file_lock.hpp"
+#include "numadra/plugin/file_lock.hpp"
 #include "numadra/common/text.hpp"
 #include "pkg/apis/dra/v1/api.grpc.pb.h"
 #include "pkg/apis/dra/v1beta1/api.grpc.pb.h"
@@ -158,7 +158,7 @@ class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
         const ClaimRef& claim = plan_.claims[index];
         if (auto ended = endedBeforeStart(index))
             return answer(index, std::move(*ended), ClaimOutcome::Source::None);
-        auto serialized = holdSerializeLock();
+        auto serialized = takeTurn();
         if (!serialized)
             return answer(index, {{}, serialized.error().message}, ClaimOutcome::Source::None);
         if (operation_ == Operation::Unprepare) {
@@ -222,7 +222,7 @@ class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
         if (!object)
             return answer(index, std::move(fetched), ClaimOutcome::Source::Api);
         // Only now, with the claim in hand: the lock is never held across a network wait.
-        auto serialized = holdSerializeLock();
+        auto serialized = takeTurn();
         if (!serialized)
             return answer(index, {{}, serialized.error().message}, ClaimOutcome::Source::Api);
         answer(index, guarded([&] { return preparer().prepareFetched(claim, *object); }),
@@ -250,6 +250,18 @@ class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
         if (!lock)
             return lock.error();
         return std::optional<FileLock>(std::move(lock).value());
+    }
+
+    // Rolling-update mode: the node-wide lock, then what the other instance did meanwhile.
+    Result<std::optional<FileLock>> takeTurn() {
+        auto lock = holdSerializeLock();
+        if (!lock || !lock->has_value())
+            return lock;
+        auto synced =
+            guarded([&] { return ClaimPrepareResult{{}, preparer().syncWithOtherInstances()}; });
+        if (!synced.error.empty())
+            return Error{synced.error};
+        return lock;
     }
 
     // A preparer step, with an exception turned into the claim's error.

@@ -3,7 +3,9 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/server_posix.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -239,6 +241,22 @@ class PluginServer::Impl {
     std::unique_ptr<UnixListener> registrationListener_;
 };
 
+namespace {
+
+// A live listener, not a socket file its server left behind.
+bool acceptsConnections(const std::string& path) {
+    sockaddr_un address{};
+    if (path.size() >= sizeof address.sun_path)
+        return false;
+    address.sun_family = AF_UNIX;
+    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    return fd &&
+           ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
+}
+
+}  // namespace
+
 PluginServer::PluginServer(PluginServerOptions options, ClaimPreparer& preparer,
                            HealthSource* health)
     : impl_(std::make_unique<Impl>(std::move(options), preparer, health)) {}
@@ -259,6 +277,19 @@ std::string PluginServer::draSocketPath() const {
 }
 std::optional<bool> PluginServer::registered() const {
     return impl_->registered();
+}
+
+bool PluginServer::anotherInstanceServes() const {
+    const std::filesystem::path own = impl_->draSocketPath();
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(own.parent_path(), error)) {
+        const std::string name = entry.path().filename().string();
+        if (entry.path() == own || !name.starts_with("dra-") || !name.ends_with(".sock"))
+            continue;
+        if (acceptsConnections(entry.path().string()))
+            return true;
+    }
+    return false;
 }
 
 }  // namespace numadra::plugin

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 
 #include "numadra/common/files.hpp"
 #include "numadra/state/checkpoint.hpp"
@@ -622,6 +623,52 @@ Status Preparer::unprepare(const plugin::ClaimRef& claim) {
         return removed;
     s.release(claim.uid);
     return {};
+}
+
+Result<size_t> Preparer::syncWithCheckpoint() {
+    auto& s = *state_;
+    auto uids = s.store.recordedUids();
+    if (!uids) {
+        return Error{"reading the checkpoint folder " + s.store.directory() + ": " +
+                     uids.error().message};
+    }
+    const std::set<std::string> recorded(uids->begin(), uids->end());
+    std::vector<std::string> unpreparedElsewhere;
+    {
+        std::lock_guard lock(s.mutex);
+        for (const auto& [uid, record] : s.records) {
+            if (!recorded.contains(uid))
+                unpreparedElsewhere.push_back(uid);
+        }
+    }
+    size_t changed = 0;
+    for (const auto& uid : unpreparedElsewhere) {
+        spdlog::info("claim unprepared by the driver's other instance on this node uid={}", uid);
+        s.release(uid);
+        ++changed;
+    }
+    for (const auto& uid : recorded) {
+        if (s.recordOf(uid))
+            continue;
+        auto record = s.store.read(uid);
+        if (!record) {
+            if (record.error().code != ENOENT) {
+                // Left in place: the next start's restore quarantines it with its reason.
+                spdlog::warn("checkpoint record unreadable uid={} error=\"{}\"", uid,
+                             record.error().message);
+            }
+            continue;
+        }
+        // A started record under the lock is a prepare the other instance did not finish (it
+        // died): the kubelet asks again, and that prepare rewrites the same files.
+        if (record->state != ClaimState::PrepareCompleted)
+            continue;
+        spdlog::info("claim prepared by the driver's other instance on this node claim={}",
+                     claimText(record->claimNamespace, record->claimName, record->claimUid));
+        s.commit(*record);
+        ++changed;
+    }
+    return changed;
 }
 
 size_t Preparer::preparedClaimCount() const {

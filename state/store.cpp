@@ -208,6 +208,28 @@ Result<LoadedCheckpoint> CheckpointStore::load() {
     return loaded;
 }
 
+Result<std::vector<std::string>> CheckpointStore::recordedUids() const {
+    auto names = files::listDirectory(checkpointDir_);
+    if (!names)
+        return names.error();
+    std::vector<std::string> uids;
+    for (const auto& name : *names) {
+        if (isInterruptedWrite(name) || !endsWith(name, kRecordSuffix))
+            continue;
+        auto uid = name.substr(0, name.size() - kRecordSuffix.size());
+        if (isValidUid(uid))
+            uids.push_back(std::move(uid));
+    }
+    std::sort(uids.begin(), uids.end());
+    return uids;
+}
+
+Result<ClaimRecord> CheckpointStore::read(const std::string& claimUid) const {
+    if (auto valid = checkClaimUid(claimUid); !valid)
+        return valid.error();
+    return readRecord(checkpointDir_, claimUid + std::string(kRecordSuffix));
+}
+
 Status CheckpointStore::quarantine(const std::string& claimUid, const std::string& reason) {
     if (auto valid = checkClaimUid(claimUid); !valid)
         return valid;

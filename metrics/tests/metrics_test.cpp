@@ -4,6 +4,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 #include "numadra/metrics/http_server.hpp"
 #include "numadra/metrics/registry.hpp"
 
@@ -85,6 +87,37 @@ TEST(HttpServer, ServesPathsAndRejectsOthers) {
     EXPECT_EQ(get(server.port(), "GET /x HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404", 0), 0u);
     EXPECT_EQ(get(server.port(), "POST /healthz HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
     server.stop();
+}
+
+HttpHandler answering(std::string body) {
+    return [body](const std::string&) { return HttpResponse{200, "text/plain", body}; };
+}
+
+TEST(HttpServer, AnExclusivePortIsRefusedToASecondServer) {
+    HttpServer first;
+    ASSERT_TRUE(first.start("127.0.0.1:0", answering("first\n")).ok());
+    HttpServer second;
+    auto status = second.start("127.0.0.1:" + std::to_string(first.port()), answering("second\n"),
+                               HttpServer::Port::SharedWithSameUser);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.error().code, EADDRINUSE) << status.error().message;
+}
+
+// A rolling update on a host-network node: the new driver pod listens beside the old one, and
+// the port keeps answering when the old one stops.
+TEST(HttpServer, ASharedPortTakesASecondServerThatOutlivesTheFirst) {
+    HttpServer old;
+    ASSERT_TRUE(
+        old.start("127.0.0.1:0", answering("old\n"), HttpServer::Port::SharedWithSameUser).ok());
+    HttpServer next;
+    ASSERT_TRUE(next.start("127.0.0.1:" + std::to_string(old.port()), answering("new\n"),
+                           HttpServer::Port::SharedWithSameUser)
+                    .ok());
+    old.stop();
+    for (int i = 0; i < 8; ++i) {
+        auto reply = get(next.port(), "GET / HTTP/1.1\r\n\r\n");
+        EXPECT_NE(reply.find("\r\n\r\nnew\n"), std::string::npos) << reply;
+    }
 }
 
 TEST(HttpServer, BadAddressIsAClearError) {

@@ -2,14 +2,19 @@
 
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
+#include <cstring>
 #include <map>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "numadra/common/unique_fd.hpp"
 #include "plugin_test_support.hpp"
 
 namespace numadra::plugin::testing {
@@ -454,6 +459,94 @@ TEST(DraRollingUpdate, TwoPodsNeverPrepareAtTheSameTime) {
     EXPECT_EQ(gauge.peak(), 1);
     EXPECT_EQ(first.calls().size() + second.calls().size(), 12U);
     EXPECT_TRUE(exists(dirs.plugin + "/serialize.lock"));
+}
+
+// Before each claim, with the lock held, the server asks what the other pod did meanwhile; a
+// failure to find out fails the claim rather than risk handing out the other pod's devices.
+TEST(DraRollingUpdate, EachClaimSyncsWithTheOtherPodUnderTheLock) {
+    PluginDirs dirs;
+    ScriptedPreparer preparer;
+    std::atomic<int> syncs{0};
+    preparer.onSync = [&] {
+        EXPECT_TRUE(exists(dirs.plugin + "/serialize.lock"));
+        return ++syncs == 2 ? std::string("checkpoint folder unreadable") : std::string();
+    };
+    auto options = dirs.options();
+    options.podUid = "pod-a";
+    PluginServer server(options, preparer, nullptr);
+    ASSERT_TRUE(server.start().ok());
+    auto stub = drav1::DRAPlugin::NewStub(connect(server.draSocketPath()));
+    drav1::NodePrepareResourcesRequest request;
+    addClaim(request, "ns", "c", "uid-1");
+    drav1::NodePrepareResourcesResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(in(10s));
+    ASSERT_TRUE(stub->NodePrepareResources(&context, request, &response).ok());
+    // The local lane's look at the records, then the API lane's prepare: one sync each.
+    EXPECT_EQ(syncs.load(), 2);
+    EXPECT_NE(response.claims().at("uid-1").error().find("checkpoint folder unreadable"),
+              std::string::npos)
+        << response.claims().at("uid-1").error();
+}
+
+// The old pod of an update sees the new one serve before it leaves.
+TEST(DraRollingUpdate, APodSeesAnotherPodServeInItsPluginFolder) {
+    PluginDirs dirs;
+    ScriptedPreparer first, second;
+    auto optionsA = dirs.options();
+    optionsA.podUid = "pod-a";
+    auto optionsB = dirs.options();
+    optionsB.podUid = "pod-b";
+    PluginServer a(optionsA, first, nullptr);
+    ASSERT_TRUE(a.start().ok());
+    EXPECT_FALSE(a.anotherInstanceServes());
+    {
+        PluginServer b(optionsB, second, nullptr);
+        ASSERT_TRUE(b.start().ok());
+        EXPECT_TRUE(a.anotherInstanceServes());
+        EXPECT_TRUE(b.anotherInstanceServes());
+    }
+    EXPECT_FALSE(a.anotherInstanceServes());
+}
+
+// A socket file whose server is gone is not an instance.
+TEST(DraRollingUpdate, ASocketFileWithoutAServerIsNotAnotherPod) {
+    PluginDirs dirs;
+    ScriptedPreparer preparer;
+    auto options = dirs.options();
+    options.podUid = "pod-a";
+    PluginServer a(options, preparer, nullptr);
+    ASSERT_TRUE(a.start().ok());
+    UniqueFd stale(::socket(AF_UNIX, SOCK_STREAM, 0));
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    const std::string path = dirs.plugin + "/dra-pod-gone.sock";
+    std::strcpy(address.sun_path, path.c_str());
+    ASSERT_EQ(::bind(stale.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    stale.reset();  // the file stays, nobody listens
+    ASSERT_TRUE(exists(path));
+    EXPECT_FALSE(a.anotherInstanceServes());
+}
+
+TEST(DraRollingUpdate, WithoutAPodUidNothingIsSynced) {
+    PluginDirs dirs;
+    ScriptedPreparer preparer;
+    std::atomic<int> syncs{0};
+    preparer.onSync = [&] {
+        ++syncs;
+        return std::string();
+    };
+    PluginServer server(dirs.options(), preparer, nullptr);
+    ASSERT_TRUE(server.start().ok());
+    auto stub = drav1::DRAPlugin::NewStub(connect(server.draSocketPath()));
+    drav1::NodePrepareResourcesRequest request;
+    addClaim(request, "ns", "c", "uid-1");
+    drav1::NodePrepareResourcesResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(in(10s));
+    ASSERT_TRUE(stub->NodePrepareResources(&context, request, &response).ok());
+    EXPECT_EQ(syncs.load(), 0);
+    EXPECT_EQ(response.claims().at("uid-1").error(), "");
 }
 
 // --- The two lanes: what needs the API server never holds up what does not ---

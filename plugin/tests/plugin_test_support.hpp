@@ -37,6 +37,7 @@ using namespace std::chrono_literals;
 //               with the call's deadline
 //   whilePreparing  runs in prepareFetched (after the fetch, under the rolling-update lock)
 //   onUnprepare the local lane's Unprepare
+//   onSync      syncWithOtherInstances (rolling-update mode, under the lock, before each claim)
 class ScriptedPreparer : public ClaimPreparer {
   public:
     std::function<void(const ClaimRef&)> whilePreparing = [](const ClaimRef&) {};
@@ -46,6 +47,7 @@ class ScriptedPreparer : public ClaimPreparer {
         [](const ClaimRef&, Deadline) { return ClaimPrepareResult{}; };
     std::function<std::string(const ClaimRef&, Deadline)> onUnprepare =
         [](const ClaimRef&, Deadline) { return std::string(); };
+    std::function<std::string()> onSync = [] { return std::string(); };
 
     std::optional<ClaimPrepareResult> prepareFromRecords(const ClaimRef& claim) override {
         return onRecords(claim);
@@ -68,6 +70,7 @@ class ScriptedPreparer : public ClaimPreparer {
         record(claim, deadline);
         return onUnprepare(claim, deadline);
     }
+    std::string syncWithOtherInstances() override { return onSync(); }
     void report(const ClaimOutcome& outcome, const ClaimPrepareResult& result) override {
         std::lock_guard lock(mutex_);
         reports_.emplace_back(outcome, result);

@@ -543,6 +543,60 @@ TEST_F(PreparerTest, ReservationsSurviveARestart) {
     EXPECT_FALSE(prepare(claim("uid-2", {device("gpu", kGpu)})));
 }
 
+// A rolling update: the new driver pod's preparer (`next`) restored the checkpoint while the old
+// one (`preparer`) kept serving; they take turns and sync before each claim.
+class RollingUpdateTest : public PreparerTest {
+  protected:
+    void SetUp() override {
+        PreparerTest::SetUp();
+        nextMetrics = std::make_unique<metrics::Registry>();
+        auto opened = Preparer::open(options(), *nextMetrics);
+        ASSERT_TRUE(opened) << opened.error().message;
+        next = std::move(opened).value();
+        ASSERT_TRUE(next->restore(node()));
+    }
+
+    std::unique_ptr<metrics::Registry> nextMetrics;
+    std::unique_ptr<Preparer> next;
+};
+
+TEST_F(RollingUpdateTest, TheNewInstanceUnpreparesAClaimTheOldOnePreparedAfterItStarted) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu), device("nic", kNic)})));
+    auto synced = next->syncWithCheckpoint();
+    ASSERT_TRUE(synced) << synced.error().message;
+    EXPECT_EQ(*synced, 1U);
+    ASSERT_TRUE(next->unprepare({"default", std::string("claim-") + kUid, kUid}));
+    EXPECT_TRUE(foldersEmpty()) << ::testing::PrintToString(filesBelow(tree.root()));
+}
+
+TEST_F(RollingUpdateTest, TheNewInstanceNeverHandsOutADeviceTheOldOnePrepared) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    ASSERT_TRUE(next->syncWithCheckpoint());
+    auto second = next->prepare(claim("uid-2", {device("gpu", kGpu)}), node());
+    ASSERT_FALSE(second);
+    EXPECT_NE(second.error().message.find("already prepared for claim"), std::string::npos)
+        << second.error().message;
+}
+
+TEST_F(RollingUpdateTest, AClaimTheOtherInstanceUnpreparedIsForgotten) {
+    ASSERT_TRUE(next->prepare(claim(kUid, {device("gpu", kGpu)}), node()));
+    ASSERT_TRUE(preparer->syncWithCheckpoint());
+    ASSERT_TRUE(preparer->unprepare({"default", std::string("claim-") + kUid, kUid}));
+    auto synced = next->syncWithCheckpoint();
+    ASSERT_TRUE(synced) << synced.error().message;
+    EXPECT_EQ(*synced, 1U);
+    EXPECT_EQ(next->preparedClaimCount(), 0U);
+    EXPECT_TRUE(next->prepare(claim("uid-2", {device("gpu", kGpu)}), node()));
+}
+
+TEST_F(RollingUpdateTest, SyncingTwiceChangesNothing) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    ASSERT_TRUE(next->syncWithCheckpoint());
+    auto again = next->syncWithCheckpoint();
+    ASSERT_TRUE(again) << again.error().message;
+    EXPECT_EQ(*again, 0U);
+}
+
 TEST_F(PreparerTest, OnlyOneOfTwoRacingClaimsGetsAnExclusiveDevice) {
     for (int round = 0; round < 20; ++round) {
         std::atomic<int> won{0};

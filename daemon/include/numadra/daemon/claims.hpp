@@ -48,6 +48,7 @@ class ClaimPreparer : public plugin::ClaimPreparer {
     plugin::ClaimPrepareResult prepareFetched(const plugin::ClaimRef& ref,
                                               const api::Json& claim) override;
     std::string unprepare(const plugin::ClaimRef& ref, plugin::Deadline deadline) override;
+    std::string syncWithOtherInstances() override;
     // One log line per claim (info, or warn for an error, a long wait or a missed deadline)
     // and the metrics of it.
     void report(const plugin::ClaimOutcome& outcome,

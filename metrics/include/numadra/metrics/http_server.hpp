@@ -26,8 +26,17 @@ class HttpServer {
     HttpServer(const HttpServer&) = delete;
     HttpServer& operator=(const HttpServer&) = delete;
 
+    // How the port may be shared.
+    enum class Port {
+        Exclusive,
+        // SO_REUSEPORT: another process of the same user may listen on it too, and the kernel
+        // spreads connections over both (the old and the new driver pod of a rolling update
+        // on a host-network node).
+        SharedWithSameUser,
+    };
+
     // `address` is "host:port" or ":port" (all interfaces); port 0 picks a free one.
-    Status start(const std::string& address, HttpHandler handler);
+    Status start(const std::string& address, HttpHandler handler, Port port = Port::Exclusive);
     void stop();
     int port() const { return port_; }
 

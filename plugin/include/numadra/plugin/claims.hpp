@@ -77,6 +77,10 @@ class ClaimPreparer {
     // Prepares a claim just fetched.
     virtual ClaimPrepareResult prepareFetched(const ClaimRef& claim, const ClaimObject& object) = 0;
     virtual std::string unprepare(const ClaimRef& claim, Deadline deadline) = 0;  // "" = success
+    // Rolling-update mode only, with the node-wide serialize lock held, before each claim:
+    // another instance of the driver on this node (the old or the new pod of an update) may
+    // have prepared or unprepared claims since. "" = success; an error fails the claim.
+    virtual std::string syncWithOtherInstances() { return {}; }
     // Once for every claim of every call, when its answer is known, or when the call ended
     // before it was (then result.error says so).
     virtual void report(const ClaimOutcome& outcome, const ClaimPrepareResult& result) {

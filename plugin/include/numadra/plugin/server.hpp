@@ -97,6 +97,10 @@ class PluginServer {
     std::string draSocketPath() const;
     // The last NotifyRegistrationStatus seen (for /readyz and tests); nullopt before the first.
     std::optional<bool> registered() const;
+    // Rolling-update mode: whether another instance of this driver on the node (the pod that
+    // replaces this one) serves a DRA socket in the same plugin folder: a `dra-*.sock` other
+    // than this one's that accepts a connection.
+    bool anotherInstanceServes() const;
 
   private:
     class Impl;

@@ -101,6 +101,13 @@ class Preparer {
     // Undoes everything of the claim; an unknown claim is a success.
     Status unprepare(const plugin::ClaimRef& claim);
 
+    // Rolling updates: the old and the new driver pod of a node share this checkpoint and take
+    // turns under the node-wide serialize lock. Called with that lock held, before a claim is
+    // handled: adopts the claims the other instance prepared since this one last looked and
+    // forgets those it unprepared, so neither leaves the other's files behind nor hands out a
+    // device the other prepared. Returns how many claims changed.
+    Result<size_t> syncWithCheckpoint();
+
     // For metrics and tests.
     size_t preparedClaimCount() const;
 

@@ -88,6 +88,11 @@ class CheckpointStore {
     // (never deleted, never guessed at) and reported; loading goes on with the others.
     Result<LoadedCheckpoint> load();
 
+    // The claim UIDs that have a record, from the folder's listing alone (nothing is read).
+    Result<std::vector<std::string>> recordedUids() const;
+    // One claim's record; ENOENT when it has none. A damaged record is an error, left in place.
+    Result<ClaimRecord> read(const std::string& claimUid) const;
+
     // Moves a record that cannot be honoured out of the way, with a reason file beside it.
     Status quarantine(const std::string& claimUid, const std::string& reason);
     // Drops a quarantined record of the claim (Unprepare of such a claim); missing is success.
