@@ -14,6 +14,7 @@ differently cannot slip through:
   {{ quote .Values.x }}                      Go's %q of the value
   {{ toYaml .Values.x | nindent N }}         the value as helm's toYaml prints it, on new lines
   {{ if .Values.x }} ... {{ end }}           Go's truth: false, 0, "", empty list/map are false
+  {{ if not .Values.x }} ... {{ end }}       its negation
   {{- ... -}}                                trim the white space before / after, as Go does
 
 Stricter than helm on purpose: a missing value is an error (helm prints nothing), and so is
@@ -276,10 +277,11 @@ def render_template(source, name, context):
             continue
         _, expr, line, _ = token
         where = f"{name}:{line}"
-        match = re.fullmatch(r"if\s+(" + REF + r")", expr)
+        match = re.fullmatch(r"if\s+(not\s+)?(" + REF + r")", expr)
         if match:
             # Evaluated even in a skipped branch, so a misspelt value is always caught.
-            stack.append((line, truthy(lookup(context, match.group(1), where))))
+            truth = truthy(lookup(context, match.group(2), where))
+            stack.append((line, truth != bool(match.group(1))))
         elif expr == "end":
             if not stack:
                 raise RenderError(f"{where}: 'end' without 'if'")

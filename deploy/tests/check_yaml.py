@@ -126,6 +126,12 @@ def flag_values(args):
     return values
 
 
+def metrics_port(container):
+    """The port of --metrics-addr=:PORT, as a number (None when not of that form)."""
+    addr = flag_values(container.get("args") or []).get("--metrics-addr", "")
+    return int(addr[1:]) if re.fullmatch(r":[0-9]+", addr) else None
+
+
 def check_daemonset(where, ds, service_accounts, values):
     driver_name = values["driverName"]
     spec = ds.get("spec", {})
@@ -166,8 +172,16 @@ def check_daemonset(where, ds, service_accounts, values):
             continue
         if probe.get("path") != path:
             problem(f"{where}: {probe_name} path is {probe.get('path')!r}, not {path}")
-        if probe.get("port") not in ports:
-            problem(f"{where}: {probe_name} port {probe.get('port')!r} is not a named port")
+        if pod.get("hostNetwork"):
+            # A declared port would be a hostPort, which keeps an update's surge pod off the node.
+            if ports:
+                problem(f"{where}: with hostNetwork the container must declare no ports")
+            if probe.get("port") != metrics_port(container):
+                problem(f"{where}: {probe_name} port {probe.get('port')!r} is not the "
+                        f"--metrics-addr port {metrics_port(container)!r}")
+        elif probe.get("port") not in ports and probe.get("port") != (
+                ports.get("metrics") or {}).get("containerPort"):
+            problem(f"{where}: {probe_name} port {probe.get('port')!r} is neither a named port nor the metrics port")
     env = {e.get("name"): e for e in container.get("env") or []}
     field = lambda n: ((env.get(n) or {}).get("valueFrom") or {}).get("fieldRef", {}).get(
         "fieldPath")
@@ -193,7 +207,7 @@ def check_daemonset(where, ds, service_accounts, values):
         problem(f"{where}: --driver-name is {flags.get('--driver-name')!r}, the chart's "
                 f"DeviceClasses say {driver_name!r}")
     port = (ports.get("metrics") or {}).get("containerPort")
-    if flags.get("--metrics-addr") != f":{port}":
+    if not pod.get("hostNetwork") and flags.get("--metrics-addr") != f":{port}":
         problem(f"{where}: --metrics-addr {flags.get('--metrics-addr')!r} is not the metrics "
                 f"port {port}")
 

@@ -62,6 +62,11 @@ class Supported(unittest.TestCase):
         self.assertEqual(render("{{ if .Values.on }}{{ if .Values.off }}no{{ end }}y{{ end }}"),
                          "y")
 
+    def test_if_not_negates_go_truth(self):
+        for key, shown in (("on", False), ("off", True), ("empty", True), ("resources", False)):
+            self.assertEqual(render("{{ if not .Values.%s }}yes{{ end }}" % key),
+                             "yes" if shown else "", key)
+
     def test_to_yaml_like_helm(self):
         # go-yaml v2: sorted keys, sequences not indented under their key, ambiguous strings
         # double-quoted.
@@ -86,6 +91,7 @@ class Refused(unittest.TestCase):
         self.refused("a\n{{ .Values.nope }}", "t.yaml:2: '.Values.nope' is not set")
         self.refused("{{ .Values.nested.nope.deeper }}", "has no key 'nope'")
         self.refused("{{ if .Values.nope }}{{ end }}", "is not set")
+        self.refused("{{ if not .Values.nope }}{{ end }}", "is not set")
 
     def test_other_functions_and_objects(self):
         for action in ('{{ include "x" . }}', '{{ default "a" .Values.name }}',

@@ -338,7 +338,7 @@ func (n *node) startKubelet(ctx context.Context) error {
 		return err
 	}
 	n.kubeletArgs = []string{"--config", config, "--kubeconfig", kubeconfig, "--hostname-override", n.name,
-		"--node-ip", n.ip, "--v", "2"}
+		"--node-ip", n.ip, "--v", "3"}
 	return n.runKubelet(ctx)
 }
 
