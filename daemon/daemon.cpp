@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <mutex>
@@ -48,9 +49,10 @@ constexpr auto kWatchRetry = std::chrono::seconds(2);
 constexpr auto kRescanDebounce = std::chrono::milliseconds(200);
 constexpr auto kRestoreLockWait = std::chrono::seconds(60);
 // SIGTERM in rolling-update mode: how long to wait for the pod replacing this one to serve.
-constexpr auto kHandOverWait = std::chrono::seconds(5);
+constexpr auto kHandOverWait = std::chrono::seconds(8);
 constexpr auto kHandOverPoll = std::chrono::milliseconds(100);
-constexpr auto kRegistrationMargin = std::chrono::milliseconds(500);
+// Two passes of the kubelet's plugin manager (pkg/kubelet/pluginmanager: one a second).
+constexpr auto kKubeletRegistersWithin = std::chrono::seconds(2);
 constexpr const char* kNumaListRefused = "numadra_numa_list_refused";
 constexpr const char* kNodeAllocatableDropped = "numadra_node_allocatable_resources_dropped";
 
@@ -816,23 +818,25 @@ int Daemon::run(std::stop_token stop) {
 
 // Rolling update: the DaemonSet stops this pod once the new one is Ready, but the new pod's
 // readiness probe may have been answered by this one (both listen on the node's metrics port),
-// so the new daemon may not serve yet. Leaving before it does would leave the kubelet without a
-// driver for a moment: wait for it (bounded: an uninstall or a drain has no successor).
+// and the kubelet registers a new plugin socket only on its plugin manager's next pass (once a
+// second), after it has taken this one's removal: leaving before the new daemon serves and has
+// been registered would leave the kubelet without a driver for a moment. Wait for both
+// (bounded: an uninstall or a drain has no successor, and a restart's comes only after).
 void Daemon::handOverToTheNextInstance() {
     if (config_.podUid.empty())
         return;
     const auto deadline = Clock::now() + kHandOverWait;
-    while (!server_->anotherInstanceServes()) {
-        if (Clock::now() >= deadline) {
-            spdlog::info("no other instance of the driver serves on this node waited_s={}",
-                         std::chrono::duration_cast<std::chrono::seconds>(kHandOverWait).count());
+    while (Clock::now() < deadline) {
+        const auto since = server_->anotherInstanceServingSince();
+        if (since &&
+            std::filesystem::file_time_type::clock::now() - *since >= kKubeletRegistersWithin) {
+            spdlog::info("another instance of the driver serves on this node; handing over");
             return;
         }
         std::this_thread::sleep_for(kHandOverPoll);
     }
-    // Its registration socket follows its DRA socket; the kubelet registers it within moments.
-    std::this_thread::sleep_for(kRegistrationMargin);
-    spdlog::info("another instance of the driver serves on this node; handing over");
+    spdlog::info("no other instance of the driver registered on this node waited_s={}",
+                 std::chrono::duration_cast<std::chrono::seconds>(kHandOverWait).count());
 }
 
 void Daemon::shutdown() {

@@ -279,17 +279,21 @@ std::optional<bool> PluginServer::registered() const {
     return impl_->registered();
 }
 
-bool PluginServer::anotherInstanceServes() const {
+std::optional<std::filesystem::file_time_type> PluginServer::anotherInstanceServingSince() const {
     const std::filesystem::path own = impl_->draSocketPath();
+    std::optional<std::filesystem::file_time_type> since;
     std::error_code error;
     for (const auto& entry : std::filesystem::directory_iterator(own.parent_path(), error)) {
         const std::string name = entry.path().filename().string();
         if (entry.path() == own || !name.starts_with("dra-") || !name.ends_with(".sock"))
             continue;
-        if (acceptsConnections(entry.path().string()))
-            return true;
+        const auto modified = std::filesystem::last_write_time(entry.path(), error);
+        if (error || !acceptsConnections(entry.path().string()))
+            continue;
+        if (!since || modified < *since)
+            since = modified;
     }
-    return false;
+    return since;
 }
 
 }  // namespace numadra::plugin

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
@@ -499,14 +500,17 @@ TEST(DraRollingUpdate, APodSeesAnotherPodServeInItsPluginFolder) {
     optionsB.podUid = "pod-b";
     PluginServer a(optionsA, first, nullptr);
     ASSERT_TRUE(a.start().ok());
-    EXPECT_FALSE(a.anotherInstanceServes());
+    EXPECT_FALSE(a.anotherInstanceServingSince());
     {
+        const auto before = std::filesystem::file_time_type::clock::now();
         PluginServer b(optionsB, second, nullptr);
         ASSERT_TRUE(b.start().ok());
-        EXPECT_TRUE(a.anotherInstanceServes());
-        EXPECT_TRUE(b.anotherInstanceServes());
+        const auto since = a.anotherInstanceServingSince();
+        ASSERT_TRUE(since);
+        EXPECT_GE(*since + std::chrono::seconds(1), before);  // b's socket, just made
+        EXPECT_TRUE(b.anotherInstanceServingSince());
     }
-    EXPECT_FALSE(a.anotherInstanceServes());
+    EXPECT_FALSE(a.anotherInstanceServingSince());
 }
 
 // A socket file whose server is gone is not an instance.
@@ -525,7 +529,7 @@ TEST(DraRollingUpdate, ASocketFileWithoutAServerIsNotAnotherPod) {
     ASSERT_EQ(::bind(stale.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
     stale.reset();  // the file stays, nobody listens
     ASSERT_TRUE(exists(path));
-    EXPECT_FALSE(a.anotherInstanceServes());
+    EXPECT_FALSE(a.anotherInstanceServingSince());
 }
 
 TEST(DraRollingUpdate, WithoutAPodUidNothingIsSynced) {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -97,10 +98,11 @@ class PluginServer {
     std::string draSocketPath() const;
     // The last NotifyRegistrationStatus seen (for /readyz and tests); nullopt before the first.
     std::optional<bool> registered() const;
-    // Rolling-update mode: whether another instance of this driver on the node (the pod that
-    // replaces this one) serves a DRA socket in the same plugin folder: a `dra-*.sock` other
-    // than this one's that accepts a connection.
-    bool anotherInstanceServes() const;
+    // Rolling-update mode: since when another instance of this driver on the node (the pod
+    // that replaces this one) serves a DRA socket in the same plugin folder: the modification
+    // time of a `dra-*.sock` other than this one's that accepts a connection (the oldest, if
+    // several); nullopt when none does.
+    std::optional<std::filesystem::file_time_type> anotherInstanceServingSince() const;
 
   private:
     class Impl;
