@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The driver on a real node: kubelet v1.37.2 and containerd v2.4.2 (with Debian's runc) run the
+# The driver on a real node: kubelet v1.37.2 and containerd v2.4.2 (with runc v1.4.4) run the
 # driver from its image as `helm install` of deploy/helm/numa-dra-driver deploys it, against the
 # control plane of scripts/e2e.sh, and real pods get its devices (tests/e2e/node).
 #
@@ -9,11 +9,11 @@
 #            the configurations) after a passing run too; a failing run always keeps it
 #   FILTER   a `go test -run` pattern: only the tests it matches (the node comes up regardless)
 #
-# Needs root (containerd and the kubelet), and what scripts/install-deps.sh installs (runc, the CNI
-# plugins, busybox-static, gcc, mmdebstrap, iproute2, util-linux).
+# Needs root (containerd and the kubelet), and what scripts/install-deps.sh installs (the CNI
+# plugins, busybox-static, gcc, libseccomp-dev, mmdebstrap, iproute2, util-linux).
 #
 # Builds (each cached by version, scripts/lib/kube-build.sh and scripts/node-images.py): the
-# control plane and the kubelet in one `go build`, containerd with its shim and ctr, the C++
+# control plane and the kubelet in one `go build`, containerd with its shim and ctr, runc, the C++
 # programs, and three images without any registry: a static pause, a busybox shell, and the
 # driver's image made the Dockerfile's way (its runtime stage from Debian packages).
 #
@@ -105,7 +105,8 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "node-e2e.sh: needs root (containerd and the kubelet run as root)" >&2
   exit 1
 fi
-for program in /usr/sbin/runc /usr/lib/cni/loopback /bin/busybox gcc mmdebstrap unshare ip; do
+for program in /usr/lib/cni/loopback /usr/lib/cni/bridge /usr/lib/cni/host-local /bin/busybox gcc \
+  mmdebstrap unshare ip; do
   if ! command -v "$program" >/dev/null 2>&1; then
     echo "node-e2e.sh: $program is missing (scripts/install-deps.sh installs it)" >&2
     exit 1
@@ -120,6 +121,7 @@ numadra_use_go node-e2e.sh
 source scripts/lib/kube-build.sh
 numadra_build_kube node-e2e.sh
 numadra_build_containerd node-e2e.sh
+numadra_build_runc node-e2e.sh
 
 BUILD_DIR="${BUILD_DIR:-build}"
 case "$BUILD_DIR" in /*) ;; *) BUILD_DIR="$source_dir/$BUILD_DIR" ;; esac
@@ -133,7 +135,7 @@ python3 scripts/node-images.py --build-dir "$BUILD_DIR" --sizes \
   --cache "$(numadra_cache_root)/images" --out "$work/images"
 (cd tests/e2e/node && go test -c -o "$work/node.test" .)
 echo "node-e2e.sh: built in $((SECONDS - started)) s; kubelet $("$NUMADRA_KUBE_BIN/kubelet" --version)," \
-  "$("$NUMADRA_CONTAINERD_BIN/containerd" --version | cut -d' ' -f1,3), $(runc --version | head -1)"
+  "$("$NUMADRA_CONTAINERD_BIN/containerd" --version | cut -d' ' -f1,3), $("$NUMADRA_RUNC_BIN/runc" --version | head -1)"
 
 # The pods' cgroup root in every hierarchy (the kubelet refuses a cgroupRoot that is missing).
 cgroup_root="numadra-node-$$"
@@ -189,8 +191,9 @@ done
 
 echo "node-e2e.sh: the node in its own network, mount and PID namespaces; the run in $work"
 NUMADRA_NODE_WORK="$work" NUMADRA_NODE_NAME=numadra-node NUMADRA_NODE_IP=198.51.100.10 \
-  NUMADRA_NODE_MACHINE=gpu4-nic \
+  NUMADRA_NODE_MACHINE=big-2s-8n \
   NUMADRA_NODE_CGROUP_ROOT="/$cgroup_root" NUMADRA_NODE_FILTER="$filter" \
   NUMADRA_E2E_BIN="$NUMADRA_KUBE_BIN" NUMADRA_NODE_CONTAINERD_BIN="$NUMADRA_CONTAINERD_BIN" \
+  NUMADRA_NODE_RUNC="$NUMADRA_RUNC_BIN/runc" \
   NUMADRA_NODE_IMAGES="$work/images" NUMADRA_BUILD_DIR="$BUILD_DIR" NUMADRA_SOURCE_DIR="$source_dir" \
   unshare --net --mount --propagation private --pid --fork --mount-proc -- "$0" --inside

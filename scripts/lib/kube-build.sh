@@ -14,6 +14,10 @@
 #                              ctr of tests/e2e/containerd/go.mod's containerd,
 #                              <cache root>/containerd-v2.4.2-<hash of that go.mod and go.sum>/bin
 #   numadra_build_containerd NAME  builds what is missing there
+#   numadra_runc_cache         sets NUMADRA_RUNC_BIN: runc of tests/e2e/runc/go.mod (Debian 12's
+#                              1.1.5 predates runtime-spec 1.3's linux.netDevices, which CDI 1.1
+#                              netDevices become), <cache root>/runc-v1.4.4-<hash>/bin
+#   numadra_build_runc NAME    builds it there (cgo: its nsenter; libseccomp for seccomp profiles)
 #
 # Every command of tests/e2e/go.mod's `tool` list is built, whichever tier asks first: the control
 # plane's and the kubelet's packages overlap by most of the kubelet's, so one invocation is cheaper
@@ -22,6 +26,7 @@
 
 readonly NUMADRA_KUBE_VERSION=v1.37.2
 readonly NUMADRA_CONTAINERD_VERSION=v2.4.2
+readonly NUMADRA_RUNC_VERSION=v1.4.4
 
 numadra_cache_root() {
   echo "${NUMADRA_E2E_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/numadra/e2e}"
@@ -40,6 +45,13 @@ numadra_containerd_cache() {
   hash="$(cat "$module/go.mod" "$module/go.sum" | sha256sum | cut -c1-12)"
   NUMADRA_CONTAINERD_BIN="$(numadra_cache_root)/containerd-$NUMADRA_CONTAINERD_VERSION-$hash/bin"
   mkdir -p "$NUMADRA_CONTAINERD_BIN"
+}
+
+numadra_runc_cache() {
+  local module="$PWD/tests/e2e/runc" hash
+  hash="$(cat "$module/go.mod" "$module/go.sum" | sha256sum | cut -c1-12)"
+  NUMADRA_RUNC_BIN="$(numadra_cache_root)/runc-$NUMADRA_RUNC_VERSION-$hash/bin"
+  mkdir -p "$NUMADRA_RUNC_BIN"
 }
 
 # numadra_go_build_into NAME BIN DIR [go build arguments...]: go build the packages into a fresh
@@ -111,4 +123,13 @@ numadra_build_containerd() {
     CGO_ENABLED=0 numadra_go_build_into "$who" "$bin" "$module" -tags "$tags,no_grpc" \
       -ldflags "$flags" "$pkg/cmd/containerd-shim-runc-v2"
   fi
+}
+
+numadra_build_runc() {
+  local who="$1" module="$PWD/tests/e2e/runc"
+  numadra_runc_cache
+  [ -x "$NUMADRA_RUNC_BIN/runc" ] && return 0
+  # As runc's Makefile builds it: seccomp through libseccomp (cgo), the version stamped.
+  CGO_ENABLED=1 numadra_go_build_into "$who" "$NUMADRA_RUNC_BIN" "$module" -tags seccomp \
+    -ldflags "-s -w -X main.version=${NUMADRA_RUNC_VERSION#v}" github.com/opencontainers/runc
 }

@@ -62,6 +62,8 @@ func (n *node) driverValues() ([]string, error) {
 		"hostRoots.dev=" + filepath.Join(n.machineDir, "dev"),
 		"hostRoots.proc=" + filepath.Join(n.machineDir, "proc"),
 		"apiServer.host=" + api.Hostname(), "apiServer.port=" + api.Port(),
+		// A netdev VF's interface moves into its pod (containerd 2.4's CDI and runc 1.4 can).
+		"cdi.netDevices=true",
 	}, nil
 }
 

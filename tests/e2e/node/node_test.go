@@ -144,7 +144,8 @@ func (n *node) prepareMachine() error {
 
 // containerdConfig is containerd's whole configuration: nothing read from the machine's /etc.
 // restrict_oom_score_adj: the tier has no CAP_SYS_RESOURCE, and runc fails every sandbox when it
-// cannot lower a process's oom_score_adj. CDI reads the folder the chart writes; NRI is on.
+// cannot lower a process's oom_score_adj. CDI reads the folder the chart writes; NRI is on; runc
+// is the tier's build (linux.netDevices, which CDI 1.1 netDevices become).
 const containerdConfig = `version = 4
 root = '%[1]s/containerd/root'
 state = '/run/containerd'
@@ -164,7 +165,7 @@ imports = []
       [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
         runtime_type = 'io.containerd.runc.v2'
         [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
-          BinaryName = '/usr/sbin/runc'
+          BinaryName = '%[5]s'
           SystemdCgroup = false
     [plugins.'io.containerd.cri.v1.runtime'.cni]
       bin_dirs = ['/usr/lib/cni']
@@ -186,9 +187,14 @@ imports = []
     address = '%[4]s.ttrpc'
 `
 
-// loopbackNetwork makes every pod sandbox's network namespace have a loopback interface and
-// nothing else: containerd reports the network ready, and no pod can reach anything.
-const loopbackNetwork = `{"cniVersion": "1.0.0", "name": "numadra-loopback", "plugins": [{"type": "loopback"}]}`
+// podNetwork gives a pod that is not hostNetwork a network namespace of its own with an eth0
+// (containerd wants one with an address): a bridge in the tier's network namespace without an
+// address of its own, so no route leads to it from the tier's namespace and none leads out of a
+// pod's (no gateway, no masquerading); the addresses are TEST-NET-2's upper half, which exists
+// nowhere but here. Node-level pods (the driver, the workloads) use hostNetwork.
+const podNetwork = `{"cniVersion": "1.0.0", "name": "numadra-pods", "plugins": [{
+  "type": "bridge", "bridge": "numadra0", "isGateway": false, "ipMasq": false,
+  "ipam": {"type": "host-local", "ranges": [[{"subnet": "198.51.100.128/25"}]], "dataDir": "%s"}}]}`
 
 func (n *node) containerdBin(name string) string {
 	return filepath.Join(requireEnv("NUMADRA_NODE_CONTAINERD_BIN"), name)
@@ -210,11 +216,13 @@ func (n *node) startContainerd() error {
 			return err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(n.dir, "cni", "10-loopback.conflist"), []byte(loopbackNetwork), 0o644); err != nil {
+	network := fmt.Sprintf(podNetwork, filepath.Join(n.dir, "cni-ipam"))
+	if err := os.WriteFile(filepath.Join(n.dir, "cni", "10-pods.conflist"), []byte(network), 0o644); err != nil {
 		return err
 	}
 	config := filepath.Join(n.dir, "containerd.toml")
-	text := fmt.Sprintf(containerdConfig, n.dir, n.images["pause"].Name, cdiDir, containerdSocket)
+	text := fmt.Sprintf(containerdConfig, n.dir, n.images["pause"].Name, cdiDir, containerdSocket,
+		requireEnv("NUMADRA_NODE_RUNC"))
 	if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
 		return err
 	}
@@ -372,7 +380,7 @@ func (n *node) describeVersions(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	runc, err := exec.Command("/usr/sbin/runc", "--version").Output()
+	runc, err := exec.Command(requireEnv("NUMADRA_NODE_RUNC"), "--version").Output() // containerd's BinaryName
 	if err != nil {
 		return fmt.Errorf("runc --version: %w", err)
 	}

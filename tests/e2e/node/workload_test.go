@@ -85,6 +85,18 @@ func startGPUPodRestarted(t *testing.T, name string, restart v1.RestartPolicy) w
 // test finds the devices free.
 func startPod(t *testing.T, name string, template *resourceapi.ResourceClaimTemplate, pod *v1.Pod) workload {
 	t.Helper()
+	return startPodOnNetwork(t, name, template, pod, true)
+}
+
+// startPodWithItsOwnNetwork is startPod for a pod with a network namespace of its own (the
+// tier's pod network, node_test.go).
+func startPodWithItsOwnNetwork(t *testing.T, name string, template *resourceapi.ResourceClaimTemplate, pod *v1.Pod) workload {
+	t.Helper()
+	return startPodOnNetwork(t, name, template, pod, false)
+}
+
+func startPodOnNetwork(t *testing.T, name string, template *resourceapi.ResourceClaimTemplate, pod *v1.Pod, hostNetwork bool) workload {
+	t.Helper()
 	n := theNode
 	ctx := context.Background()
 	namespace := name
@@ -99,9 +111,8 @@ func startPod(t *testing.T, name string, template *resourceapi.ResourceClaimTemp
 	if _, err := n.cluster.Admin.ResourceV1().ResourceClaimTemplates(namespace).Create(ctx, template, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	// The tier's pods share its network namespace: containerd wants an eth0 with an address in
-	// a pod's own, which only a network that reaches beyond loopback gives.
-	pod.Spec.HostNetwork = true
+	// Node-level pods share the tier's network namespace.
+	pod.Spec.HostNetwork = hostNetwork
 	for i := range pod.Spec.Containers {
 		pod.Spec.Containers[i].Image = n.images["shell"].Name
 		pod.Spec.Containers[i].ImagePullPolicy = v1.PullNever
