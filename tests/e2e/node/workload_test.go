@@ -384,3 +384,28 @@ func TestDeletingThePodUnpreparesItsClaim(t *testing.T) {
 		return fmt.Errorf("still there (%v)", err)
 	})
 }
+
+// Last (it removes the driver): `helm uninstall` leaves no slice behind although the chart keeps
+// them on the pod's exit (publish.keepSlicesOnExit): the kubelet deletes a driver's slices once
+// its last endpoint has been gone for 30 s (its wipingDelay), and its log says so.
+func TestHelmUninstallLeavesNoSliceBehind(t *testing.T) {
+	logFrom := kubeletLogSize(t)
+	started := time.Now()
+	if out, err := theNode.helm("uninstall", driverRelease, "--namespace", driverNamespace, "--wait", "--timeout", "90s"); err != nil {
+		t.Fatalf("helm uninstall: %v\n%s", err, out)
+	}
+	waitFor(t, 90*time.Second, "the node's slices of the driver deleted", func() error {
+		if left := publishedDevices(t); len(left) != 0 {
+			return fmt.Errorf("%d devices still published", len(left))
+		}
+		return nil
+	})
+	t.Logf("slices gone %s after helm uninstall", time.Since(started).Round(100*time.Millisecond))
+	data, err := os.ReadFile(theNode.kubelet.Log())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data[logFrom:]), `"Deleted ResourceSlices"`) {
+		t.Errorf("the kubelet's log does not say it deleted the driver's slices")
+	}
+}
