@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "numadra/plugin/file_lock.hpp"
 #include "numadra/common/text.hpp"
+#include "numadra/plugin/file_lock.hpp"
 #include "pkg/apis/dra/v1/api.grpc.pb.h"
 #include "pkg/apis/dra/v1beta1/api.grpc.pb.h"
 
@@ -257,8 +257,9 @@ class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
         auto lock = holdSerializeLock();
         if (!lock || !lock->has_value())
             return lock;
-        auto synced =
-            guarded([&] { return ClaimPrepareResult{{}, preparer().syncWithOtherInstances()}; });
+        auto synced = guarded([&] {
+            return ClaimPrepareResult{{}, preparer().syncWithOtherInstances()};
+        });
         if (!synced.error.empty())
             return Error{synced.error};
         return lock;
