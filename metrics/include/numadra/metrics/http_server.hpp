@@ -36,7 +36,7 @@ class HttpServer {
     };
 
     // `address` is "host:port" or ":port" (all interfaces); port 0 picks a free one.
-    Status start(const std::string& address, HttpHandler handler, Port port = Port::Exclusive);
+    Status start(const std::string& address, HttpHandler handler, Port sharing = Port::Exclusive);
     void stop();
     int port() const { return port_; }
 
