@@ -821,7 +821,7 @@ int Daemon::run(std::stop_token stop) {
 // and the kubelet registers a new plugin socket only on its plugin manager's next pass (once a
 // second), after it has taken this one's removal: leaving before the new daemon serves and has
 // been registered would leave the kubelet without a driver for a moment. Wait for both
-// (bounded: an uninstall or a drain has no successor, and a restart's comes only after).
+// (bounded: an uninstall or a drain has no successor).
 void Daemon::handOverToTheNextInstance() {
     if (config_.podUid.empty())
         return;
