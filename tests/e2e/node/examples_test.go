@@ -16,16 +16,55 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The stories of deploy/examples/ that the chart's default values serve on this node (scalar
-// numaNode, no shared counters): every pod of each runs here. The others need other values and
-// run against the real scheduler in tests/e2e: gpu-nic-cpu-numa has its own tests here;
-// derived-attributes needs
-// publish.numaList (with scalars the real scheduler's DynamicResources filter fails evaluating
-// its derived attribute: "no such key: 0"); numa-cpu-budgets and vf-bandwidth-budget need
-// publish.sharedConsumableCapacity (KEP-5941).
-// (scalar-vs-list-numa's NIC claim, unallocatable with scalars on its epyc-2s-nps4, is
-// allocatable here: big-2s-8n has a GPU and a NIC on every NUMA node.)
-var nodeExamples = []string{"admin-access", "extended-resource", "prioritized-alternatives", "scalar-vs-list-numa"}
+// The stories of deploy/examples/ and the chart values they need on this node: every pod of
+// each runs here. gpu-nic-cpu-numa has its own tests here. numa-cpu-budgets and
+// vf-bandwidth-budget need publish.sharedConsumableCapacity (KEP-5941), which Kubernetes
+// v1.37.2 does not have (its API server drops the fields: tests/e2e's
+// TestSharedConsumableCapacityIsRefusedCleanlyBy137). scalar-vs-list-numa's NIC claim,
+// unallocatable with scalars on its epyc-2s-nps4, is allocatable here: big-2s-8n has a GPU and a
+// NIC on every NUMA node.
+var nodeExamples = []struct {
+	story  string
+	values []string // helm --set values on top of the install's; restored afterwards
+}{
+	{"admin-access", nil},
+	{"extended-resource", nil},
+	{"prioritized-alternatives", nil},
+	{"scalar-vs-list-numa", nil},
+	// With scalars the real scheduler's DynamicResources filter fails evaluating its derived
+	// attribute ("no such key: 0"): it is written for the list form.
+	{"derived-attributes", []string{"publish.numaList=true"}},
+	{"scalar-vs-list-numa", []string{"publish.numaList=true"}},
+}
+
+// upgradeDriver runs `helm upgrade --reuse-values` with `values` and waits for the new driver
+// pod to be Ready and the node's slices to say what numa-probe says with those values.
+func upgradeDriver(t *testing.T, values ...string) {
+	t.Helper()
+	old, err := theNode.waitForDriverPod(context.Background(), "", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"upgrade", driverRelease, filepath.Join(sourceDir(), "deploy", "helm", "numa-dra-driver"),
+		"--namespace", driverNamespace, "--reuse-values"}
+	for _, value := range values {
+		args = append(args, "--set", value)
+	}
+	if out, err := theNode.helm(args...); err != nil {
+		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	if _, err := theNode.waitForDriverPod(context.Background(), string(old.UID), 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "the old driver pod gone", func() error {
+		for _, pod := range driverPods(t) {
+			if pod.UID == old.UID {
+				return fmt.Errorf("%s still there", pod.Name)
+			}
+		}
+		return nil
+	})
+}
 
 // exampleObjects reads a story's top-level YAML files, as objects ready for this node: the
 // shell image (never pulled), and the node's host name where a pod is pinned to the examples'
@@ -85,35 +124,55 @@ func forThisNode(t *testing.T, pod map[string]any) {
 // the CDI specs of the pod's claims (those of its templates, named claims and extended
 // resources); deleting the story's objects unprepares every claim.
 func TestTheExamplesRunOnTheNode(t *testing.T) {
-	for _, story := range nodeExamples {
-		t.Run(story, func(t *testing.T) {
-			objects, pods := exampleObjects(t, story)
-			var manifest strings.Builder
-			for _, object := range objects {
-				data, err := yaml.Marshal(object)
-				if err != nil {
-					t.Fatal(err)
-				}
-				manifest.WriteString("---\n")
-				manifest.Write(data)
+	for _, example := range nodeExamples {
+		name := example.story
+		if len(example.values) != 0 {
+			name += "/" + strings.Join(example.values, ",")
+		}
+		t.Run(name, func(t *testing.T) {
+			if len(example.values) != 0 {
+				upgradeDriver(t, example.values...)
+				t.Cleanup(func() {
+					var back []string
+					for _, value := range example.values {
+						key, _, _ := strings.Cut(value, "=")
+						back = append(back, key+"=false")
+					}
+					upgradeDriver(t, back...)
+				})
 			}
-			file := filepath.Join(t.TempDir(), story+".yaml")
-			if err := os.WriteFile(file, []byte(manifest.String()), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if out, err := theNode.kubectl("apply", "-f", file); err != nil {
-				t.Fatalf("kubectl apply %s: %v\n%s", story, err, out)
-			}
-			var claims []string
-			t.Cleanup(func() { deleteExample(t, file, pods, claims) })
-			for _, key := range pods {
-				namespace, name, _ := strings.Cut(key, "/")
-				pod := waitForRunning(t, namespace, name, 2*time.Minute)
-				uids := claimUIDsOf(t, pod)
-				claims = append(claims, uids...)
-				checkClaimVariables(t, pod, uids)
-			}
+			runExample(t, example.story)
 		})
+	}
+}
+
+func runExample(t *testing.T, story string) {
+	t.Helper()
+	objects, pods := exampleObjects(t, story)
+	var manifest strings.Builder
+	for _, object := range objects {
+		data, err := yaml.Marshal(object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		manifest.WriteString("---\n")
+		manifest.Write(data)
+	}
+	file := filepath.Join(t.TempDir(), story+".yaml")
+	if err := os.WriteFile(file, []byte(manifest.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := theNode.kubectl("apply", "-f", file); err != nil {
+		t.Fatalf("kubectl apply %s: %v\n%s", story, err, out)
+	}
+	var claims []string
+	t.Cleanup(func() { deleteExample(t, file, pods, claims) })
+	for _, key := range pods {
+		namespace, name, _ := strings.Cut(key, "/")
+		pod := waitForRunning(t, namespace, name, 2*time.Minute)
+		uids := claimUIDsOf(t, pod)
+		claims = append(claims, uids...)
+		checkClaimVariables(t, pod, uids)
 	}
 }
 
