@@ -292,6 +292,7 @@ class Daemon {
     bool rescan();
     Status connectApi();
     Status openCheckpoint();
+    plugin::PluginServerOptions pluginServerOptions() const;
     Result<std::optional<plugin::FileLock>> takeRollingUpdateTurn() const;
     void handOverToTheNextInstance();
     slices::SliceOptions sliceOptions() const;
@@ -484,17 +485,24 @@ void Daemon::publishWithoutNodeAllocatable(const std::string& why) {
     rebuildSlices("nodeAllocatableResources left out");
 }
 
-// Rolling-update mode (--pod-uid): the serialize lock the DRA service takes around each claim,
-// shared with the driver's other instance on this node. Nothing otherwise.
-Result<std::optional<plugin::FileLock>> Daemon::takeRollingUpdateTurn() const {
-    if (config_.podUid.empty())
-        return std::optional<plugin::FileLock>();
+plugin::PluginServerOptions Daemon::pluginServerOptions() const {
     plugin::PluginServerOptions options;
     options.driverName = config_.slices.driverName;
     options.registryDir = config_.kubeletRegistryDir;
     options.pluginDir = config_.pluginDir();
     options.podUid = config_.podUid;
-    auto paths = plugin::resolveSocketPaths(options);
+    if (config_.socketGroup)
+        options.socketGroup = static_cast<gid_t>(*config_.socketGroup);
+    options.healthResendInterval = config_.healthResendInterval;
+    return options;
+}
+
+// Rolling-update mode (--pod-uid): the serialize lock the DRA service takes around each claim,
+// shared with the driver's other instance on this node. Nothing otherwise.
+Result<std::optional<plugin::FileLock>> Daemon::takeRollingUpdateTurn() const {
+    if (config_.podUid.empty())
+        return std::optional<plugin::FileLock>();
+    auto paths = plugin::resolveSocketPaths(pluginServerOptions());
     if (!paths)
         return paths.error();
     if (auto made = files::makeDirectories(config_.pluginDir(), 0750); !made)
@@ -782,15 +790,8 @@ int Daemon::run(std::stop_token stop) {
     preparer_ = std::make_unique<ClaimPreparer>(*claimSource_, inventory_, *devices_,
                                                 config_.slices.driverName, config_.slices.nodeName,
                                                 metrics_, claimStatus_.get());
-    plugin::PluginServerOptions options;
-    options.driverName = config_.slices.driverName;
-    options.registryDir = config_.kubeletRegistryDir;
-    options.pluginDir = config_.pluginDir();
-    options.podUid = config_.podUid;
-    if (config_.socketGroup)
-        options.socketGroup = static_cast<gid_t>(*config_.socketGroup);
-    options.healthResendInterval = config_.healthResendInterval;
-    auto server = std::make_unique<plugin::PluginServer>(options, *preparer_, health_.get());
+    auto server =
+        std::make_unique<plugin::PluginServer>(pluginServerOptions(), *preparer_, health_.get());
     if (auto status = server->start(); !status) {
         spdlog::error("kubelet plugin sockets failed error=\"{}\"", status.error().message);
         return kExitBadConfig;

@@ -3,9 +3,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/server_posix.h>
 #include <spdlog/spdlog.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -240,22 +238,6 @@ class PluginServer::Impl {
     std::unique_ptr<UnixListener> draListener_;
     std::unique_ptr<UnixListener> registrationListener_;
 };
-
-namespace {
-
-// A live listener, not a socket file its server left behind.
-bool acceptsConnections(const std::string& path) {
-    sockaddr_un address{};
-    if (path.size() >= sizeof address.sun_path)
-        return false;
-    address.sun_family = AF_UNIX;
-    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    return fd &&
-           ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
-}
-
-}  // namespace
 
 PluginServer::PluginServer(PluginServerOptions options, ClaimPreparer& preparer,
                            HealthSource* health)

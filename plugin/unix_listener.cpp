@@ -303,4 +303,13 @@ bool UnixListener::stopRequestedWithin(std::chrono::milliseconds pause) {
     return ::poll(&wake, 1, static_cast<int>(pause.count())) > 0;
 }
 
+bool acceptsConnections(const std::string& path) {
+    auto address = unixAddress(path);
+    if (!address)
+        return false;
+    UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    return fd && ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address.value()),
+                           sizeof(sockaddr_un)) == 0;
+}
+
 }  // namespace numadra::plugin

@@ -66,4 +66,8 @@ class UnixListener {
     std::thread acceptThread_;
 };
 
+// Whether a server listens on the unix socket at `path` (a connect succeeds), as opposed to a
+// socket file its server left behind.
+bool acceptsConnections(const std::string& path);
+
 }  // namespace numadra::plugin

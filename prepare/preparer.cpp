@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <mutex>
@@ -632,12 +633,12 @@ Result<size_t> Preparer::syncWithCheckpoint() {
         return Error{"reading the checkpoint folder " + s.store.directory() + ": " +
                      uids.error().message};
     }
-    const std::set<std::string> recorded(uids->begin(), uids->end());
+    const auto& recorded = *uids;  // sorted
     std::vector<std::string> unpreparedElsewhere;
     {
         std::lock_guard lock(s.mutex);
         for (const auto& [uid, record] : s.records) {
-            if (!recorded.contains(uid))
+            if (!std::binary_search(recorded.begin(), recorded.end(), uid))
                 unpreparedElsewhere.push_back(uid);
         }
     }

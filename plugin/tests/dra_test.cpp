@@ -462,6 +462,17 @@ TEST(DraRollingUpdate, TwoPodsNeverPrepareAtTheSameTime) {
     EXPECT_TRUE(exists(dirs.plugin + "/serialize.lock"));
 }
 
+// One NodePrepareResources call with one claim (ns/c, `uid`), as the kubelet makes it.
+grpc::Status prepareOneClaim(const PluginServer& server, const std::string& uid,
+                             drav1::NodePrepareResourcesResponse& response) {
+    auto stub = drav1::DRAPlugin::NewStub(connect(server.draSocketPath()));
+    drav1::NodePrepareResourcesRequest request;
+    addClaim(request, "ns", "c", uid);
+    grpc::ClientContext context;
+    context.set_deadline(in(10s));
+    return stub->NodePrepareResources(&context, request, &response);
+}
+
 // Before each claim, with the lock held, the server asks what the other pod did meanwhile; a
 // failure to find out fails the claim rather than risk handing out the other pod's devices.
 TEST(DraRollingUpdate, EachClaimSyncsWithTheOtherPodUnderTheLock) {
@@ -476,13 +487,8 @@ TEST(DraRollingUpdate, EachClaimSyncsWithTheOtherPodUnderTheLock) {
     options.podUid = "pod-a";
     PluginServer server(options, preparer, nullptr);
     ASSERT_TRUE(server.start().ok());
-    auto stub = drav1::DRAPlugin::NewStub(connect(server.draSocketPath()));
-    drav1::NodePrepareResourcesRequest request;
-    addClaim(request, "ns", "c", "uid-1");
     drav1::NodePrepareResourcesResponse response;
-    grpc::ClientContext context;
-    context.set_deadline(in(10s));
-    ASSERT_TRUE(stub->NodePrepareResources(&context, request, &response).ok());
+    ASSERT_TRUE(prepareOneClaim(server, "uid-1", response).ok());
     // The local lane's look at the records, then the API lane's prepare: one sync each.
     EXPECT_EQ(syncs.load(), 2);
     EXPECT_NE(response.claims().at("uid-1").error().find("checkpoint folder unreadable"),
@@ -542,13 +548,8 @@ TEST(DraRollingUpdate, WithoutAPodUidNothingIsSynced) {
     };
     PluginServer server(dirs.options(), preparer, nullptr);
     ASSERT_TRUE(server.start().ok());
-    auto stub = drav1::DRAPlugin::NewStub(connect(server.draSocketPath()));
-    drav1::NodePrepareResourcesRequest request;
-    addClaim(request, "ns", "c", "uid-1");
     drav1::NodePrepareResourcesResponse response;
-    grpc::ClientContext context;
-    context.set_deadline(in(10s));
-    ASSERT_TRUE(stub->NodePrepareResources(&context, request, &response).ok());
+    ASSERT_TRUE(prepareOneClaim(server, "uid-1", response).ok());
     EXPECT_EQ(syncs.load(), 0);
     EXPECT_EQ(response.claims().at("uid-1").error(), "");
 }

@@ -37,22 +37,15 @@ var nodeExamples = []struct {
 	{"scalar-vs-list-numa", []string{"publish.numaList=true"}},
 }
 
-// upgradeDriver runs `helm upgrade --reuse-values` with `values` and waits for the new driver
-// pod to be Ready and the node's slices to say what numa-probe says with those values.
+// upgradeDriver runs helmUpgrade with `values` and waits until the new driver pod is Ready and
+// the old one is gone.
 func upgradeDriver(t *testing.T, values ...string) {
 	t.Helper()
 	old, err := theNode.waitForDriverPod(context.Background(), "", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"upgrade", driverRelease, filepath.Join(sourceDir(), "deploy", "helm", "numa-dra-driver"),
-		"--namespace", driverNamespace, "--reuse-values"}
-	for _, value := range values {
-		args = append(args, "--set", value)
-	}
-	if out, err := theNode.helm(args...); err != nil {
-		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
+	helmUpgrade(t, values...)
 	if _, err := theNode.waitForDriverPod(context.Background(), string(old.UID), 2*time.Minute); err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func checkStillRunning(t *testing.T, w workload) {
 func publishedDevices(t *testing.T) []string {
 	t.Helper()
 	slices, err := theNode.cluster.Admin.ResourceV1().ResourceSlices().List(context.Background(), metav1.ListOptions{
-		FieldSelector: "spec.nodeName=" + theNode.name + ",spec.driver=" + driverName})
+		FieldSelector: driverSlicesOnTheNode()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func nicHealth(t *testing.T, w workload, device string) (string, string) {
 func deviceTainted(t *testing.T, device string) bool {
 	t.Helper()
 	slices, err := theNode.cluster.Admin.ResourceV1().ResourceSlices().List(context.Background(), metav1.ListOptions{
-		FieldSelector: "spec.nodeName=" + theNode.name + ",spec.driver=" + driverName})
+		FieldSelector: driverSlicesOnTheNode()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func sliceDeletions(t *testing.T, resourceVersion string) (stop func() []string)
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := theNode.cluster.Admin.ResourceV1().ResourceSlices().Watch(ctx, metav1.ListOptions{
-		FieldSelector:   "spec.nodeName=" + theNode.name + ",spec.driver=" + driverName,
+		FieldSelector:   driverSlicesOnTheNode(),
 		ResourceVersion: resourceVersion})
 	if err != nil {
 		cancel()
@@ -68,7 +68,7 @@ func sliceDeletions(t *testing.T, resourceVersion string) (stop func() []string)
 func sliceUIDs(t *testing.T) (map[string]string, string) {
 	t.Helper()
 	list, err := theNode.cluster.Admin.ResourceV1().ResourceSlices().List(context.Background(), metav1.ListOptions{
-		FieldSelector: "spec.nodeName=" + theNode.name + ",spec.driver=" + driverName})
+		FieldSelector: driverSlicesOnTheNode()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,18 +109,42 @@ func kubeletLogSize(t *testing.T) int64 {
 // driver the kubelet holds after the change (numPlugins).
 func kubeletPluginChanges(t *testing.T, from int64) []string {
 	t.Helper()
-	data, err := os.ReadFile(theNode.kubelet.Log())
-	if err != nil {
-		t.Fatal(err)
-	}
 	var changes []string
-	for _, line := range strings.Split(string(data[from:]), "\n") {
+	for _, line := range strings.Split(kubeletLogSince(t, from), "\n") {
 		if (strings.Contains(line, `"Registered DRA plugin"`) || strings.Contains(line, `"Unregistered DRA plugin"`)) &&
 			strings.Contains(line, `driverName="`+driverName+`"`) {
 			changes = append(changes, line)
 		}
 	}
 	return changes
+}
+
+// kubeletLogSince is what the kubelet logged after `from` (a kubeletLogSize).
+func kubeletLogSince(t *testing.T, from int64) string {
+	t.Helper()
+	data, err := os.ReadFile(theNode.kubelet.Log())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data[from:])
+}
+
+// helmUpgrade runs `helm upgrade --reuse-values` of the driver's release with `values` set.
+func helmUpgrade(t *testing.T, values ...string) {
+	t.Helper()
+	args := []string{"upgrade", driverRelease, filepath.Join(sourceDir(), "deploy", "helm", "numa-dra-driver"),
+		"--namespace", driverNamespace, "--reuse-values"}
+	for _, value := range values {
+		args = append(args, "--set", value)
+	}
+	if out, err := theNode.helm(args...); err != nil {
+		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// driverSlicesOnTheNode selects the node's slices of the driver.
+func driverSlicesOnTheNode() string {
+	return "spec.nodeName=" + theNode.name + ",spec.driver=" + driverName
 }
 
 // driverPods are the node's driver pods not being deleted, by name.
@@ -161,11 +185,7 @@ func TestAHelmUpgradeToANewImageTagNeverLeavesTheNodeWithoutADriver(t *testing.T
 
 	logFrom := kubeletLogSize(t)
 	started := time.Now()
-	chart := filepath.Join(sourceDir(), "deploy", "helm", "numa-dra-driver")
-	if out, err := n.helm("upgrade", driverRelease, chart, "--namespace", driverNamespace,
-		"--reuse-values", "--set", "image.tag=upgraded"); err != nil {
-		t.Fatalf("helm upgrade: %v\n%s", err, out)
-	}
+	helmUpgrade(t, "image.tag=upgraded")
 	// Pods with a claim, one after the other, until the old driver pod has been gone a while:
 	// some are prepared by the old pod, some while both run, some by the new one.
 	var oldGoneAt time.Time

@@ -401,11 +401,7 @@ func TestHelmUninstallLeavesNoSliceBehind(t *testing.T) {
 		return nil
 	})
 	t.Logf("slices gone %s after helm uninstall", time.Since(started).Round(100*time.Millisecond))
-	data, err := os.ReadFile(theNode.kubelet.Log())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(data[logFrom:]), `"Deleted ResourceSlices"`) {
+	if !strings.Contains(kubeletLogSince(t, logFrom), `"Deleted ResourceSlices"`) {
 		t.Errorf("the kubelet's log does not say it deleted the driver's slices")
 	}
 }

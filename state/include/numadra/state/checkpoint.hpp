@@ -88,7 +88,7 @@ class CheckpointStore {
     // (never deleted, never guessed at) and reported; loading goes on with the others.
     Result<LoadedCheckpoint> load();
 
-    // The claim UIDs that have a record, from the folder's listing alone (nothing is read).
+    // The claim UIDs that have a record, sorted, from the folder's listing alone (nothing is read).
     Result<std::vector<std::string>> recordedUids() const;
     // One claim's record; ENOENT when it has none. A damaged record is an error, left in place.
     Result<ClaimRecord> read(const std::string& claimUid) const;
