@@ -4,10 +4,12 @@
 #include <sys/sysmacros.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <set>
 
 #include "numadra/common/text.hpp"
 
@@ -15,6 +17,7 @@ namespace numadra::cdi {
 
 namespace {
 
+constexpr std::string_view kClaimVariablePrefix = "NUMADRA_CLAIM_";
 constexpr std::uint16_t kVendorNvidia = 0x10de;
 constexpr std::uint16_t kVendorAmd = 0x1002;
 
@@ -345,6 +348,32 @@ ContainerEdits cpuShareEdits(const CpuShare& share) {
     if (share.memoryBytes && *share.memoryBytes > 0)
         edits.env.push_back(prefix + "MEMORY=" + std::to_string(*share.memoryBytes));
     return edits;
+}
+
+std::string claimVariable(const std::string& claimUid) {
+    std::string name(kClaimVariablePrefix);
+    for (char c : claimUid) {
+        const auto u = static_cast<unsigned char>(c);
+        name.push_back(std::isalnum(u) ? static_cast<char>(std::toupper(u)) : '_');
+    }
+    return name + "=" + claimUid;
+}
+
+std::vector<std::string> claimUidsInEnvironment(const std::vector<std::string>& environment) {
+    std::set<std::string> uids;
+    for (const std::string& entry : environment) {
+        if (!entry.starts_with(kClaimVariablePrefix))
+            continue;
+        const auto equals = entry.find('=');
+        if (equals == std::string::npos || equals + 1 == entry.size())
+            continue;
+        std::string uid = entry.substr(equals + 1);
+        // Only a variable whose name is the one claimVariable gives this value counts: another
+        // program's NUMADRA_CLAIM_X=y names no claim of ours.
+        if (claimVariable(uid) == entry)
+            uids.insert(std::move(uid));
+    }
+    return {uids.begin(), uids.end()};
 }
 
 }  // namespace numadra::cdi

@@ -269,6 +269,8 @@ Result<Plan> buildPlan(const ClaimIdentity& claim, std::vector<state::DeviceReco
     const metadata::Layout layout{options.driverName, options.metadataDir, options.cdiDir};
     cdi::Spec spec;
     spec.kind = options.driverName + "/" + kClaimSpecClass;
+    // Every container using any device of the claim names it: the NRI plugin pins by it.
+    spec.containerEdits.env.push_back(cdi::claimVariable(claim.claimUid));
     std::map<std::string, size_t> requestIndex;  // base request -> plan.requests
     auto control = cdi::nvidiaControlEdits(host);
     if (!control)

@@ -23,6 +23,7 @@ using numadra::testing::MockDev;
 using numadra::testing::TempTree;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 // The names of the generated machines (build/testdata/sysfs/<name>), sorted.
 std::vector<std::string> generatedMachines() {
@@ -579,6 +580,27 @@ TEST(CdiCpuShareEdits, TwoSharesOfOneDeviceDoNotCollide) {
         for (const auto& other : b.env)
             EXPECT_NE(name, other.substr(0, other.find('=')));
     }
+}
+
+constexpr const char* kClaimUid = "5d0c6c1e-2a3b-4c5d-8e9f-0a1b2c3d4e5f";
+constexpr const char* kOtherClaimUid = "11111111-2222-3333-4444-555555555555";
+
+TEST(ClaimVariable, NamesTheClaimInUpperCaseWithUnderscores) {
+    EXPECT_EQ(claimVariable(kClaimUid),
+              "NUMADRA_CLAIM_5D0C6C1E_2A3B_4C5D_8E9F_0A1B2C3D4E5F=5d0c6c1e-2a3b-4c5d-8e9f-"
+              "0a1b2c3d4e5f");
+}
+
+TEST(ClaimVariable, IsReadBackFromAnEnvironmentAmongOtherVariables) {
+    EXPECT_THAT(claimUidsInEnvironment({"PATH=/bin", claimVariable(kClaimUid), "NUMADRA_GPU_X=1",
+                                        claimVariable(kOtherClaimUid), claimVariable(kClaimUid)}),
+                ElementsAre(kOtherClaimUid, kClaimUid));
+}
+
+TEST(ClaimVariable, AVariableWhoseNameDoesNotMatchItsValueNamesNoClaim) {
+    EXPECT_THAT(claimUidsInEnvironment({"NUMADRA_CLAIM_X=5d0c6c1e-2a3b-4c5d-8e9f-0a1b2c3d4e5f",
+                                        "NUMADRA_CLAIM_=", "NUMADRA_CLAIM_A"}),
+                IsEmpty());
 }
 
 }  // namespace
