@@ -51,6 +51,8 @@ void BM_DaemonStartup(benchmark::State& state, const std::string& machine) {
                                   dir + "/registry",
                                   "--kubelet-plugins-dir",
                                   dir + "/plugins",
+                                  "--nri-socket",
+                                  dir + "/nri.sock",
                                   "--metrics-addr",
                                   "",
                                   "--log-level",

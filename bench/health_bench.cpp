@@ -429,6 +429,8 @@ void BM_DaemonIdleCpu(benchmark::State& state) {
                                   dir + "/cdi",
                                   "--state-dir",
                                   dir + "/state",
+                                  "--nri-socket",
+                                  dir + "/nri.sock",
                                   "--metrics-addr",
                                   "",
                                   "--log-level",

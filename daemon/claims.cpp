@@ -74,14 +74,15 @@ std::unique_ptr<ClaimSource> makeFileClaimSource(std::string directory) {
 ClaimPreparer::ClaimPreparer(ClaimSource& source, const Inventory& inventory,
                              prepare::Preparer& devices, std::string driverName,
                              std::string poolName, metrics::Registry& metrics,
-                             ClaimStatusPublisher* status)
+                             ClaimStatusPublisher* status, PinningGate* pinning)
     : source_(source),
       inventory_(inventory),
       devices_(devices),
       driverName_(std::move(driverName)),
       poolName_(std::move(poolName)),
       metrics_(metrics),
-      status_(status) {}
+      status_(status),
+      pinning_(pinning) {}
 
 Result<prepare::ClaimAllocation> ClaimPreparer::allocationFor(const plugin::ClaimRef& ref,
                                                               const api::Json& claim) const {
@@ -191,10 +192,16 @@ plugin::ClaimPrepareResult ClaimPreparer::prepareFetched(const plugin::ClaimRef&
     if (!allocation)
         return {{}, allocation.error().message};
     const auto snapshot = inventory_.current();
+    if (pinning_ != nullptr) {
+        if (auto admitted = pinning_->admit(*allocation, *snapshot); !admitted)
+            return {{}, "ResourceClaim " + claimName(ref) + ": " + admitted.error().message};
+    }
     const prepare::NodeView node{snapshot->machine, snapshot->devices};
     auto prepared = devices_.prepare(*allocation, node);
     if (!prepared)
         return {{}, "ResourceClaim " + claimName(ref) + ": " + prepared.error().message};
+    if (pinning_ != nullptr)
+        pinning_->claimsChanged();
     if (status_ != nullptr)
         status_->prepared(ref, prepared.value());
     return {std::move(prepared).value(), {}};
@@ -233,6 +240,8 @@ std::string ClaimPreparer::unprepare(const plugin::ClaimRef& ref, plugin::Deadli
     auto undone = devices_.unprepare(ref);
     if (!undone)
         return "ResourceClaim " + claimName(ref) + ": " + undone.error().message;
+    if (pinning_ != nullptr)
+        pinning_->claimsChanged();
     if (status_ != nullptr)
         status_->unprepared(ref);
     return {};

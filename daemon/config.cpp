@@ -130,6 +130,23 @@ const std::vector<Flag>& flags() {
                  "CDI specs move a prepared netdev VF's interface into the pod's network "
                  "namespace (CDI 1.1 netDevices; needs a runtime with CDI 1.1, see the README)",
                  [](DaemonConfig& c) -> bool& { return c.cdiNetDevices; }),
+        {"cpu-pinning", FlagKind::String,
+         "pin the containers of claims holding CPUs to them (cpuset.cpus, exclusive on the node) "
+         "and their memory to the CPUs' NUMA nodes, through the runtime's NRI: auto (where the "
+         "runtime offers NRI), nri (required: such claims are not prepared without it), off",
+         [](DaemonConfig& c, const std::string& v) -> Status {
+             if (v == "auto")
+                 c.cpuPinning = CpuPinning::Auto;
+             else if (v == "nri")
+                 c.cpuPinning = CpuPinning::Nri;
+             else if (v == "off")
+                 c.cpuPinning = CpuPinning::Off;
+             else
+                 return Error{"'" + v + "' is not auto, nri or off"};
+             return Status::Ok();
+         }},
+        stringFlag("nri-socket", "the container runtime's NRI socket (--cpu-pinning)",
+                   &DaemonConfig::nriSocket),
         autoBoolFlag("numa-list",
                      "publish resource.kubernetes.io/numaNode and pcieRoot as lists (needs "
                      "DRAListTypeAttributes); =auto: lists where the API server accepts them, else "

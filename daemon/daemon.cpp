@@ -18,6 +18,7 @@
 #include "numadra/common/text.hpp"
 #include "numadra/daemon/claims.hpp"
 #include "numadra/daemon/inventory.hpp"
+#include "numadra/daemon/pinning.hpp"
 #include "numadra/discovery/discovery.hpp"
 #include "numadra/discovery/uevents.hpp"
 #include "numadra/health/health.hpp"
@@ -327,7 +328,8 @@ class Daemon {
     std::atomic<bool> listsRefused_{false};   // --numa-list=auto and no DRAListTypeAttributes
     // --node-allocatable-resources=auto and no DRANodeAllocatableResources
     std::atomic<bool> nodeAllocatableDropped_{false};
-    // Before preparer_: the preparer reports to it until it is gone.
+    // Before preparer_: the preparer reports to them until it is gone.
+    std::unique_ptr<ContainerPinning> pinning_;
     std::unique_ptr<ApiClaimStatusSink> statusSink_;
     std::unique_ptr<ClaimStatusPublisher> claimStatus_;
     std::unique_ptr<ClaimPreparer> preparer_;
@@ -787,9 +789,15 @@ int Daemon::run(std::stop_token stop) {
         claimStatus_ = std::make_unique<ClaimStatusPublisher>(*statusSink_,
                                                               config_.slices.driverName, metrics_);
     }
+    auto pinning = ContainerPinning::start(config_, inventory_, metrics_);
+    if (!pinning) {
+        spdlog::error("cpu pinning failed error=\"{}\"", pinning.error().message);
+        return kExitBadConfig;
+    }
+    pinning_ = std::move(pinning).value();
     preparer_ = std::make_unique<ClaimPreparer>(*claimSource_, inventory_, *devices_,
                                                 config_.slices.driverName, config_.slices.nodeName,
-                                                metrics_, claimStatus_.get());
+                                                metrics_, claimStatus_.get(), pinning_.get());
     auto server =
         std::make_unique<plugin::PluginServer>(pluginServerOptions(), *preparer_, health_.get());
     if (auto status = server->start(); !status) {
@@ -842,6 +850,8 @@ void Daemon::handOverToTheNextInstance() {
 
 void Daemon::shutdown() {
     spdlog::info("shutting down keep_slices={}", config_.keepSlicesOnExit);
+    if (pinning_)
+        pinning_->stop();  // first: the next instance takes the runtime's NRI connection
     if (server_) {
         handOverToTheNextInstance();
         server_->stop();  // the registration socket goes first: the kubelet deregisters

@@ -34,6 +34,30 @@ TEST(DaemonFlags, EnvironmentSetsAndFlagsWin) {
     EXPECT_EQ(parsed->config.slices.numaForm, topology::NumaForm::List);
 }
 
+TEST(DaemonFlags, CpuPinningIsAutoOnTheRuntimesNriSocketByDefault) {
+    auto parsed = parse({});
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    EXPECT_EQ(parsed->config.cpuPinning, CpuPinning::Auto);
+    EXPECT_EQ(parsed->config.nriSocket, "/var/run/nri/nri.sock");
+}
+
+TEST(DaemonFlags, CpuPinningTakesNriAndOffFromFlagOrEnvironment) {
+    auto parsed = parse({"--cpu-pinning", "nri", "--nri-socket", "/run/nri.sock"});
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    EXPECT_EQ(parsed->config.cpuPinning, CpuPinning::Nri);
+    EXPECT_EQ(parsed->config.nriSocket, "/run/nri.sock");
+    parsed = parse({}, {{"CPU_PINNING", "off"}});
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    EXPECT_EQ(parsed->config.cpuPinning, CpuPinning::Off);
+}
+
+TEST(DaemonFlags, AnUnknownCpuPinningModeNamesTheFlagAndTheChoices) {
+    auto bad = parse({"--cpu-pinning", "static"});
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("--cpu-pinning"), std::string::npos) << bad.error().message;
+    EXPECT_NE(bad.error().message.find("auto, nri or off"), std::string::npos);
+}
+
 TEST(DaemonFlags, BadValuesNameTheFlag) {
     auto bad = parse({"--log-format", "xml"});
     ASSERT_FALSE(bad.ok());

@@ -867,8 +867,8 @@ class DaemonProcessTest : public DaemonTest {
 TEST_F(DaemonProcessTest, SigtermRemovesSocketsAndSlices) {
     spawn({"--kubeconfig", dirs.path("kubeconfig"), "--node-name", "node-a", "--sysfs-root",
            numadra::testing::machineRoot("gpu4-nic"), "--kubelet-registry-dir",
-           dirs.path("registry"), "--kubelet-plugins-dir", dirs.path("plugins"), "--metrics-addr",
-           "", "--log-format", "json"});
+           dirs.path("registry"), "--kubelet-plugins-dir", dirs.path("plugins"), "--nri-socket",
+           dirs.path("nri.sock"), "--metrics-addr", "", "--log-format", "json"});
     ASSERT_TRUE(
         eventually([&] { return std::filesystem::exists(registrationSocket()) && published(); }));
     EXPECT_EQ(terminateAndWait(), 0);

@@ -247,6 +247,8 @@ class LoadTest : public ::testing::Test {
                                         dirs.path("plugins"),
                                         "--cdi-dir",
                                         dirs.path("cdi"),
+                                        "--nri-socket",
+                                        dirs.path("nri.sock"),
                                         "--dev-root",
                                         dev.root,
                                         "--proc-root",

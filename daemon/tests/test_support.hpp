@@ -61,22 +61,12 @@ inline void writeKubeconfig(const std::string& path, const std::string& url) {
 inline std::vector<std::string> nodeFlags(const std::string& root, const std::string& machine,
                                           const std::string& sysfsRoot,
                                           const std::string& devRoot) {
-    return {"--kubeconfig",
-            root + "/kubeconfig",
-            "--node-name",
-            "node-a",
-            "--sysfs-root",
-            sysfsRoot,
-            "--kubelet-registry-dir",
-            root + "/registry",
-            "--kubelet-plugins-dir",
-            root + "/plugins",
-            "--cdi-dir",
-            root + "/cdi",
-            "--dev-root",
-            devRoot,
-            "--proc-root",
-            procRoot(machine)};
+    return {"--kubeconfig", root + "/kubeconfig", "--node-name", "node-a", "--sysfs-root",
+            sysfsRoot, "--kubelet-registry-dir", root + "/registry", "--kubelet-plugins-dir",
+            root + "/plugins", "--cdi-dir", root + "/cdi", "--dev-root", devRoot, "--proc-root",
+            procRoot(machine),
+            // Never the host's runtime: a test must not pin the machine's real containers.
+            "--nri-socket", root + "/nri.sock"};
 }
 
 // A ResourceClaim allocated one device of this driver in node-a's pool, for request "gpu".

@@ -80,6 +80,10 @@ def run(number, label, daemonset, plugin, machines, tmp):
         if name in HOST_DIR_FLAGS:
             value = str(root / value.lstrip("/"))
             pathlib.Path(value).mkdir(parents=True, exist_ok=True)
+        elif name == "--nri-socket":
+            # Never the host's runtime: the daemon would pin this machine's containers.
+            value = str(root / value.lstrip("/"))
+            pathlib.Path(value).parent.mkdir(parents=True, exist_ok=True)
         elif name == "--sysfs-root":
             value = str((machines / MACHINE / "sys").resolve())
         elif name == "--metrics-addr":

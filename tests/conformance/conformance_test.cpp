@@ -534,9 +534,9 @@ class Conformance : public ::testing::TestWithParam<Case> {
             "--kubeconfig", dirs.path("kubeconfig"), "--node-name", kNode, "--sysfs-root", sys(),
             "--proc-root", proc(), "--dev-root", dev.root, "--kubelet-registry-dir", registryDir(),
             "--kubelet-plugins-dir", pluginsDir(), "--cdi-dir", cdiDir(), "--metadata-dir",
-            metadataDir(), "--state-dir", stateDir(), "--metrics-addr", "", "--resync-interval",
-            "1s", "--health-interval", "200ms", "--health-resend-interval", "500ms",
-            "--health-aer-recovery",
+            metadataDir(), "--state-dir", stateDir(), "--nri-socket", dirs.path("nri.sock"),
+            "--metrics-addr", "", "--resync-interval", "1s", "--health-interval", "200ms",
+            "--health-resend-interval", "500ms", "--health-aer-recovery",
             // Long enough to see the taint; scaled on slow runs.
             std::to_string(scaled(2s).count()) + "ms", "--log-level", "info"};
         std::string versions;

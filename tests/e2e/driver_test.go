@@ -269,6 +269,8 @@ func startDaemonAt(t testing.TB, c *cluster.Cluster, node, root string, args ...
 		"--kubelet-registry-dir", filepath.Join(sockets, "registry"), "--kubelet-plugins-dir", filepath.Join(sockets, "plugins"),
 		"--cdi-dir", filepath.Join(dir, "cdi"), "--metadata-dir", filepath.Join(dir, "metadata"),
 		"--state-dir", filepath.Join(dir, "state"), "--log-format", "text",
+		// Never the host's runtime: this tier's daemons must not pin the machine's containers.
+		"--nri-socket", filepath.Join(dir, "nri.sock"),
 		// Several nodes' daemons run at once on this machine: each its own port.
 		"--metrics-addr", "127.0.0.1:0",
 	}, args...)

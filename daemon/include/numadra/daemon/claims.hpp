@@ -14,6 +14,7 @@
 #include "numadra/common/single_flight.hpp"
 #include "numadra/daemon/claim_status.hpp"
 #include "numadra/daemon/inventory.hpp"
+#include "numadra/daemon/pinning.hpp"
 #include "numadra/metrics/registry.hpp"
 #include "numadra/plugin/claims.hpp"
 #include "numadra/prepare/preparer.hpp"
@@ -37,10 +38,11 @@ std::unique_ptr<ClaimSource> makeFileClaimSource(std::string directory);
 class ClaimPreparer : public plugin::ClaimPreparer {
   public:
     // `status` (optional: none in dry-run mode) hears of every claim prepared or unprepared,
-    // to write its NICs into the claim's status.
+    // to write its NICs into the claim's status; `pinning` (optional) admits each claim before
+    // it is prepared and hears of every change.
     ClaimPreparer(ClaimSource& source, const Inventory& inventory, prepare::Preparer& devices,
                   std::string driverName, std::string poolName, metrics::Registry& metrics,
-                  ClaimStatusPublisher* status = nullptr);
+                  ClaimStatusPublisher* status = nullptr, PinningGate* pinning = nullptr);
 
     std::optional<plugin::ClaimPrepareResult> prepareFromRecords(
         const plugin::ClaimRef& ref) override;
@@ -70,6 +72,7 @@ class ClaimPreparer : public plugin::ClaimPreparer {
     std::string poolName_;
     metrics::Registry& metrics_;
     ClaimStatusPublisher* status_;
+    PinningGate* pinning_;
     SingleFlight<Result<api::Json>> fetches_;
 };
 

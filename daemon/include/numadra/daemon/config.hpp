@@ -20,6 +20,14 @@ inline slices::SliceOptions daemonSliceOptions() {
     return options;
 }
 
+// --cpu-pinning: whether the claims' CPUs and memory nodes are applied to containers through the
+// runtime's NRI (nri/).
+enum class CpuPinning {
+    Auto,  // pin while the runtime offers NRI; without it, prepare as before (warned, metric)
+    Nri,   // required: a claim holding CPUs is not prepared while NRI is not connected
+    Off,   // describe only (environment variables), never pin
+};
+
 struct DaemonConfig {
     // Driver name, node name, numaNode form, counters, legacy names, node-allocatable mappings
     // (on by default in the daemon, where the cluster keeps them).
@@ -43,6 +51,8 @@ struct DaemonConfig {
     std::vector<std::string> metadataVersions{"v1alpha1"};  // newest first
     // --cdi-net-devices: CDI 1.1 netDevices for netdev VFs (prepare::Options::cdiNetDevices).
     bool cdiNetDevices = false;
+    CpuPinning cpuPinning = CpuPinning::Auto;
+    std::string nriSocket = "/var/run/nri/nri.sock";
     std::chrono::milliseconds resyncInterval{std::chrono::seconds(60)};
     // Device health (health/): detection, the kubelet's streams, taints.
     bool health = true;
