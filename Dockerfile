@@ -5,6 +5,7 @@
 # Deployed by the Helm chart deploy/helm/numa-dra-driver (or deploy/manifests/), which runs
 # /usr/local/bin/numa-dra-plugin. The tools work from the image too:
 #   docker run --rm -v /sys:/host/sys:ro numa-dra-driver:0.1.0 numa-probe --sysfs-root /host/sys
+# (the image has no shell: name the program, as above).
 
 ARG DEBIAN_RELEASE=bookworm
 
@@ -21,35 +22,19 @@ RUN scripts/install-deps.sh --build-only \
     && rm -rf /var/lib/apt/lists/*
 RUN BUILD_DIR=/build BUILD_TYPE=${BUILD_TYPE} scripts/build.sh \
         -DNUMADRA_BUILD_TESTS=${NUMADRA_BUILD_TESTS} -DNUMADRA_BUILD_BENCH=OFF \
-    && mkdir -p /out \
-    && for program in numa-dra-plugin numa-probe dra-allocate; do \
-         objcopy --strip-debug /build/bin/$program /out/$program; \
-       done \
-    && /out/numa-probe --version && /out/dra-allocate --help >/dev/null
+    && scripts/image-root.py --build-dir /build --out /image-root \
+    && chroot /image-root /usr/local/bin/numa-probe --version \
+    && chroot /image-root /usr/local/bin/dra-allocate --help >/dev/null
 
-# ---- runtime: the shared libraries the three programs link, nothing else --------------------
-FROM debian:${DEBIAN_RELEASE}-slim
-# One package per shared library the programs need (readelf -d: NEEDED; the ctest
-# deploy.dockerfile_runtime_libraries checks this list against the built binaries). libc6,
-# libgcc-s1 and libstdc++6 are already in the slim image. pci.ids gives libpci the device
-# names; ca-certificates serves --kubeconfig files that point at a public CA (in a pod the
-# service account's CA is used).
-RUN apt-get update \
-    && apt-get install -y --no-install-recommends \
-        libabsl20220623 \
-        libcurl4 \
-        libfmt9 \
-        libgrpc++1.51 \
-        libgrpc29 \
-        libpci3 \
-        libprotobuf32 \
-        libre2-9 \
-        libspdlog1.10 \
-        libyaml-cpp0.7 \
-        pci.ids \
-        ca-certificates \
-    && rm -rf /var/lib/apt/lists/*
-COPY --from=build /out/numa-dra-plugin /out/numa-probe /out/dra-allocate /usr/local/bin/
+# ---- runtime: the three programs and exactly what they load, nothing else --------------------
+# scripts/image-root.py: the programs (debug sections stripped), every shared library the
+# dynamic loader maps for them and the loader itself, from the build stage's Debian 12 (the
+# packages are Debian's, only unpacked here), pci.ids (libpci names the devices with it), the CA
+# bundle (--kubeconfig files that point at a public CA; in a pod the service account's CA is
+# used), /etc/passwd and /etc/group. No shell and no package manager: the daemon runs nothing
+# but itself, and what is not in the image cannot be exploited or need patching.
+FROM scratch
+COPY --from=build /image-root/ /
 # Not root by default: numa-probe and dra-allocate need nothing more. The daemon runs as root
 # because it writes into root-owned host folders (the kubelet's plugin registry and plugin
 # folder, /var/run/cdi) through hostPath volumes, which cannot be given to another user; the

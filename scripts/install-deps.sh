@@ -55,10 +55,10 @@ if [ "$build_only" -eq 0 ] && [ "$go_only" -eq 0 ]; then
   PACKAGES+=(python3-yaml podman runc busybox-static hwloc)
   # The real-node tier (scripts/node-e2e.sh): containerd runs containers with runc, the CNI
   # loopback plugin gives pods their network namespace, the tier's own network and mount
-  # namespaces come from iproute2 and util-linux, the pause image is a static C program, and the
-  # driver image's Debian base is made by mmdebstrap; runc is built from its module against
-  # libseccomp (Debian's runc 1.1.5 cannot move a network device into a container).
-  PACKAGES+=(containernetworking-plugins iproute2 util-linux gcc libc6-dev mmdebstrap)
+  # namespaces come from iproute2 and util-linux, and the pause image is a static C program; runc
+  # is built from its module against libseccomp (Debian's runc 1.1.5 cannot move a network
+  # device into a container).
+  PACKAGES+=(containernetworking-plugins iproute2 util-linux gcc libc6-dev)
   PACKAGES+=(libseccomp-dev pkg-config)
   # scripts/lint.sh
   PACKAGES+=(clang-tidy clang-format)

@@ -10,12 +10,12 @@
 #   FILTER   a `go test -run` pattern: only the tests it matches (the node comes up regardless)
 #
 # Needs root (containerd and the kubelet), and what scripts/install-deps.sh installs (the CNI
-# plugins, busybox-static, gcc, libseccomp-dev, mmdebstrap, iproute2, util-linux).
+# plugins, busybox-static, gcc, libseccomp-dev, iproute2, util-linux).
 #
 # Builds (each cached by version, scripts/lib/kube-build.sh and scripts/node-images.py): the
 # control plane and the kubelet in one `go build`, containerd with its shim and ctr, runc, the C++
 # programs, and three images without any registry: a static pause, a busybox shell, and the
-# driver's image made the Dockerfile's way (its runtime stage from Debian packages).
+# driver's image made the Dockerfile's way (FROM scratch and scripts/image-root.py's folder).
 #
 # Then everything runs in namespaces of its own (unshare): a network namespace with only a
 # loopback interface (checked before anything starts: no other interface, no route off it), a
@@ -106,7 +106,7 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 1
 fi
 for program in /usr/lib/cni/loopback /usr/lib/cni/bridge /usr/lib/cni/host-local /bin/busybox gcc \
-  mmdebstrap unshare ip; do
+  unshare ip; do
   if ! command -v "$program" >/dev/null 2>&1; then
     echo "node-e2e.sh: $program is missing (scripts/install-deps.sh installs it)" >&2
     exit 1

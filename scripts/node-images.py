@@ -7,18 +7,16 @@
 - pause: the sandbox image, a static program of a few lines of C (gcc -static) that sleeps until
   a signal and reaps children, as registry.k8s.io/pause does;
 - shell: the workload image, Debian's busybox-static with a link per applet;
-- driver: the repository's Dockerfile, its runtime stage made the Dockerfile's way from Debian
-  packages: a bookworm-slim base from mmdebstrap (minbase, with the docs, man pages and locales
-  debian:bookworm-slim leaves out), the packages the stage's `apt-get install` names, and the
-  three programs the build stage would copy (numa-dra-plugin, numa-probe, dra-allocate, built by
-  scripts/build.sh on this Debian 12 and stripped with `objcopy --strip-debug` as the stage does),
-  with the stage's USER, ENTRYPOINT, CMD and LABELs. An instruction of the stage this builder does
-  not know stops it, so the image cannot drift from the Dockerfile unnoticed.
+- driver: the repository's Dockerfile, its runtime stage made the Dockerfile's way: `FROM
+  scratch` and the folder scripts/image-root.py assembles (the stage's build step runs the same
+  script) from the three programs scripts/build.sh built on this Debian 12 and the libraries
+  they load, with the stage's USER, ENTRYPOINT, CMD and LABELs. An instruction of the stage this
+  builder does not know stops it, so the image cannot drift from the Dockerfile unnoticed.
 
-The base (mmdebstrap, the only step that reaches the network: Debian's mirror, as apt does) is
-cached in --cache by its package list; pause and shell by their inputs. Each image is one layer
-per step, uncompressed. images.json in --out names each archive, its image name and its sizes
-(the layers as stored, and gzipped as a registry would serve them).
+pause and shell are cached in --cache by their inputs; the driver's layer is made each run (a
+few seconds). Each image is one layer per step, uncompressed. images.json in --out names each
+archive, its image name and its sizes (the layers as stored, and gzipped as a registry would
+serve them).
 """
 
 import argparse
@@ -50,27 +48,6 @@ int main(void) {
     for (;;) pause();
 }
 """
-
-# What debian:bookworm-slim leaves out (debuerreotype's slimify), as dpkg path excludes.
-SLIM_EXCLUDES = [
-    "/usr/share/doc/*", "/usr/share/info/*", "/usr/share/linda/*", "/usr/share/lintian/overrides/*",
-    "/usr/share/locale/*", "/usr/share/man/*", "/usr/share/groff/*",
-]
-SLIM_INCLUDES = ["/usr/share/doc/*/copyright"]
-
-DEBIAN_SOURCES = """Types: deb
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb
-URIs: http://deb.debian.org/debian-security
-Suites: bookworm-security
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-"""
-
 
 def fail(message):
     sys.exit(f"node-images: {message}")
@@ -123,25 +100,23 @@ def dockerfile_instructions(path):
 
 
 def runtime_stage(path):
-    """The last stage of the Dockerfile: its packages, copied programs, user, entrypoint, cmd and
-    labels; anything else in it is an error naming the instruction."""
+    """The last stage of the Dockerfile: FROM scratch, the image root copied from the build stage,
+    its user, entrypoint, cmd and labels; anything else in it is an error naming the
+    instruction."""
     instructions = dockerfile_instructions(path)
     starts = [i for i, (word, _) in enumerate(instructions) if word == "FROM"]
     if not starts:
         fail(f"{path}: no FROM")
-    stage = {"packages": [], "programs": [], "user": None, "entrypoint": None, "cmd": None,
-             "labels": {}, "from": instructions[starts[-1]][1]}
+    stage = {"user": None, "entrypoint": None, "cmd": None, "labels": {}, "root": None,
+             "from": instructions[starts[-1]][1]}
+    if stage["from"] != "scratch":
+        fail(f"{path}: the runtime stage starts FROM {stage['from']}, not scratch")
     for word, rest in instructions[starts[-1] + 1:]:
-        if word == "RUN":
-            match = re.search(r"apt-get install -y --no-install-recommends (.*?)(&&|$)", rest)
-            if not match:
-                fail(f"{path}: the runtime stage's RUN {rest[:60]!r} is not an apt-get install")
-            stage["packages"] = match.group(1).split()
-        elif word == "COPY":
+        if word == "COPY":
             words = shlex.split(rest)
-            if not words or words[0] != "--from=build" or words[-1] != "/usr/local/bin/":
-                fail(f"{path}: COPY {rest!r}: only COPY --from=build ... /usr/local/bin/ is known")
-            stage["programs"] = [os.path.basename(w) for w in words[1:-1]]
+            if words != ["--from=build", "/image-root/", "/"]:
+                fail(f"{path}: COPY {rest!r}: only COPY --from=build /image-root/ / is known")
+            stage["root"] = "/image-root/"
         elif word == "USER":
             stage["user"] = rest
         elif word in ("ENTRYPOINT", "CMD"):
@@ -152,8 +127,8 @@ def runtime_stage(path):
                 stage["labels"][key] = value
         else:
             fail(f"{path}: the runtime stage has {word}, which this builder does not know")
-    if not stage["packages"] or not stage["programs"]:
-        fail(f"{path}: the runtime stage installs no packages or copies no programs")
+    if not stage["root"]:
+        fail(f"{path}: the runtime stage copies no image root")
     return stage
 
 
@@ -276,46 +251,13 @@ def shell_layer(cache):
     return cached(cache, key, build)
 
 
-def driver_base_layer(cache, stage):
-    if not stage["from"].startswith("debian:${DEBIAN_RELEASE}-slim"):
-        fail(f"the runtime stage starts FROM {stage['from']}, not debian:${{DEBIAN_RELEASE}}-slim")
-    recipe = json.dumps({"packages": stage["packages"], "excludes": SLIM_EXCLUDES, "merged-usr": "hook",
-                         "includes": SLIM_INCLUDES, "sources": DEBIAN_SOURCES})
-    key = "driver-base-bookworm-slim-" + hashlib.sha256(recipe.encode()).hexdigest()[:12] + ".tar"
-
-    def build(out):
-        if shutil.which("mmdebstrap") is None:
-            fail("mmdebstrap is missing (Debian: apt-get install mmdebstrap; scripts/install-deps.sh)")
-        # merged-usr as debian:bookworm-slim has it (links made by the hook), not by the usrmerge
-        # package, which would pull perl into the image.
-        command = ["mmdebstrap", "--variant=minbase", "--mode=root", "--format=tar", "--quiet",
-                   "--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr",
-                   "--include=" + ",".join(stage["packages"]),
-                   "--aptopt=Acquire::Languages \"none\""]
-        command += ["--dpkgopt=path-exclude=" + p for p in SLIM_EXCLUDES]
-        command += ["--dpkgopt=path-include=" + p for p in SLIM_INCLUDES]
-        command += ["bookworm", out, "-"]
-        started = time.monotonic()
-        print(f"node-images: the driver's base (bookworm-slim + {len(stage['packages'])} packages) "
-              "with mmdebstrap ...", flush=True)
-        # Its own mount namespace: the /proc, /sys and /dev mmdebstrap mounts into the tree it
-        # builds never appear in the machine's.
-        subprocess.run(["unshare", "--mount", "--propagation", "private", "--"] + command,
-                       input=DEBIAN_SOURCES, text=True, check=True)
-        print(f"node-images: base built in {time.monotonic() - started:.0f} s", flush=True)
-    return cached(cache, key, build)
-
-
-def driver_programs_layer(build_dir, stage, out):
+def driver_layer(source_dir, build_dir, out):
+    """The image root, as the build stage's scripts/image-root.py makes it."""
     with tempfile.TemporaryDirectory() as tmp:
-        bin_dir = os.path.join(tmp, "root", "usr", "local", "bin")
-        os.makedirs(bin_dir)
-        for program in stage["programs"]:
-            source = os.path.join(build_dir, "bin", program)
-            if not os.path.exists(source):
-                fail(f"{source} is missing (scripts/build.sh --target {program})")
-            subprocess.run(["objcopy", "--strip-debug", source, os.path.join(bin_dir, program)], check=True)
-        tar_of_tree(os.path.join(tmp, "root"), out)
+        root = os.path.join(tmp, "root")
+        subprocess.run([sys.executable, os.path.join(source_dir, "scripts", "image-root.py"),
+                        "--build-dir", build_dir, "--out", root], check=True)
+        tar_of_tree(root, out)
 
 
 def main():
@@ -337,17 +279,16 @@ def main():
     images["shell"] = write_oci_archive(os.path.join(args.out, "shell.tar"), "localhost/numadra/shell:e2e",
                                         [shell_layer(args.cache)],
                                         {"Cmd": ["/bin/sh"], "Env": ["PATH=/bin"]})
-    base = driver_base_layer(args.cache, stage)
-    programs = os.path.join(args.out, "driver-programs.tar")
-    driver_programs_layer(args.build_dir, stage, programs)
+    layer = os.path.join(args.out, "driver-root.tar")
+    driver_layer(args.source_dir, args.build_dir, layer)
+    # The PATH docker build gives an image built FROM scratch.
     config = {"Env": ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
               "User": stage["user"], "Entrypoint": stage["entrypoint"], "Cmd": stage["cmd"],
               "Labels": stage["labels"]}
     images["driver"] = write_oci_archive(os.path.join(args.out, "driver.tar"), args.driver_image,
-                                         [base, programs], config)
+                                         [layer], config)
     if args.sizes:
-        images["driver"]["gzipped_bytes"] = gzipped_size(base) + gzipped_size(programs)
-    images["driver"]["packages"] = stage["packages"]
+        images["driver"]["gzipped_bytes"] = gzipped_size(layer)
     with open(os.path.join(args.out, "images.json"), "w") as f:
         json.dump(images, f, indent=2, sort_keys=True)
     for what, image in images.items():
