@@ -47,7 +47,8 @@ func readmeCommand(readme, prefix string) ([]string, error) {
 }
 
 // driverValues are the only values the tier sets, each one a user could need: the image as it
-// was imported, the mocked machine's folders, and the API server's address (no kube-proxy
+// was imported, the mocked machine's folders (and no pinning of its mocked CPUs), and the API
+// server's address (no kube-proxy
 // serves the kubernetes Service's 10.0.0.1 here, and the tier's network has no route to it).
 func (n *node) driverValues() ([]string, error) {
 	image := n.images["driver"].Name
@@ -64,6 +65,9 @@ func (n *node) driverValues() ([]string, error) {
 		"apiServer.host=" + api.Hostname(), "apiServer.port=" + api.Port(),
 		// A netdev VF's interface moves into its pod (containerd 2.4's CDI and runc 1.4 can).
 		"cdi.netDevices=true",
+		// The mocked machine's CPUs are not this machine's: pinning containers to them would ask
+		// runc for CPUs that do not exist. pinning_test.go pins on this machine's own /sys.
+		"cpuPinning.mode=off",
 	}, nil
 }
 
