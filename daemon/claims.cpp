@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -65,6 +66,89 @@ class FileClaimSource : public ClaimSource {
     std::string directory_;
 };
 
+// The driver's own configuration of a claim (status.allocation.devices.config[].opaque with
+// this driver's name: from the claim, or from its DeviceClass):
+//   apiVersion: numa.dra.dev/v1alpha1
+//   kind: NumaPlacement
+//   memoryBinding: NumaNode | None
+// The value for a device is that of the last entry that applies to its request (an entry with
+// no requests applies to all; one naming "req" applies to "req/sub" too), as upstream applies
+// configurations in order, the class's before the claim's.
+constexpr const char* kPlacementApiVersion = "numa.dra.dev/v1alpha1";
+constexpr const char* kPlacementKind = "NumaPlacement";
+
+struct PlacementEntry {
+    std::vector<std::string> requests;  // empty: every request
+    bool bindMemory = false;
+};
+
+Result<PlacementEntry> placementEntry(const api::Json& entry, const std::string& field) {
+    PlacementEntry out;
+    if (entry.contains("requests")) {
+        if (!entry["requests"].is_array())
+            return Error{field + ".requests is not a list"};
+        for (const auto& request : entry["requests"]) {
+            if (!request.is_string())
+                return Error{field + ".requests has an entry that is not a string"};
+            out.requests.push_back(request.get<std::string>());
+        }
+    }
+    const auto& parameters = entry["opaque"]["parameters"];
+    const std::string where = field + ".opaque.parameters";
+    if (!parameters.is_object())
+        return Error{where + " is not an object"};
+    for (const auto& [key, value] : parameters.items()) {
+        if (key != "apiVersion" && key != "kind" && key != "memoryBinding")
+            return Error{where + "." + key + " is not a field of " + kPlacementKind +
+                         " (apiVersion, kind, memoryBinding)"};
+    }
+    if (parameters.value("apiVersion", std::string()) != kPlacementApiVersion ||
+        parameters.value("kind", std::string()) != kPlacementKind) {
+        return Error{where + " must have apiVersion " + std::string(kPlacementApiVersion) +
+                     " and kind " + kPlacementKind};
+    }
+    const std::string binding = parameters.value("memoryBinding", std::string("None"));
+    if (binding != "NumaNode" && binding != "None")
+        return Error{where + ".memoryBinding is \"" + binding + "\", not NumaNode or None"};
+    out.bindMemory = binding == "NumaNode";
+    return out;
+}
+
+bool appliesTo(const PlacementEntry& entry, const std::string& request) {
+    if (entry.requests.empty())
+        return true;
+    const std::string parent = request.substr(0, request.find('/'));
+    return std::any_of(entry.requests.begin(), entry.requests.end(), [&](const std::string& named) {
+        return named == request || named == parent;
+    });
+}
+
+// This driver's placement entries of the claim's allocation, in order.
+Result<std::vector<PlacementEntry>> placementEntries(const api::Json& claim,
+                                                     const std::string& driverName) {
+    const auto pointer = "/status/allocation/devices/config"_json_pointer;
+    std::vector<PlacementEntry> out;
+    if (!claim.contains(pointer))
+        return out;
+    const auto& config = claim[pointer];
+    if (!config.is_array())
+        return Error{"status.allocation.devices.config is not a list"};
+    for (size_t i = 0; i < config.size(); ++i) {
+        const std::string field = "status.allocation.devices.config[" + std::to_string(i) + "]";
+        const auto& entry = config[i];
+        if (!entry.is_object())
+            return Error{field + " is not an object"};
+        if (!entry.contains("opaque") || !entry["opaque"].is_object() ||
+            entry["opaque"].value("driver", std::string()) != driverName)
+            continue;
+        auto parsed = placementEntry(entry, field);
+        if (!parsed)
+            return parsed.error();
+        out.push_back(std::move(parsed).value());
+    }
+    return out;
+}
+
 }  // namespace
 
 std::unique_ptr<ClaimSource> makeFileClaimSource(std::string directory) {
@@ -108,6 +192,9 @@ Result<prepare::ClaimAllocation> ClaimPreparer::allocationFor(const plugin::Clai
         "/metadata/annotations/resource.kubernetes.io~1pod-claim-name"_json_pointer;
     if (claim.contains(podClaimName) && claim[podClaimName].is_string())
         out.podClaimName = claim[podClaimName].get<std::string>();
+    auto placement = placementEntries(claim, driverName_);
+    if (!placement)
+        return Error{what + ": " + placement.error().message};
     const auto& results = claim[resultsPointer];
     for (size_t i = 0; i < results.size(); ++i) {
         const auto& result = results[i];
@@ -146,6 +233,10 @@ Result<prepare::ClaimAllocation> ClaimPreparer::allocationFor(const plugin::Clai
                 }
                 device.consumedCapacity.emplace(name, std::move(quantity).value());
             }
+        }
+        for (const PlacementEntry& entry : *placement) {
+            if (appliesTo(entry, device.request))
+                device.bindMemory = entry.bindMemory;
         }
         out.devices.push_back(std::move(device));
     }

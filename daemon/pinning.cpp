@@ -46,11 +46,17 @@ nri::PinningInputs pinningInputs(const discovery::Machine& machine,
         claim.uid = record.claimUid;
         claim.name = record.claimNamespace + "/" + record.claimName;
         for (const auto& device : record.devices) {
-            if (device.kind != "cpu" || device.adminAccess)
+            if (device.adminAccess)
                 continue;
-            claim.cpus.insert(claim.cpus.end(), device.cpus.begin(), device.cpus.end());
-            if (device.numaNode)
-                claim.memoryNodes.push_back(*device.numaNode);
+            if (device.kind == "cpu") {
+                claim.cpus.insert(claim.cpus.end(), device.cpus.begin(), device.cpus.end());
+                if (device.numaNode)
+                    claim.memoryNodes.push_back(*device.numaNode);
+            } else if (device.bindMemory) {
+                const auto* function = machine.pciFunction(device.pciAddress);
+                if (function != nullptr && function->numaNode && *function->numaNode >= 0)
+                    claim.memoryNodes.push_back(*function->numaNode);
+            }
         }
         std::sort(claim.cpus.begin(), claim.cpus.end());
         std::sort(claim.memoryNodes.begin(), claim.memoryNodes.end());
@@ -118,17 +124,17 @@ Status ContainerPinning::admit(const prepare::ClaimAllocation& allocation,
                                const InventorySnapshot& node) {
     if (mode_ != CpuPinning::Nri)
         return {};
-    const bool holdsCpus =
+    const bool pinned =
         std::any_of(allocation.devices.begin(), allocation.devices.end(), [&](const auto& device) {
             auto published = node.devices.find(device.device);
-            return !device.adminAccess && published != node.devices.end() &&
-                   isCpuDevice(published->second);
+            return !device.adminAccess && (device.bindMemory || (published != node.devices.end() &&
+                                                                 isCpuDevice(published->second)));
         });
-    if (!holdsCpus || plugin_->waitSynchronized(admitWait_))
+    if (!pinned || plugin_->waitSynchronized(admitWait_))
         return {};
     return Error{
-        "its CPUs cannot be pinned: --cpu-pinning=nri requires the runtime's NRI, and "
-        "the driver is not connected to " +
+        "its CPUs or memory cannot be pinned: --cpu-pinning=nri requires the runtime's "
+        "NRI, and the driver is not connected to " +
         socket_ + " (not prepared rather than run unpinned; the kubelet retries)"};
 }
 

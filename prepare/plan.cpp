@@ -131,6 +131,7 @@ Result<state::DeviceRecord> identify(const AllocatedDevice& device, const NodeVi
     record.device = device.device;
     record.shareId = device.shareId;
     record.adminAccess = device.adminAccess;
+    record.bindMemory = device.bindMemory;
     for (const auto& [name, quantity] : device.consumedCapacity)
         record.consumedCapacity[name] = quantity.text();
     const auto* type = attribute<std::string>(published->second, "type");

@@ -73,6 +73,8 @@ Json deviceToJson(const DeviceRecord& device) {
         out["shareID"] = *device.shareId;
     if (device.adminAccess)
         out["adminAccess"] = true;
+    if (device.bindMemory)
+        out["bindMemory"] = true;
     out["kind"] = device.kind;
     if (!device.pciAddress.empty())
         out["pciAddress"] = device.pciAddress;
@@ -236,6 +238,8 @@ DeviceRecord readDevice(FieldReader& reader, const Json& value, const std::strin
         reader.string(*v, path + ".shareID", device.shareId.emplace());
     if (const auto* v = reader.member(value, path, "adminAccess", false))
         reader.boolean(*v, path + ".adminAccess", device.adminAccess);
+    if (const auto* v = reader.member(value, path, "bindMemory", false))
+        reader.boolean(*v, path + ".bindMemory", device.bindMemory);
     if (const auto* v = reader.member(value, path, "kind", true))
         reader.string(*v, path + ".kind", device.kind);
     if (const auto* v = reader.member(value, path, "pciAddress", false))

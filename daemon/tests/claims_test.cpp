@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "numadra/slices/builder.hpp"
+#include "numadra/state/checkpoint.hpp"
 #include "numadra/testing/dev_tree.hpp"
 #include "numadra/testing/machines.hpp"
 #include "numadra/testing/temp_tree.hpp"
@@ -129,6 +130,87 @@ TEST_F(ClaimsTest, MalformedConsumedCapacityNamesTheField) {
                   "status.allocation.devices.results[0].consumedCapacity.cpu"),
               std::string::npos)
         << allocation.error().message;
+}
+
+api::Json placement(const std::string& binding, api::Json requests = api::Json::array(),
+                    const std::string& driver = "numa.dra.dev") {
+    api::Json entry = {{"source", "FromClaim"},
+                       {"opaque",
+                        {{"driver", driver},
+                         {"parameters",
+                          {{"apiVersion", "numa.dra.dev/v1alpha1"},
+                           {"kind", "NumaPlacement"},
+                           {"memoryBinding", binding}}}}}};
+    if (!requests.empty())
+        entry["requests"] = std::move(requests);
+    return entry;
+}
+
+api::Json gpuAndNicClaim(api::Json config) {
+    auto claim = allocatedClaim(
+        "uid-1", api::Json::array({result("gpu", "numa.dra.dev", "node-a", kGpu),
+                                   result("net/fast", "numa.dra.dev", "node-a", kNic)}));
+    claim["status"]["allocation"]["devices"]["config"] = std::move(config);
+    return claim;
+}
+
+TEST_F(ClaimsTest, MemoryBindingIsOffWithoutConfiguration) {
+    auto allocation = preparer->allocationFor(ref, gpuAndNicClaim(api::Json::array()));
+    ASSERT_TRUE(allocation) << allocation.error().message;
+    EXPECT_FALSE(allocation->devices[0].bindMemory);
+    EXPECT_FALSE(allocation->devices[1].bindMemory);
+}
+
+TEST_F(ClaimsTest, MemoryBindingAppliesToTheNamedRequestAndItsSubrequests) {
+    auto allocation = preparer->allocationFor(
+        ref, gpuAndNicClaim(api::Json::array({placement("NumaNode", {"net"})})));
+    ASSERT_TRUE(allocation) << allocation.error().message;
+    EXPECT_FALSE(allocation->devices[0].bindMemory);  // gpu: not named
+    EXPECT_TRUE(allocation->devices[1].bindMemory);   // net/fast: its parent named
+}
+
+TEST_F(ClaimsTest, TheLastApplicableMemoryBindingWinsAndOtherDriversAreIgnored) {
+    auto allocation = preparer->allocationFor(
+        ref, gpuAndNicClaim(api::Json::array({placement("NumaNode"), placement("None", {"gpu"}),
+                                              placement("bogus", {}, "other.example.com")})));
+    ASSERT_TRUE(allocation) << allocation.error().message;
+    EXPECT_FALSE(allocation->devices[0].bindMemory);
+    EXPECT_TRUE(allocation->devices[1].bindMemory);
+}
+
+TEST_F(ClaimsTest, AMalformedPlacementNamesTheClaimAndTheField) {
+    auto config = api::Json::array({placement("NumaNode"), placement("Everywhere")});
+    auto allocation = preparer->allocationFor(ref, gpuAndNicClaim(config));
+    ASSERT_FALSE(allocation);
+    EXPECT_NE(allocation.error().message.find("ResourceClaim ns/c"), std::string::npos);
+    EXPECT_NE(allocation.error().message.find(
+                  "status.allocation.devices.config[1].opaque.parameters.memoryBinding"),
+              std::string::npos)
+        << allocation.error().message;
+    config = api::Json::array({placement("NumaNode")});
+    config[0]["opaque"]["parameters"]["cpuPolicy"] = "static";
+    allocation = preparer->allocationFor(ref, gpuAndNicClaim(config));
+    ASSERT_FALSE(allocation);
+    EXPECT_NE(allocation.error().message.find("parameters.cpuPolicy is not a field"),
+              std::string::npos)
+        << allocation.error().message;
+    config[0]["opaque"]["parameters"].erase("cpuPolicy");
+    config[0]["opaque"]["parameters"]["kind"] = "GpuConfig";
+    allocation = preparer->allocationFor(ref, gpuAndNicClaim(config));
+    ASSERT_FALSE(allocation);
+    EXPECT_NE(allocation.error().message.find("kind NumaPlacement"), std::string::npos);
+}
+
+TEST_F(ClaimsTest, APreparedDeviceRemembersItsMemoryBinding) {
+    source.claims["ns/c"] = gpuAndNicClaim(api::Json::array({placement("NumaNode", {"gpu"})}));
+    ASSERT_TRUE(preparer->prepare(ref, deadline).error.empty());
+    auto store = state::CheckpointStore::open(dirs.path("state"));
+    ASSERT_TRUE(store);
+    auto record = store->read("uid-1");
+    ASSERT_TRUE(record) << record.error().message;
+    ASSERT_EQ(record->devices.size(), 2u);
+    EXPECT_TRUE(record->devices[0].bindMemory);
+    EXPECT_FALSE(record->devices[1].bindMemory);
 }
 
 TEST_F(ClaimsTest, MissingClaimIsAPerClaimError) {

@@ -71,6 +71,32 @@ TEST(PinningInputs, AnAdminAccessShareIsNotExclusive) {
     EXPECT_TRUE(inputs.claims[0].cpus.empty());
 }
 
+TEST(PinningInputs, AMemoryBoundDeviceBindsToItsNumaNode) {
+    discovery::Machine machine = fourCpusTwoNodes();
+    discovery::PciFunction gpu;
+    gpu.address = "0000:21:00.0";
+    gpu.numaNode = 1;
+    discovery::PciFunction unaffined;
+    unaffined.address = "0000:22:00.0";
+    unaffined.numaNode = -1;
+    machine.pci = {gpu, unaffined};
+    state::DeviceRecord bound;
+    bound.kind = "gpu";
+    bound.pciAddress = gpu.address;
+    bound.bindMemory = true;
+    state::DeviceRecord unbound = bound;
+    unbound.bindMemory = false;
+    state::DeviceRecord noAffinity = bound;
+    noAffinity.pciAddress = unaffined.address;
+    auto inputs = pinningInputs(
+        machine, {claim("a", {bound}), claim("b", {unbound}), claim("c", {noAffinity})});
+    ASSERT_EQ(inputs.claims.size(), 3u);
+    EXPECT_THAT(inputs.claims[0].memoryNodes, ElementsAre(1));
+    EXPECT_TRUE(inputs.claims[0].cpus.empty());
+    EXPECT_TRUE(inputs.claims[1].memoryNodes.empty());
+    EXPECT_TRUE(inputs.claims[2].memoryNodes.empty());
+}
+
 class ContainerPinningTest : public ::testing::Test {
   protected:
     DaemonConfig config(CpuPinning mode) const {
@@ -107,6 +133,14 @@ TEST_F(ContainerPinningTest, RequiredPinningRefusesACpuClaimWhileNriIsNotConnect
     ASSERT_FALSE(admitted);
     EXPECT_THAT(admitted.error().message, HasSubstr("--cpu-pinning=nri"));
     EXPECT_THAT(admitted.error().message, HasSubstr(tree_.path("nri.sock")));
+}
+
+TEST_F(ContainerPinningTest, RequiredPinningRefusesAMemoryBoundClaimWhileNriIsNotConnected) {
+    auto pinning = ContainerPinning::start(config(CpuPinning::Nri), inventory_, metrics_, 50ms);
+    ASSERT_TRUE(pinning);
+    auto allocation = allocationOf("gpu-0");
+    allocation.devices[0].bindMemory = true;
+    EXPECT_FALSE((*pinning)->admit(allocation, nodeWithCpuAndGpu()));
 }
 
 TEST_F(ContainerPinningTest, RequiredPinningAdmitsClaimsWithoutCpus) {

@@ -58,6 +58,7 @@ ClaimRecord fullRecord() {
     nic.deviceId = 0;
     nic.numaNode = -1;
     nic.adminAccess = true;
+    nic.bindMemory = true;
     nic.interfaceName = "ens5f1np1";
     nic.hardwareAddress = "b8:ce:f6:00:00:01";
 

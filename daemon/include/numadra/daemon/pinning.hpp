@@ -31,7 +31,9 @@ class PinningGate {
 };
 
 // The pinning view of the prepared claims: each claim's CPU shares (not admin access: an admin
-// watches devices others use) with their NUMA nodes.
+// watches devices others use) with their NUMA nodes, and the NUMA nodes of its devices whose
+// configuration binds memory (memoryBinding: NumaNode; a device without NUMA affinity binds
+// nothing).
 nri::PinningInputs pinningInputs(const discovery::Machine& machine,
                                  const std::vector<state::ClaimRecord>& records);
 

@@ -34,6 +34,8 @@ struct AllocatedDevice {
     std::optional<std::string> shareId;
     bool adminAccess = false;
     std::map<std::string, api::Quantity> consumedCapacity;
+    // A NumaPlacement configuration with memoryBinding: NumaNode applies to its request.
+    bool bindMemory = false;
 };
 
 struct ClaimAllocation {

@@ -28,6 +28,9 @@ struct DeviceRecord {
     std::string device;
     std::optional<std::string> shareId;
     bool adminAccess = false;  // admin claims share devices with the claims they watch
+    // The claim's configuration asks for its containers' memory on this device's NUMA node
+    // (memoryBinding: NumaNode, applied through NRI).
+    bool bindMemory = false;
     std::string kind;          // gpu, accelerator, nic, cpu
     std::string pciAddress;    // PCI devices: the stable identity ...
     std::uint16_t vendorId = 0;
