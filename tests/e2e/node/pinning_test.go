@@ -33,7 +33,7 @@ func pinOnThisMachine(t *testing.T) {
 	})
 	waitFor(t, 60*time.Second, "this machine's CPU device published", func() error {
 		for _, name := range publishedDevices(t) {
-			if name == "cpu-numa-0" {
+			if strings.HasSuffix(name, "/cpu-numa-0") {
 				return nil
 			}
 		}
@@ -138,7 +138,8 @@ func startPlainPod(t *testing.T, name string) *v1.Pod {
 	return waitForRunning(t, name, "plain", 120*time.Second)
 }
 
-// startCPUPod runs a pod whose claim asks for `count` CPUs of the driver's CPU device.
+// startCPUPod runs a pod whose claim asks for `count` CPUs of the driver's CPU device (restarted
+// when its container ends).
 func startCPUPod(t *testing.T, name string, count int) workload {
 	t.Helper()
 	template := &resourceapi.ResourceClaimTemplate{
@@ -155,7 +156,7 @@ func startCPUPod(t *testing.T, name string, count int) workload {
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "pinned"},
 		Spec: v1.PodSpec{
-			RestartPolicy:  v1.RestartPolicyNever,
+			RestartPolicy:  v1.RestartPolicyAlways,
 			ResourceClaims: []v1.PodResourceClaim{{Name: "cpus", ResourceClaimTemplateName: ptr.To("cpus")}},
 			Containers: []v1.Container{{
 				Name: "main", Command: []string{"sh", "-c", "sleep infinity"},
@@ -210,12 +211,7 @@ func waitForAllowedCPUs(t *testing.T, pod *v1.Pod, want string) {
 // A pod claiming one CPU runs on exactly that CPU, its memory on the CPU's NUMA node; a pod
 // started before it and one started after it run on every other CPU; when the claim's pod is
 // gone, both have every CPU back.
-func TestAClaimedCPUIsExclusiveToItsPodAndItsMemoryOnItsNode(t *testing.T) {
-	all := onlineCPUs(t)
-	if len(all) < 2 {
-		t.Fatalf("this machine has CPUs %v: exclusivity needs at least two", all)
-	}
-	pinOnThisMachine(t)
+func aClaimedCPUIsExclusiveToItsPodAndItsMemoryOnItsNode(t *testing.T, all []int) {
 	before := startPlainPod(t, "plain-before")
 	waitForAllowedCPUs(t, before, formatCPUs(all))
 
@@ -238,4 +234,75 @@ func TestAClaimedCPUIsExclusiveToItsPodAndItsMemoryOnItsNode(t *testing.T) {
 	deleteWorkload(t, "pinned", pinned.pod.Name)
 	waitForAllowedCPUs(t, before, formatCPUs(all))
 	waitForAllowedCPUs(t, after, formatCPUs(all))
+}
+
+// checkPinning: the claim's pod on exactly its CPUs and node 0's memory, the plain pods on the
+// rest (waiting for each: after a restart the driver's Synchronize brings them back).
+func checkPinning(t *testing.T, pinned *v1.Pod, claimed, rest string, plain ...*v1.Pod) {
+	t.Helper()
+	waitForAllowedCPUs(t, pinned, claimed)
+	if _, mems := allowed(t, pinned); mems != "0" {
+		t.Errorf("pod %s/%s: Mems_allowed_list %s, want 0", pinned.Namespace, pinned.Name, mems)
+	}
+	for _, pod := range plain {
+		waitForAllowedCPUs(t, pod, rest)
+	}
+}
+
+// The pinning survives restarts on either side: the driver's pod deleted and replaced, containerd
+// stopped and started (the NRI connection lost and made again, the runtime's Synchronize
+// reconciled with the checkpoint), the claim's container killed and started again by the
+// kubelet (pinned again at its creation). A plain pod started after each still gets the rest.
+func cpuPinningSurvivesDriverContainerdAndContainerRestarts(t *testing.T, all []int) {
+	n := theNode
+	ctx := context.Background()
+	pinned := startCPUPod(t, "pinned-restarts", 1)
+	claimed := claimCPUs(t, pinned)
+	rest := without(all, claimed)
+	plain := startPlainPod(t, "plain-restarts")
+	checkPinning(t, pinned.pod, claimed, rest, plain)
+
+	old, err := n.waitForDriverPod(ctx, "", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.cluster.Admin.CoreV1().Pods(driverNamespace).Delete(ctx, old.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.waitForDriverPod(ctx, string(old.UID), 120*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	checkPinning(t, pinned.pod, claimed, rest, plain, startPlainPod(t, "plain-after-driver"))
+
+	n.containerd.Stop()
+	if err := n.runContainerd(); err != nil {
+		t.Fatalf("containerd after its restart: %v", err)
+	}
+	checkPinning(t, pinned.pod, claimed, rest, plain, startPlainPod(t, "plain-after-containerd"))
+
+	current, err := n.cluster.Admin.CoreV1().Pods(pinned.pod.Namespace).Get(ctx, pinned.pod.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	containerID := current.Status.ContainerStatuses[0].ContainerID
+	if out, err := n.ctr("tasks", "kill", "--signal", "SIGKILL", strings.TrimPrefix(containerID, "containerd://")); err != nil {
+		t.Fatalf("ctr tasks kill %s: %v\n%s", containerID, err, out)
+	}
+	restarted := waitForNewContainer(t, pinned.pod.Namespace, pinned.pod.Name, containerID, 120*time.Second)
+	checkPinning(t, restarted, claimed, rest, plain)
+}
+
+// CPU pinning on this machine's CPUs, the driver upgraded once for both stories.
+func TestCPUPinningThroughContainerdsNRI(t *testing.T) {
+	all := onlineCPUs(t)
+	if len(all) < 2 {
+		t.Fatalf("this machine has CPUs %v: exclusivity needs at least two", all)
+	}
+	pinOnThisMachine(t)
+	t.Run("a claimed CPU is exclusive to its pod, its memory on its node", func(t *testing.T) {
+		aClaimedCPUIsExclusiveToItsPodAndItsMemoryOnItsNode(t, all)
+	})
+	t.Run("the pinning survives driver, containerd and container restarts", func(t *testing.T) {
+		cpuPinningSurvivesDriverContainerdAndContainerRestarts(t, all)
+	})
 }
