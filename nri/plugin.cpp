@@ -191,7 +191,7 @@ class Session {
 
   private:
     Status callRuntime(const std::string& method, const google::protobuf::Message& request);
-    Status respond(std::uint32_t streamId, int code, const std::string& message,
+    Status respond(std::uint32_t streamId, int code, const std::string& text,
                    const google::protobuf::Message* payload);
     Status handle(const Message& message);
     Status handleRequest(const Message& message);
@@ -231,7 +231,7 @@ Ended Session::serve(const StopFd& stopFd, int wakeFd) {
     if (Status sent = callRuntime("RegisterPlugin", registration); !sent)
         return Ended{sent.error().message};
 
-    std::string buffer(64 * 1024, '\0');
+    std::string buffer(std::size_t{64} * 1024, '\0');
     while (!shutdown_) {
         pollfd entries[3] = {{fd_.get(), POLLIN, 0}, {wakeFd, POLLIN, 0}, {stopFd.fd(), POLLIN, 0}};
         const int ready =
