@@ -78,6 +78,13 @@ ContainerView viewOf(const api::PodSandbox* pod, const api::Container& container
     return view;
 }
 
+// What the container has once `cpuset` is applied ("" memory nodes are left as they are).
+void applyCpuset(ContainerView& view, const Cpuset& cpuset) {
+    view.cpus = cpuset.cpus;
+    if (!cpuset.mems.empty())
+        view.mems = cpuset.mems;
+}
+
 void fillCpuset(api::LinuxResources& resources, const Cpuset& cpuset) {
     resources.mutable_cpu()->set_cpus(cpuset.cpus);
     if (!cpuset.mems.empty())
@@ -498,9 +505,7 @@ Result<api::CreateContainerResponse> Session::createContainer(
     std::vector<CpusetUpdate> updates = updatesFor(*inputs, view.id);
     fillUpdates(*response.mutable_update(), updates);
     record(updates);
-    view.cpus = cpuset->cpus;
-    if (!cpuset->mems.empty())
-        view.mems = cpuset->mems;
+    applyCpuset(view, *cpuset);
     if (!view.claimUids.empty()) {
         spdlog::info("NRI pinned a container container={} cpus={} mems={} claims={}", view.name,
                      cpuset->cpus, cpuset->mems, view.claimUids.size());
@@ -556,9 +561,7 @@ void Session::record(const std::vector<CpusetUpdate>& updates) {
         auto it = containers_.find(update.containerId);
         if (it == containers_.end())
             continue;
-        it->second.cpus = update.cpuset.cpus;
-        if (!update.cpuset.mems.empty())
-            it->second.mems = update.cpuset.mems;
+        applyCpuset(it->second, update.cpuset);
     }
 }
 

@@ -113,14 +113,7 @@ func allowed(t *testing.T, pod *v1.Pod) (cpus, mems string) {
 func startPlainPod(t *testing.T, name string) *v1.Pod {
 	t.Helper()
 	n := theNode
-	ctx := context.Background()
-	if _, err := n.cluster.Admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 60*time.Second, "the default service account of "+name, func() error {
-		_, err := n.cluster.Admin.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
-		return err
-	})
+	createNamespace(t, name)
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: name},
 		Spec: v1.PodSpec{
@@ -131,7 +124,7 @@ func startPlainPod(t *testing.T, name string) *v1.Pod {
 			}},
 		},
 	}
-	if _, err := n.cluster.Admin.CoreV1().Pods(name).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+	if _, err := n.cluster.Admin.CoreV1().Pods(name).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { deleteWorkload(t, name, "plain") })

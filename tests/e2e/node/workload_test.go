@@ -100,13 +100,7 @@ func startPodOnNetwork(t *testing.T, name string, template *resourceapi.Resource
 	n := theNode
 	ctx := context.Background()
 	namespace := name
-	if _, err := n.cluster.Admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 60*time.Second, "the default service account of "+namespace, func() error {
-		_, err := n.cluster.Admin.CoreV1().ServiceAccounts(namespace).Get(ctx, "default", metav1.GetOptions{})
-		return err
-	})
+	createNamespace(t, namespace)
 	template.Namespace, pod.Namespace = namespace, namespace
 	if _, err := n.cluster.Admin.ResourceV1().ResourceClaimTemplates(namespace).Create(ctx, template, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -134,6 +128,21 @@ func startPodOnNetwork(t *testing.T, name string, template *resourceapi.Resource
 		t.Fatalf("claim %s of the running pod is not allocated", claim.Name)
 	}
 	return workload{pod: running, claim: claim}
+}
+
+// createNamespace creates the namespace and waits for its default service account (a pod
+// cannot be created in it before).
+func createNamespace(t *testing.T, namespace string) {
+	t.Helper()
+	ctx := context.Background()
+	admin := theNode.cluster.Admin
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "the default service account of "+namespace, func() error {
+		_, err := admin.CoreV1().ServiceAccounts(namespace).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	})
 }
 
 // waitForRunning waits until the pod runs and is Ready, and returns it.
