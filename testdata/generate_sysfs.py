@@ -61,6 +61,7 @@ import argparse
 import hashlib
 import os
 import posixpath
+import re
 import shutil
 import struct
 import sys
@@ -763,6 +764,69 @@ def _legacy_kernel():
                        0x8086, 0x340e, gen=2)]),
         ],
         cpu_model="Intel(R) Xeon(R) CPU X5650 @ 2.67GHz")
+
+
+def _read_host(sysroot, path, default=None):
+    try:
+        with open(os.path.join(sysroot, path)) as f:
+            return f.read().strip("\n\0 ")
+    except OSError:
+        if default is None:
+            raise SystemExit(f"--host-mirror: cannot read {os.path.join(sysroot, path)}")
+        return default
+
+
+def _parse_list(text):
+    ids = []
+    for part in filter(None, text.split(",")):
+        low, _, high = part.partition("-")
+        ids.extend(range(int(low), int(high or low) + 1))
+    return ids
+
+
+def _host_mirror(sysroot):
+    """This machine's CPUs, packages, cores, NUMA nodes, memory and SLIT as read from ``sysroot``
+    (its /sys), with one PCIe root per node holding an H100 and a CX-7: a mocked machine on which
+    a container's cpuset is real (the node tier pins containers to these CPUs and nodes)."""
+    cpu_dir, node_dir = "devices/system/cpu", "devices/system/node"
+    online = set(_parse_list(_read_host(sysroot, f"{cpu_dir}/online")))
+    present = _parse_list(_read_host(sysroot, f"{cpu_dir}/present", _read_host(sysroot, f"{cpu_dir}/online")))
+    node_ids = _parse_list(_read_host(sysroot, f"{node_dir}/online", "0"))
+    node_of = {}
+    for n in node_ids:
+        for cpu in _parse_list(_read_host(sysroot, f"{node_dir}/node{n}/cpulist", "")):
+            node_of[cpu] = n
+    cpus = []
+    for cpu in present:
+        topo = f"{cpu_dir}/cpu{cpu}/topology"
+        if cpu not in online:
+            cpus.append(Cpu(cpu, node_of.get(cpu, node_ids[0]), 0, 0, online=False))
+            continue
+        siblings = _parse_list(_read_host(sysroot, f"{topo}/thread_siblings_list", str(cpu)))
+        cpus.append(Cpu(cpu, node_of.get(cpu, node_ids[0]),
+                        int(_read_host(sysroot, f"{topo}/physical_package_id", "0")),
+                        int(_read_host(sysroot, f"{topo}/core_id", str(cpu))),
+                        thread=sorted(siblings).index(cpu) if cpu in siblings else 0))
+    mem_kb = {}
+    for n in node_ids:
+        match = re.search(r"MemTotal:\s+(\d+) kB", _read_host(sysroot, f"{node_dir}/node{n}/meminfo", ""))
+        mem_kb[n] = int(match.group(1)) if match else 1 << 20
+    slit = [[int(x) for x in _read_host(sysroot, f"{node_dir}/node{n}/distance", "10").split()]
+            for n in node_ids]
+    if any(len(row) != len(node_ids) for row in slit):
+        slit = [[10 if i == j else 20 for j in range(len(node_ids))] for i in range(len(node_ids))]
+    roots = []
+    for k, n in enumerate(node_ids):
+        b = lambda bus, d=0, f=0: f"0000:{k * 0x20 + bus:02x}:{d:02x}.{f}"
+        roots.append(Root(f"pci0000:{k * 0x20:02x}", n, [
+            host_bridge(b(0)),
+            bridge(b(0, 1, 1), [nvidia_gpu(b(1))], gen=5),
+            bridge(b(0, 3, 1), [cx7(b(2), f"ens{k + 1}f0np0", f"mlx5_{k}", k)], gen=5)]))
+    return Machine(
+        "host-mirror", f"this machine's CPUs and NUMA nodes (read from {sysroot}), an H100 and a "
+        "CX-7 on each node; generated only with --host-mirror",
+        cpus=cpus, nodes=[Node(n, mem_kb[n] / (1 << 20)) for n in node_ids], slit=slit,
+        roots=roots, committed=False)
 
 
 MACHINE_BUILDERS = [
@@ -1647,9 +1711,12 @@ def main(argv=None):
     ap.add_argument("--exclude", nargs="+", metavar="NAME", default=[], help="machines to skip")
     ap.add_argument("--list", action="store_true", help="list machines and exit")
     ap.add_argument("--facts", action="store_true", help="print expected facts and exit")
+    ap.add_argument("--host-mirror", metavar="SYSROOT",
+                    help="generate only the machine host-mirror: the CPUs and NUMA nodes read "
+                         "from SYSROOT (this machine's /sys), a GPU and a NIC on each node")
     args = ap.parse_args(argv)
     _selftest()
-    machines = all_machines()
+    machines = [_host_mirror(args.host_mirror)] if args.host_mirror else all_machines()
     by_name = {m.name: m for m in machines}
     if args.list:
         for m in machines:
