@@ -57,18 +57,15 @@ func (n *node) driverValues() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []string{
-		"image.repository=" + image[:colon], "image.tag=" + image[colon+1:],
-		"hostRoots.sys=" + filepath.Join(n.machineDir, "sys"),
-		"hostRoots.dev=" + filepath.Join(n.machineDir, "dev"),
-		"hostRoots.proc=" + filepath.Join(n.machineDir, "proc"),
-		"apiServer.host=" + api.Hostname(), "apiServer.port=" + api.Port(),
+	return append(hostRoots(n.machineDir),
+		"image.repository="+image[:colon], "image.tag="+image[colon+1:],
+		"apiServer.host="+api.Hostname(), "apiServer.port="+api.Port(),
 		// A netdev VF's interface moves into its pod (containerd 2.4's CDI and runc 1.4 can).
 		"cdi.netDevices=true",
 		// The mocked machine's CPUs are not this machine's: pinning containers to them would ask
-		// runc for CPUs that do not exist. pinning_test.go pins on this machine's own /sys.
+		// runc for CPUs that do not exist. pinning_test.go pins on a mirror of this machine.
 		"cpuPinning.mode=off",
-	}, nil
+	), nil
 }
 
 // installDriver runs the README's `helm install` with driverValues, then waits until the

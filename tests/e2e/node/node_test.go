@@ -121,21 +121,40 @@ func (n *node) startControlPlane(ctx context.Context) error {
 	return err
 }
 
-// prepareMachine copies the mocked machine (so a test may break a device on disk), gives it a
-// /dev of real character devices for the device nodes it names and the host's boot id.
+// prepareMachine copies the mocked machine (so a test may break a device on disk) and readies it.
 func (n *node) prepareMachine() error {
 	source := filepath.Join(requireEnv("NUMADRA_BUILD_DIR"), "testdata", "sysfs", n.machine)
 	if out, err := exec.Command("cp", "-a", source, n.machineDir).CombinedOutput(); err != nil {
 		return fmt.Errorf("copying %s: %v: %s", source, err, out)
 	}
-	if err := mockDev(filepath.Join(n.machineDir, "sys"), filepath.Join(n.machineDir, "dev")); err != nil {
+	return readyMachine(n.machineDir)
+}
+
+// mirrorMachine generates the mocked machine whose CPUs and NUMA nodes are this machine's own
+// (testdata/generate_sysfs.py --host-mirror /sys: a GPU and a NIC on each node), readied like
+// the tier's machine, and returns its folder: cpusets the runtime applies from its slices are
+// real.
+func (n *node) mirrorMachine() (string, error) {
+	out := filepath.Join(n.dir, "mirror")
+	generator := filepath.Join(sourceDir(), "testdata", "generate_sysfs.py")
+	if text, err := exec.Command("/usr/bin/python3", generator, "--host-mirror", "/sys", "--out", out).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s --host-mirror /sys: %v: %s", generator, err, text)
+	}
+	dir := filepath.Join(out, "host-mirror")
+	return dir, readyMachine(dir)
+}
+
+// readyMachine gives a mocked machine a /dev of real character devices for the device nodes it
+// names and the host's boot id.
+func readyMachine(dir string) error {
+	if err := mockDev(filepath.Join(dir, "sys"), filepath.Join(dir, "dev")); err != nil {
 		return err
 	}
 	bootID, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
 		return err
 	}
-	random := filepath.Join(n.machineDir, "proc", "sys", "kernel", "random")
+	random := filepath.Join(dir, "proc", "sys", "kernel", "random")
 	if err := os.MkdirAll(random, 0o755); err != nil {
 		return err
 	}
@@ -144,7 +163,7 @@ func (n *node) prepareMachine() error {
 
 // containerdConfig is containerd's whole configuration: nothing read from the machine's /etc.
 // restrict_oom_score_adj: the tier has no CAP_SYS_RESOURCE, and runc fails every sandbox when it
-// cannot lower a process's oom_score_adj. CDI reads the folder the chart writes; NRI is on; runc
+// cannot lower a process's oom_score_adj. CDI reads the folder the chart writes; NRI is on (a test turns it off); runc
 // is the tier's build (linux.netDevices, which CDI 1.1 netDevices become).
 const containerdConfig = `version = 4
 root = '%[1]s/containerd/root'
@@ -175,7 +194,7 @@ imports = []
     stream_server_address = '127.0.0.1'
 
   [plugins.'io.containerd.nri.v1.nri']
-    disable = false
+    disable = %[6]t
     socket_path = '/var/run/nri/nri.sock'
     plugin_path = '%[1]s/nri/plugins'
     plugin_config_path = '%[1]s/nri/conf.d'
@@ -220,10 +239,24 @@ func (n *node) startContainerd() error {
 	if err := os.WriteFile(filepath.Join(n.dir, "cni", "10-pods.conflist"), []byte(network), 0o644); err != nil {
 		return err
 	}
-	config := filepath.Join(n.dir, "containerd.toml")
+	if err := n.writeContainerdConfig(true); err != nil {
+		return err
+	}
+	return n.runContainerd()
+}
+
+// writeContainerdConfig writes containerd's configuration, with its NRI on or off.
+func (n *node) writeContainerdConfig(nri bool) error {
 	text := fmt.Sprintf(containerdConfig, n.dir, n.images["pause"].Name, cdiDir, containerdSocket,
-		requireEnv("NUMADRA_NODE_RUNC"))
-	if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
+		requireEnv("NUMADRA_NODE_RUNC"), !nri)
+	return os.WriteFile(filepath.Join(n.dir, "containerd.toml"), []byte(text), 0o644)
+}
+
+// restartContainerd stops containerd and starts it again with its NRI on or off (its containers
+// keep running: their shims outlive it).
+func (n *node) restartContainerd(nri bool) error {
+	n.containerd.Stop()
+	if err := n.writeContainerdConfig(nri); err != nil {
 		return err
 	}
 	return n.runContainerd()

@@ -2,7 +2,10 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,21 +18,27 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 )
 
-// CPU pinning through containerd's NRI. The driver reads this machine's own /sys for these tests
-// (the mocked machine's CPUs do not exist here): its CPU device is this machine's CPUs and NUMA
-// node, so the cpusets containerd applies are real, and what the containers see is checked from
-// inside them (/proc/self/status: Cpus_allowed_list, Mems_allowed_list).
+// CPU pinning and memory binding through containerd's NRI. The driver reads, for these tests, a
+// mocked machine whose CPUs and NUMA nodes are this machine's own (testdata/generate_sysfs.py
+// --host-mirror /sys), with a GPU and a NIC on each node: the cpusets containerd applies from its
+// slices are real, and what the containers get is checked from inside them (/proc/self/status:
+// Cpus_allowed_list, Mems_allowed_list) and in the container's runtime spec.
 
-// pinOnThisMachine upgrades the driver to this machine's /sys with pinning required, and back to
-// the mocked machine without pinning when the test ends.
+// pinOnThisMachine upgrades the driver to the mirror of this machine with pinning required, and
+// back to the tier's mocked machine without pinning when the test ends.
 func pinOnThisMachine(t *testing.T) {
 	t.Helper()
-	upgradeDriver(t, "hostRoots.sys=/sys", "cpuPinning.mode=nri")
+	mirror, err := theNode.mirrorMachine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	upgradeDriver(t, append(hostRoots(mirror), "cpuPinning.mode=nri")...)
 	t.Cleanup(func() {
-		upgradeDriver(t, "hostRoots.sys="+filepath.Join(theNode.machineDir, "sys"), "cpuPinning.mode=off")
+		upgradeDriver(t, append(hostRoots(theNode.machineDir), "cpuPinning.mode=off")...)
 	})
 	waitFor(t, 60*time.Second, "this machine's CPU device published", func() error {
 		for _, name := range publishedDevices(t) {
@@ -39,6 +48,12 @@ func pinOnThisMachine(t *testing.T) {
 		}
 		return fmt.Errorf("devices %v", publishedDevices(t))
 	})
+}
+
+// hostRoots are the chart's values that make the driver read the mocked machine in dir.
+func hostRoots(dir string) []string {
+	return []string{"hostRoots.sys=" + filepath.Join(dir, "sys"), "hostRoots.dev=" + filepath.Join(dir, "dev"),
+		"hostRoots.proc=" + filepath.Join(dir, "proc")}
 }
 
 // onlineCPUs is this machine's /sys/devices/system/cpu/online, expanded.
@@ -267,8 +282,7 @@ func cpuPinningSurvivesDriverContainerdAndContainerRestarts(t *testing.T, all []
 	}
 	checkPinning(t, pinned.pod, claimed, rest, plain, startPlainPod(t, "plain-after-driver"))
 
-	n.containerd.Stop()
-	if err := n.runContainerd(); err != nil {
+	if err := n.restartContainerd(true); err != nil {
 		t.Fatalf("containerd after its restart: %v", err)
 	}
 	checkPinning(t, pinned.pod, claimed, rest, plain, startPlainPod(t, "plain-after-containerd"))
@@ -298,4 +312,226 @@ func TestCPUPinningThroughContainerdsNRI(t *testing.T) {
 	t.Run("the pinning survives driver, containerd and container restarts", func(t *testing.T) {
 		cpuPinningSurvivesDriverContainerdAndContainerRestarts(t, all)
 	})
+	t.Run("memory is bound to the GPU's node when the claim asks", func(t *testing.T) {
+		memoryIsBoundToTheGPUsNodeWhenTheClaimAsks(t, all)
+	})
+	t.Run("without NRI pods start unpinned, or wait when pinning is required", func(t *testing.T) {
+		withoutNRIPodsStartUnpinnedOrWaitWhenPinningIsRequired(t, all)
+	})
+}
+
+// runtimeCPUSet is the cpuset containerd's runtime spec gives the pod's first container
+// (linux.resources.cpu): what NRI's adjustments made of it, "" where nothing set it. On a machine
+// with one NUMA node a container's Mems_allowed_list is 0 with or without a binding; the spec
+// tells them apart.
+func runtimeCPUSet(t *testing.T, pod *v1.Pod) (cpus, mems string) {
+	t.Helper()
+	current, err := theNode.cluster.Admin.CoreV1().Pods(pod.Namespace).Get(context.Background(), pod.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(current.Status.ContainerStatuses) == 0 {
+		t.Fatalf("pod %s/%s has no container status", pod.Namespace, pod.Name)
+	}
+	id := strings.TrimPrefix(current.Status.ContainerStatuses[0].ContainerID, "containerd://")
+	out, err := theNode.ctr("containers", "info", "--spec", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec struct {
+		Linux struct {
+			Resources struct {
+				CPU struct {
+					Cpus string `json:"cpus"`
+					Mems string `json:"mems"`
+				} `json:"cpu"`
+			} `json:"resources"`
+		} `json:"linux"`
+	}
+	if err := json.Unmarshal([]byte(out), &spec); err != nil {
+		t.Fatalf("ctr containers info --spec %s: %v\n%s", id, err, out)
+	}
+	return spec.Linux.Resources.CPU.Cpus, spec.Linux.Resources.CPU.Mems
+}
+
+// startGPUPodBound runs a pod whose claim asks for one GPU, with the driver's NumaPlacement
+// configuration in the claim when `binding` is not "".
+func startGPUPodBound(t *testing.T, name, binding string) workload {
+	t.Helper()
+	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
+		Requests: []resourceapi.DeviceRequest{{Name: "gpu", Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: "gpu." + driverName}}},
+	}}
+	if binding != "" {
+		parameters := fmt.Sprintf(`{"apiVersion": "numa.dra.dev/v1alpha1", "kind": "NumaPlacement", "memoryBinding": %q}`, binding)
+		spec.Devices.Config = []resourceapi.DeviceClaimConfiguration{{
+			Requests: []string{"gpu"},
+			DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{
+				Driver: driverName, Parameters: runtime.RawExtension{Raw: []byte(parameters)},
+			}},
+		}}
+	}
+	template := &resourceapi.ResourceClaimTemplate{
+		ObjectMeta: metav1.ObjectMeta{Name: "one-gpu"},
+		Spec:       resourceapi.ResourceClaimTemplateSpec{Spec: spec},
+	}
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "gpu-user"},
+		Spec: v1.PodSpec{
+			ResourceClaims: []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("one-gpu")}},
+			Containers: []v1.Container{{
+				Name: "main", Command: []string{"sh", "-c", "sleep infinity"},
+				Resources: v1.ResourceRequirements{Claims: []v1.ResourceClaim{{Name: "gpu"}}},
+			}},
+		},
+	}
+	return startPod(t, name, template, pod)
+}
+
+// A GPU claim that asks for memory binding gets its GPU's NUMA node as the container's memory
+// nodes (and the shared CPUs); one that does not ask gets no memory nodes set; a malformed
+// binding is refused at prepare, naming the field, and its pod does not start.
+func memoryIsBoundToTheGPUsNodeWhenTheClaimAsks(t *testing.T, all []int) {
+	bound := startGPUPodBound(t, "gpu-bound", "NumaNode")
+	if cpus, mems := runtimeCPUSet(t, bound.pod); mems != "0" || cpus == "" {
+		t.Errorf("claim with memoryBinding NumaNode: runtime spec cpuset cpus %q mems %q, want the shared CPUs and node 0", cpus, mems)
+	}
+	if cpus, mems := allowed(t, bound.pod); cpus != formatCPUs(all) || mems != "0" {
+		t.Errorf("claim with memoryBinding NumaNode: Cpus_allowed_list %s Mems_allowed_list %s, want %s and 0", cpus, mems, formatCPUs(all))
+	}
+	checkEnvironment(t, bound)
+	deleteWorkload(t, "gpu-bound", bound.pod.Name) // the machine's one GPU, for the next pods
+
+	unbound := startGPUPodBound(t, "gpu-unbound", "")
+	if _, mems := runtimeCPUSet(t, unbound.pod); mems != "" {
+		t.Errorf("claim without a binding: runtime spec cpuset mems %q, want none set", mems)
+	}
+	deleteWorkload(t, "gpu-unbound", unbound.pod.Name)
+
+	namespace := "gpu-misbound"
+	createNamespace(t, namespace)
+	template := &resourceapi.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Name: "one-gpu", Namespace: namespace}}
+	template.Spec.Spec = resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
+		Requests: []resourceapi.DeviceRequest{{Name: "gpu", Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: "gpu." + driverName}}},
+		Config: []resourceapi.DeviceClaimConfiguration{{DeviceConfiguration: resourceapi.DeviceConfiguration{
+			Opaque: &resourceapi.OpaqueDeviceConfiguration{Driver: driverName, Parameters: runtime.RawExtension{
+				Raw: []byte(`{"apiVersion": "numa.dra.dev/v1alpha1", "kind": "NumaPlacement", "memoryBinding": "Nearby"}`)}},
+		}}},
+	}}
+	waitForPrepareRefused(t, namespace, template, "memoryBinding")
+}
+
+// waitForPrepareRefused creates the template and a pod using it in the namespace, and waits
+// until the kubelet reports the driver's refusal to prepare its claim, an event whose message
+// names `field`; the pod must not be running by then.
+func waitForPrepareRefused(t *testing.T, namespace string, template *resourceapi.ResourceClaimTemplate, field string) {
+	t.Helper()
+	ctx := context.Background()
+	admin := theNode.cluster.Admin
+	if _, err := admin.ResourceV1().ResourceClaimTemplates(namespace).Create(ctx, template, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "refused", Namespace: namespace},
+		Spec: v1.PodSpec{
+			HostNetwork:    true,
+			ResourceClaims: []v1.PodResourceClaim{{Name: "claim", ResourceClaimTemplateName: ptr.To(template.Name)}},
+			Containers: []v1.Container{{
+				Name: "main", Image: theNode.images["shell"].Name, ImagePullPolicy: v1.PullNever,
+				Command:   []string{"sh", "-c", "sleep infinity"},
+				Resources: v1.ResourceRequirements{Claims: []v1.ResourceClaim{{Name: "claim"}}},
+			}},
+		},
+	}
+	if _, err := admin.CoreV1().Pods(namespace).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deleteWorkload(t, namespace, pod.Name) })
+	waitFor(t, 120*time.Second, fmt.Sprintf("an event of pod %s/%s naming %s", namespace, pod.Name, field), func() error {
+		events, err := admin.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod.Name})
+		if err != nil {
+			return err
+		}
+		var seen []string
+		for _, event := range events.Items {
+			if strings.Contains(event.Message, field) {
+				return nil
+			}
+			seen = append(seen, event.Reason+": "+event.Message)
+		}
+		return fmt.Errorf("events %v", seen)
+	})
+	current, err := admin.CoreV1().Pods(namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if current.Status.Phase == v1.PodRunning {
+		t.Errorf("pod %s/%s runs although its claim was refused", namespace, pod.Name)
+	}
+}
+
+// nriConnected is the driver's numadra_nri_connected gauge, from its metrics port (hostNetwork:
+// the tier's loopback).
+func nriConnected(t *testing.T) string {
+	t.Helper()
+	response, err := http.Get("http://127.0.0.1:9287/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer response.Body.Close()
+	body, err := io.ReadAll(response.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	match := regexp.MustCompile(`(?m)^numadra_nri_connected (\S+)$`).FindSubmatch(body)
+	if match == nil {
+		t.Fatalf("no numadra_nri_connected in the driver's metrics:\n%s", body)
+	}
+	return string(match[1])
+}
+
+// Without NRI in containerd: with `auto` a claim's pod starts with its variables and runs on
+// every CPU (nothing pinned, the gauge at 0); with `nri` its claim is not prepared and the pod
+// does not start until the runtime's NRI is back, and then it starts pinned.
+func withoutNRIPodsStartUnpinnedOrWaitWhenPinningIsRequired(t *testing.T, all []int) {
+	n := theNode
+	if err := n.restartContainerd(false); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := n.restartContainerd(true); err != nil {
+			t.Errorf("containerd with NRI again: %v", err)
+		}
+	})
+	upgradeDriver(t, "cpuPinning.mode=auto") // a driver started while containerd has no NRI
+	unpinned := startCPUPod(t, "unpinned", 1)
+	checkEnvironment(t, unpinned)
+	if cpus, _ := allowed(t, unpinned.pod); cpus != formatCPUs(all) {
+		t.Errorf("auto without NRI: the claim's pod runs on CPUs %s, want every CPU %s", cpus, formatCPUs(all))
+	}
+	if connected := nriConnected(t); connected != "0" {
+		t.Errorf("auto without NRI: numadra_nri_connected %s, want 0", connected)
+	}
+	deleteWorkload(t, "unpinned", unpinned.pod.Name)
+
+	upgradeDriver(t, "cpuPinning.mode=nri")
+	namespace := "pin-required"
+	createNamespace(t, namespace)
+	template := &resourceapi.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Name: "cpus", Namespace: namespace}}
+	template.Spec.Spec = resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
+		Requests: []resourceapi.DeviceRequest{{Name: "cpu", Exactly: &resourceapi.ExactDeviceRequest{
+			DeviceClassName: "cpu." + driverName,
+			Capacity: &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{
+				"cpu": resource.MustParse("1"),
+			}},
+		}}},
+	}}
+	waitForPrepareRefused(t, namespace, template, "NRI")
+
+	if err := n.restartContainerd(true); err != nil {
+		t.Fatal(err)
+	}
+	pinned := waitForRunning(t, namespace, "refused", 180*time.Second)
+	if cpus, mems := allowed(t, pinned); strings.Contains(cpus, ",") || cpus == formatCPUs(all) || mems != "0" {
+		t.Errorf("once NRI is back: the claim's pod runs on CPUs %s memory %s, want its one CPU and node 0", cpus, mems)
+	}
 }
