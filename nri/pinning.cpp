@@ -139,4 +139,22 @@ bool sameCpus(const std::string& current, const std::vector<int>& cpus,
     return parsed && *parsed == cpus;
 }
 
+bool takesUnsolicitedUpdates(const std::string& runtimeName, const std::string& runtimeVersion) {
+    if (runtimeName != "containerd")
+        return false;
+    // "v2.4.2", "2.4.2+unknown", "2.4.0-rc.1": major and minor are what matter.
+    const std::string version =
+        runtimeVersion.starts_with('v') ? runtimeVersion.substr(1) : runtimeVersion;
+    const auto dot = version.find('.');
+    if (dot == std::string::npos)
+        return false;
+    auto major = text::parseInt(version.substr(0, dot));
+    std::string rest = version.substr(dot + 1);
+    rest = rest.substr(0, rest.find_first_not_of("0123456789"));
+    auto minor = text::parseInt(rest);
+    if (!major || !minor)
+        return false;
+    return *major > 2 || (*major == 2 && *minor >= 4);
+}
+
 }  // namespace numadra::nri

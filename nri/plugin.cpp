@@ -226,6 +226,7 @@ class Session {
     std::map<std::string, api::PodSandbox> syncPods_;  // of a Synchronize split in parts
     std::vector<api::Container> syncContainers_;
     bool synchronized_ = false;
+    bool unsolicitedUpdates_ = false;  // takesUnsolicitedUpdates(), from Configure
     bool shutdown_ = false;
     bool warnedForeignCpuset_ = false;
 };
@@ -250,7 +251,7 @@ Ended Session::serve(const StopFd& stopFd, int wakeFd) {
         if (entries[1].revents != 0) {
             std::uint64_t count = 0;
             [[maybe_unused]] auto drained = ::read(wakeFd, &count, sizeof count);
-            if (synchronized_)
+            if (synchronized_ && unsolicitedUpdates_)
                 bringContainersToPolicy();
         }
         if (entries[0].revents == 0)
@@ -432,8 +433,22 @@ Status Session::handleResponse(const Message& message) {
 }
 
 api::ConfigureResponse Session::configure(const api::ConfigureRequest& request) {
-    spdlog::info("NRI runtime configured the plugin runtime={} version={} nri={}",
-                 request.runtime_name(), request.runtime_version(), request.nri_version());
+    unsolicitedUpdates_ =
+        takesUnsolicitedUpdates(request.runtime_name(), request.runtime_version());
+    spdlog::info(
+        "NRI runtime configured the plugin runtime={} version={} nri={} "
+        "unsolicited_updates={}",
+        request.runtime_name(), request.runtime_version(), request.nri_version(),
+        unsolicitedUpdates_);
+    if (!unsolicitedUpdates_) {
+        spdlog::warn(
+            "NRI runtime not known to take container updates a plugin starts "
+            "(containerd before 2.4 can deadlock, containerd/containerd#13733): other "
+            "containers leave a claim's CPUs when its container is created and get them back "
+            "at the next container creation or reconnection, not at prepare and unprepare "
+            "runtime={} version={}",
+            request.runtime_name(), request.runtime_version());
+    }
     api::ConfigureResponse response;
     response.set_events(subscribedEvents());
     return response;

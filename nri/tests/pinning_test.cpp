@@ -182,5 +182,19 @@ TEST(SameCpus, ComparesAsSetsAndTreatsNeverSetAsTheNode) {
     EXPECT_FALSE(sameCpus("garbage", {0}, cpus(0, 7)));
 }
 
+TEST(UnsolicitedUpdates, OnlyContainerdFrom24OnWhoseNriNoLongerDeadlocks) {
+    EXPECT_TRUE(takesUnsolicitedUpdates("containerd", "v2.4.0"));
+    EXPECT_TRUE(takesUnsolicitedUpdates("containerd", "2.4.2+unknown"));
+    EXPECT_TRUE(takesUnsolicitedUpdates("containerd", "v2.10.0-rc.1"));
+    EXPECT_TRUE(takesUnsolicitedUpdates("containerd", "v3.0.0"));
+    EXPECT_FALSE(takesUnsolicitedUpdates("containerd", "v2.3.7"));
+    EXPECT_FALSE(takesUnsolicitedUpdates("containerd", "v1.7.35"));
+    EXPECT_FALSE(takesUnsolicitedUpdates("containerd", "2"));
+    EXPECT_FALSE(takesUnsolicitedUpdates("containerd", ""));
+    EXPECT_FALSE(takesUnsolicitedUpdates("containerd", "devel"));
+    EXPECT_FALSE(takesUnsolicitedUpdates("cri-o", "1.34.0"));
+    EXPECT_FALSE(takesUnsolicitedUpdates("", "v2.4.2"));
+}
+
 }  // namespace
 }  // namespace numadra::nri

@@ -130,13 +130,16 @@ class FakeRuntime {
 
     // Registration and configuration as containerd does them, then a Synchronize with
     // `containers` (in one pod). Returns the plugin's Synchronize answer.
-    api::SynchronizeResponse handshake(const std::vector<api::Container>& containers = {}) {
+    // The runtime says it is `runtime` `version` (containerd 2.4 takes unsolicited updates).
+    api::SynchronizeResponse handshake(const std::vector<api::Container>& containers = {},
+                                       const std::string& runtime = "containerd",
+                                       const std::string& version = "v2.4.2") {
         if (!accept())
             throw std::runtime_error("the plugin did not connect");
         expectCall("RegisterPlugin", api::Empty());
         api::ConfigureRequest configure;
-        configure.set_runtime_name("fake");
-        configure.set_runtime_version("1");
+        configure.set_runtime_name(runtime);
+        configure.set_runtime_version(version);
         configured = parse<api::ConfigureResponse>(call("Configure", configure));
         api::SynchronizeRequest sync;
         *sync.add_pods() = pod();
@@ -384,6 +387,19 @@ TEST_F(NriPluginTest, PreparedAndUnpreparedClaimsMoveRunningContainersThroughUpd
     ASSERT_TRUE(update.ParseFromString(
         runtime_.expectCall("UpdateContainers", api::UpdateContainersResponse()).payload()));
     EXPECT_THAT(updatedCpus(update.update()), ::testing::ElementsAre("web:0-7/"));
+}
+
+TEST_F(NriPluginTest, ARuntimeThatMayDeadlockOnUpdatesGetsThemOnlyInItsOwnCalls) {
+    auto plugin = startPlugin();
+    runtime_.handshake({FakeRuntime::container("web", {})}, "containerd", "v2.3.7");
+    claims_.set({PinnedClaim{kUid, "default/cpus", {0, 1}, {0}}});
+    plugin->claimsChanged();  // handled before the next call: no UpdateContainers comes first
+    api::CreateContainerRequest create;
+    *create.mutable_pod() = FakeRuntime::pod();
+    *create.mutable_container() = FakeRuntime::container("worker", {cdi::claimVariable(kUid)});
+    auto created =
+        FakeRuntime::parse<api::CreateContainerResponse>(runtime_.call("CreateContainer", create));
+    EXPECT_THAT(updatedCpus(created.update()), ::testing::ElementsAre("web:2-7/"));
 }
 
 TEST_F(NriPluginTest, ARemovedContainerIsNoLongerUpdated) {

@@ -81,4 +81,13 @@ Result<std::vector<CpusetUpdate>> updatesForRunningContainers(
 bool sameCpus(const std::string& current, const std::vector<int>& cpus,
               const std::vector<int>& nodeCpus);
 
+// True when the runtime may be sent UpdateContainers of the plugin's own accord (when a claim is
+// prepared or unprepared): containerd 2.4.0 and later. Before NRI v0.12.1 (containerd/nri#301)
+// the runtime held its NRI lock across such an update while the kubelet's
+// UpdateContainerResources takes the locks in the other order: containerd up to 2.3 (NRI 0.8 to
+// 0.12.0) can deadlock (containerd/containerd#13733). Other runtimes are not known safe. Without
+// it the others' cpusets change only in the answers to the runtime's own calls (a container's
+// creation, a Synchronize).
+bool takesUnsolicitedUpdates(const std::string& runtimeName, const std::string& runtimeVersion);
+
 }  // namespace numadra::nri
