@@ -3,10 +3,12 @@
 # driver from its image as `helm install` of deploy/helm/numa-dra-driver deploys it, against the
 # control plane of scripts/e2e.sh, and real pods get its devices (tests/e2e/node).
 #
-#   scripts/node-e2e.sh [--keep] [FILTER]
+#   scripts/node-e2e.sh [--keep] [--bench PATTERN] [FILTER]
 #
 #   --keep   keep the run's folder ($BUILD_DIR/node-e2e: every component's log, the pods' logs,
 #            the configurations) after a passing run too; a failing run always keeps it
+#   --bench  run the node's benchmarks matching PATTERN (`go test -bench`, once) instead of its
+#            tests: BenchmarkNRICreation (docs/PERFORMANCE.md); not part of CI
 #   FILTER   a `go test -run` pattern: only the tests it matches (the node comes up regardless)
 #
 # Needs root (containerd and the kubelet), and what scripts/install-deps.sh installs (the CNI
@@ -85,18 +87,31 @@ if [ "${1:-}" = "--inside" ]; then
   trap '' INT TERM
   inside_started=$SECONDS
   status=0
-  "$run/node.test" -test.v -test.count=1 -test.timeout=30m ${NUMADRA_NODE_FILTER:+-test.run "$NUMADRA_NODE_FILTER"} || status=$?
+  if [ -n "${NUMADRA_NODE_BENCH:-}" ]; then
+    "$run/node.test" -test.v -test.count=1 -test.timeout=60m -test.run '^$' \
+      -test.bench "$NUMADRA_NODE_BENCH" -test.benchtime 1x || status=$?
+  else
+    "$run/node.test" -test.v -test.count=1 -test.timeout=30m ${NUMADRA_NODE_FILTER:+-test.run "$NUMADRA_NODE_FILTER"} || status=$?
+  fi
   echo "node-e2e.sh: the test binary ran $((SECONDS - inside_started)) s"
   exit "$status"
 fi
 
 keep=0
 filter=""
-for arg in "$@"; do
+bench=""
+while [ $# -gt 0 ]; do
+  arg="$1"
+  shift
   case "$arg" in
     --keep) keep=1 ;;
-    -h | --help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "node-e2e.sh: unknown option $arg (usage: scripts/node-e2e.sh [--keep] [FILTER])" >&2; exit 2 ;;
+    --bench)
+      [ $# -gt 0 ] || { echo "node-e2e.sh: --bench needs a pattern" >&2; exit 2; }
+      bench="$1"
+      shift
+      ;;
+    -h | --help) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "node-e2e.sh: unknown option $arg (usage: scripts/node-e2e.sh [--keep] [--bench PATTERN] [FILTER])" >&2; exit 2 ;;
     *) filter="$arg" ;;
   esac
 done
@@ -192,7 +207,7 @@ done
 echo "node-e2e.sh: the node in its own network, mount and PID namespaces; the run in $work"
 NUMADRA_NODE_WORK="$work" NUMADRA_NODE_NAME=numadra-node NUMADRA_NODE_IP=198.51.100.10 \
   NUMADRA_NODE_MACHINE=big-2s-8n \
-  NUMADRA_NODE_CGROUP_ROOT="/$cgroup_root" NUMADRA_NODE_FILTER="$filter" \
+  NUMADRA_NODE_CGROUP_ROOT="/$cgroup_root" NUMADRA_NODE_FILTER="$filter" NUMADRA_NODE_BENCH="$bench" \
   NUMADRA_E2E_BIN="$NUMADRA_KUBE_BIN" NUMADRA_NODE_CONTAINERD_BIN="$NUMADRA_CONTAINERD_BIN" \
   NUMADRA_NODE_RUNC="$NUMADRA_RUNC_BIN/runc" \
   NUMADRA_NODE_IMAGES="$work/images" NUMADRA_BUILD_DIR="$BUILD_DIR" NUMADRA_SOURCE_DIR="$source_dir" \

@@ -36,7 +36,7 @@ func TestTheNodeHasNoRouteOffTheMachine(t *testing.T) {
 }
 
 // probedDevices are the device names numa-probe publishes for the node's mocked machine, by pool.
-func probedDevices(t *testing.T) []string {
+func probedDevices(t testing.TB) []string {
 	t.Helper()
 	out, err := exec.Command(filepath.Join(requireEnv("NUMADRA_BUILD_DIR"), "bin", "numa-probe"),
 		"--sysfs-root", filepath.Join(theNode.machineDir, "sys"), "--node-name", theNode.name, "--output", "json").Output()

@@ -39,7 +39,7 @@ var nodeExamples = []struct {
 
 // upgradeDriver runs helmUpgrade with `values` and waits until the new driver pod is Ready and
 // the old one is gone.
-func upgradeDriver(t *testing.T, values ...string) {
+func upgradeDriver(t testing.TB, values ...string) {
 	t.Helper()
 	old, err := theNode.waitForDriverPod(context.Background(), "", 10*time.Second)
 	if err != nil {
@@ -62,7 +62,7 @@ func upgradeDriver(t *testing.T, values ...string) {
 // exampleObjects reads a story's top-level YAML files, as objects ready for this node: the
 // shell image (never pulled), and the node's host name where a pod is pinned to the examples'
 // node-1.
-func exampleObjects(t *testing.T, story string) (objects []map[string]any, pods []string) {
+func exampleObjects(t testing.TB, story string) (objects []map[string]any, pods []string) {
 	t.Helper()
 	dir := filepath.Join(sourceDir(), "deploy", "examples", story)
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
@@ -99,7 +99,7 @@ func exampleObjects(t *testing.T, story string) (objects []map[string]any, pods 
 	return objects, pods
 }
 
-func forThisNode(t *testing.T, pod map[string]any) {
+func forThisNode(t testing.TB, pod map[string]any) {
 	t.Helper()
 	spec := pod["spec"].(map[string]any)
 	for _, c := range spec["containers"].([]any) {
@@ -139,7 +139,7 @@ func TestTheExamplesRunOnTheNode(t *testing.T) {
 	}
 }
 
-func runExample(t *testing.T, story string) {
+func runExample(t testing.TB, story string) {
 	t.Helper()
 	objects, pods := exampleObjects(t, story)
 	var manifest strings.Builder
@@ -170,7 +170,7 @@ func runExample(t *testing.T, story string) {
 }
 
 // claimUIDsOf are the UIDs of the claims a running pod uses.
-func claimUIDsOf(t *testing.T, pod *v1.Pod) []string {
+func claimUIDsOf(t testing.TB, pod *v1.Pod) []string {
 	t.Helper()
 	var names []string
 	for _, claim := range pod.Spec.ResourceClaims {
@@ -202,7 +202,7 @@ func claimUIDsOf(t *testing.T, pod *v1.Pod) []string {
 
 // checkClaimVariables: every container of the pod has a NUMADRA_ variable, and only variables
 // of its claims' CDI specs.
-func checkClaimVariables(t *testing.T, pod *v1.Pod, uids []string) {
+func checkClaimVariables(t testing.TB, pod *v1.Pod, uids []string) {
 	t.Helper()
 	known := map[string]bool{}
 	for _, uid := range uids {
@@ -233,7 +233,7 @@ func checkClaimVariables(t *testing.T, pod *v1.Pod, uids []string) {
 
 // deleteExample deletes the story's objects, waits for its pods to go (the kubelet removes a pod
 // only after NodeUnprepareResources), and checks the claims' CDI specs are gone.
-func deleteExample(t *testing.T, file string, pods, claims []string) {
+func deleteExample(t testing.TB, file string, pods, claims []string) {
 	if out, err := theNode.kubectl("delete", "--wait=false", "--grace-period=1", "-f", file); err != nil {
 		t.Errorf("kubectl delete: %v\n%s", err, out)
 	}

@@ -17,7 +17,7 @@ import (
 
 // checkStillRunning: the workload's container is the one that started (same container ID, no
 // restart), running, and answers kubectl exec with its devices' variables.
-func checkStillRunning(t *testing.T, w workload) {
+func checkStillRunning(t testing.TB, w workload) {
 	t.Helper()
 	pod, err := theNode.cluster.Admin.CoreV1().Pods(w.pod.Namespace).Get(context.Background(), w.pod.Name, metav1.GetOptions{})
 	if err != nil {
@@ -39,7 +39,7 @@ func checkStillRunning(t *testing.T, w workload) {
 }
 
 // publishedDevices are the device names of the node's slices of the driver, by pool.
-func publishedDevices(t *testing.T) []string {
+func publishedDevices(t testing.TB) []string {
 	t.Helper()
 	slices, err := theNode.cluster.Admin.ResourceV1().ResourceSlices().List(context.Background(), metav1.ListOptions{
 		FieldSelector: driverSlicesOnTheNode()})
@@ -107,7 +107,7 @@ func TestAKubeletRestartKeepsTheWorkloadAndPreparesNewClaims(t *testing.T) {
 // nicHealth is the health the kubelet reports in the pod's status for the device named
 // `device` (allocatedResourcesStatus, KEP-4680), or "" while it reports none; then what it
 // reports, for an error message.
-func nicHealth(t *testing.T, w workload, device string) (string, string) {
+func nicHealth(t testing.TB, w workload, device string) (string, string) {
 	t.Helper()
 	pod, err := theNode.cluster.Admin.CoreV1().Pods(w.pod.Namespace).Get(context.Background(), w.pod.Name, metav1.GetOptions{})
 	if err != nil {
@@ -129,7 +129,7 @@ func nicHealth(t *testing.T, w workload, device string) (string, string) {
 }
 
 // deviceTainted says whether the published device carries the driver's unhealthy taint.
-func deviceTainted(t *testing.T, device string) bool {
+func deviceTainted(t testing.TB, device string) bool {
 	t.Helper()
 	slices, err := theNode.cluster.Admin.ResourceV1().ResourceSlices().List(context.Background(), metav1.ListOptions{
 		FieldSelector: driverSlicesOnTheNode()})

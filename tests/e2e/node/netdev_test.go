@@ -24,7 +24,7 @@ const (
 // with the mocked VF's interface name: the real netdev the runtime moves (this kernel has no
 // dummy interfaces). Had the runtime left it in the pod's namespace, deleting that namespace
 // would destroy the pair instead of handing the interface back. Removed at the test's end.
-func standInForTheVF(t *testing.T) net.HardwareAddr {
+func standInForTheVF(t testing.TB) net.HardwareAddr {
 	t.Helper()
 	add := []string{"link", "add", netdevInterface, "type", "veth", "peer", "name", netdevInterface + "-peer"}
 	if out, err := exec.Command("ip", add...).CombinedOutput(); err != nil {

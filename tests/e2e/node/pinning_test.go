@@ -30,7 +30,7 @@ import (
 
 // pinOnThisMachine upgrades the driver to the mirror of this machine with pinning required, and
 // back to the tier's mocked machine without pinning when the test ends.
-func pinOnThisMachine(t *testing.T) {
+func pinOnThisMachine(t testing.TB) {
 	t.Helper()
 	mirror, err := theNode.mirrorMachine()
 	if err != nil {
@@ -57,7 +57,7 @@ func hostRoots(dir string) []string {
 }
 
 // onlineCPUs is this machine's /sys/devices/system/cpu/online, expanded.
-func onlineCPUs(t *testing.T) []int {
+func onlineCPUs(t testing.TB) []int {
 	t.Helper()
 	data, err := os.ReadFile("/sys/devices/system/cpu/online")
 	if err != nil {
@@ -103,7 +103,7 @@ func formatCPUs(cpus []int) string {
 
 // allowed is what a pod's first container may use, from its /proc/self/status: CPUs and memory
 // nodes, each as a comma-separated list of numbers.
-func allowed(t *testing.T, pod *v1.Pod) (cpus, mems string) {
+func allowed(t testing.TB, pod *v1.Pod) (cpus, mems string) {
 	t.Helper()
 	status := execIn(t, pod, "grep -E '^(Cpus|Mems)_allowed_list' /proc/self/status")
 	field := regexp.MustCompile(`(?m)^(Cpus|Mems)_allowed_list:\s*(\S+)$`)
@@ -125,7 +125,7 @@ func allowed(t *testing.T, pod *v1.Pod) (cpus, mems string) {
 }
 
 // startPlainPod runs a pod without claims (startPod's rules otherwise) in the namespace `name`.
-func startPlainPod(t *testing.T, name string) *v1.Pod {
+func startPlainPod(t testing.TB, name string) *v1.Pod {
 	t.Helper()
 	n := theNode
 	createNamespace(t, name)
@@ -148,7 +148,7 @@ func startPlainPod(t *testing.T, name string) *v1.Pod {
 
 // startCPUPod runs a pod whose claim asks for `count` CPUs of the driver's CPU device (restarted
 // when its container ends).
-func startCPUPod(t *testing.T, name string, count int) workload {
+func startCPUPod(t testing.TB, name string, count int) workload {
 	t.Helper()
 	template := &resourceapi.ResourceClaimTemplate{
 		ObjectMeta: metav1.ObjectMeta{Name: "cpus"},
@@ -176,7 +176,7 @@ func startCPUPod(t *testing.T, name string, count int) workload {
 }
 
 // claimCPUs is the CPU list the claim's CDI spec gives its container (NUMADRA_..._CPUS).
-func claimCPUs(t *testing.T, w workload) string {
+func claimCPUs(t testing.TB, w workload) string {
 	t.Helper()
 	for _, variable := range claimEdits(t, string(w.claim.UID)).Env {
 		name, value, _ := strings.Cut(variable, "=")
@@ -206,7 +206,7 @@ func without(all []int, taken string) string {
 	return formatCPUs(rest)
 }
 
-func waitForAllowedCPUs(t *testing.T, pod *v1.Pod, want string) {
+func waitForAllowedCPUs(t testing.TB, pod *v1.Pod, want string) {
 	t.Helper()
 	waitFor(t, 60*time.Second, fmt.Sprintf("pod %s/%s on CPUs %s", pod.Namespace, pod.Name, want), func() error {
 		if cpus, _ := allowed(t, pod); cpus != want {
@@ -219,7 +219,7 @@ func waitForAllowedCPUs(t *testing.T, pod *v1.Pod, want string) {
 // A pod claiming one CPU runs on exactly that CPU, its memory on the CPU's NUMA node; a pod
 // started before it and one started after it run on every other CPU; when the claim's pod is
 // gone, both have every CPU back.
-func aClaimedCPUIsExclusiveToItsPodAndItsMemoryOnItsNode(t *testing.T, all []int) {
+func aClaimedCPUIsExclusiveToItsPodAndItsMemoryOnItsNode(t testing.TB, all []int) {
 	before := startPlainPod(t, "plain-before")
 	waitForAllowedCPUs(t, before, formatCPUs(all))
 
@@ -246,7 +246,7 @@ func aClaimedCPUIsExclusiveToItsPodAndItsMemoryOnItsNode(t *testing.T, all []int
 
 // checkPinning: the claim's pod on exactly its CPUs and node 0's memory, the plain pods on the
 // rest (waiting for each: after a restart the driver's Synchronize brings them back).
-func checkPinning(t *testing.T, pinned *v1.Pod, claimed, rest string, plain ...*v1.Pod) {
+func checkPinning(t testing.TB, pinned *v1.Pod, claimed, rest string, plain ...*v1.Pod) {
 	t.Helper()
 	waitForAllowedCPUs(t, pinned, claimed)
 	if _, mems := allowed(t, pinned); mems != "0" {
@@ -261,7 +261,7 @@ func checkPinning(t *testing.T, pinned *v1.Pod, claimed, rest string, plain ...*
 // stopped and started (the NRI connection lost and made again, the runtime's Synchronize
 // reconciled with the checkpoint), the claim's container killed and started again by the
 // kubelet (pinned again at its creation). A plain pod started after each still gets the rest.
-func cpuPinningSurvivesDriverContainerdAndContainerRestarts(t *testing.T, all []int) {
+func cpuPinningSurvivesDriverContainerdAndContainerRestarts(t testing.TB, all []int) {
 	n := theNode
 	ctx := context.Background()
 	pinned := startCPUPod(t, "pinned-restarts", 1)
@@ -324,7 +324,7 @@ func TestCPUPinningThroughContainerdsNRI(t *testing.T) {
 // (linux.resources.cpu): what NRI's adjustments made of it, "" where nothing set it. On a machine
 // with one NUMA node a container's Mems_allowed_list is 0 with or without a binding; the spec
 // tells them apart.
-func runtimeCPUSet(t *testing.T, pod *v1.Pod) (cpus, mems string) {
+func runtimeCPUSet(t testing.TB, pod *v1.Pod) (cpus, mems string) {
 	t.Helper()
 	current, err := theNode.cluster.Admin.CoreV1().Pods(pod.Namespace).Get(context.Background(), pod.Name, metav1.GetOptions{})
 	if err != nil {
@@ -356,7 +356,7 @@ func runtimeCPUSet(t *testing.T, pod *v1.Pod) (cpus, mems string) {
 
 // startGPUPodBound runs a pod whose claim asks for one GPU, with the driver's NumaPlacement
 // configuration in the claim when `binding` is not "".
-func startGPUPodBound(t *testing.T, name, binding string) workload {
+func startGPUPodBound(t testing.TB, name, binding string) workload {
 	t.Helper()
 	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
 		Requests: []resourceapi.DeviceRequest{{Name: "gpu", Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: "gpu." + driverName}}},
@@ -390,7 +390,7 @@ func startGPUPodBound(t *testing.T, name, binding string) workload {
 // A GPU claim that asks for memory binding gets its GPU's NUMA node as the container's memory
 // nodes (and the shared CPUs); one that does not ask gets no memory nodes set; a malformed
 // binding is refused at prepare, naming the field, and its pod does not start.
-func memoryIsBoundToTheGPUsNodeWhenTheClaimAsks(t *testing.T, all []int) {
+func memoryIsBoundToTheGPUsNodeWhenTheClaimAsks(t testing.TB, all []int) {
 	bound := startGPUPodBound(t, "gpu-bound", "NumaNode")
 	if cpus, mems := runtimeCPUSet(t, bound.pod); mems != "0" || cpus == "" {
 		t.Errorf("claim with memoryBinding NumaNode: runtime spec cpuset cpus %q mems %q, want the shared CPUs and node 0", cpus, mems)
@@ -423,7 +423,7 @@ func memoryIsBoundToTheGPUsNodeWhenTheClaimAsks(t *testing.T, all []int) {
 // waitForPrepareRefused creates the template and a pod using it in the namespace, and waits
 // until the kubelet reports the driver's refusal to prepare its claim, an event whose message
 // names `field`; the pod must not be running by then.
-func waitForPrepareRefused(t *testing.T, namespace string, template *resourceapi.ResourceClaimTemplate, field string) {
+func waitForPrepareRefused(t testing.TB, namespace string, template *resourceapi.ResourceClaimTemplate, field string) {
 	t.Helper()
 	ctx := context.Background()
 	admin := theNode.cluster.Admin
@@ -471,7 +471,7 @@ func waitForPrepareRefused(t *testing.T, namespace string, template *resourceapi
 
 // nriConnected is the driver's numadra_nri_connected gauge, from its metrics port (hostNetwork:
 // the tier's loopback).
-func nriConnected(t *testing.T) string {
+func nriConnected(t testing.TB) string {
 	t.Helper()
 	response, err := http.Get("http://127.0.0.1:9287/metrics")
 	if err != nil {
@@ -492,7 +492,7 @@ func nriConnected(t *testing.T) string {
 // Without NRI in containerd: with `auto` a claim's pod starts with its variables and runs on
 // every CPU (nothing pinned, the gauge at 0); with `nri` its claim is not prepared and the pod
 // does not start until the runtime's NRI is back, and then it starts pinned.
-func withoutNRIPodsStartUnpinnedOrWaitWhenPinningIsRequired(t *testing.T, all []int) {
+func withoutNRIPodsStartUnpinnedOrWaitWhenPinningIsRequired(t testing.TB, all []int) {
 	n := theNode
 	if err := n.restartContainerd(false); err != nil {
 		t.Fatal(err)

@@ -34,7 +34,7 @@ func TestAContainerdRestartKeepsTheWorkloadAndPreparesNewClaims(t *testing.T) {
 
 // killShims kills every containerd shim left in the tier's PID namespace and waits until they
 // are gone, as a power cut would.
-func killShims(t *testing.T) {
+func killShims(t testing.TB) {
 	t.Helper()
 	var pids []int
 	entries, err := os.ReadDir("/proc")
@@ -64,7 +64,7 @@ func killShims(t *testing.T) {
 
 // unmountUnder detaches every mount at or below the folders (deepest first), as a reboot loses
 // them: the containers' root file systems, the sandboxes' shm, the pods' projected volumes.
-func unmountUnder(t *testing.T, folders ...string) {
+func unmountUnder(t testing.TB, folders ...string) {
 	t.Helper()
 	data, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
@@ -132,7 +132,7 @@ func (n *node) simulateReboot(t *testing.T) {
 
 // waitForNewContainer waits until the pod's first container is another one than `old`, running
 // and Ready, and returns the pod.
-func waitForNewContainer(t *testing.T, namespace, name, old string, timeout time.Duration) *v1.Pod {
+func waitForNewContainer(t testing.TB, namespace, name, old string, timeout time.Duration) *v1.Pod {
 	t.Helper()
 	var pod *v1.Pod
 	waitFor(t, timeout, "pod "+namespace+"/"+name+" running a new container", func() error {

@@ -19,7 +19,7 @@ import (
 
 // sliceDeletions watches the node's slices of the driver from `resourceVersion` on and records
 // every deletion, until stop is called; it returns what it saw then.
-func sliceDeletions(t *testing.T, resourceVersion string) (stop func() []string) {
+func sliceDeletions(t testing.TB, resourceVersion string) (stop func() []string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := theNode.cluster.Admin.ResourceV1().ResourceSlices().Watch(ctx, metav1.ListOptions{
@@ -65,7 +65,7 @@ func sliceDeletions(t *testing.T, resourceVersion string) (stop func() []string)
 }
 
 // sliceUIDs are the node's slices of the driver, name -> UID, and the list's resourceVersion.
-func sliceUIDs(t *testing.T) (map[string]string, string) {
+func sliceUIDs(t testing.TB) (map[string]string, string) {
 	t.Helper()
 	list, err := theNode.cluster.Admin.ResourceV1().ResourceSlices().List(context.Background(), metav1.ListOptions{
 		FieldSelector: driverSlicesOnTheNode()})
@@ -80,7 +80,7 @@ func sliceUIDs(t *testing.T) (map[string]string, string) {
 }
 
 // failedPrepares are the kubelet's FailedPrepareDynamicResources events of a pod.
-func failedPrepares(t *testing.T, pod *v1.Pod) []string {
+func failedPrepares(t testing.TB, pod *v1.Pod) []string {
 	t.Helper()
 	events, err := theNode.cluster.Admin.CoreV1().Events(pod.Namespace).List(context.Background(), metav1.ListOptions{
 		FieldSelector: "involvedObject.name=" + pod.Name + ",reason=FailedPrepareDynamicResources"})
@@ -95,7 +95,7 @@ func failedPrepares(t *testing.T, pod *v1.Pod) []string {
 }
 
 // kubeletLogSize is the kubelet log's length now, where a later kubeletPluginChanges starts.
-func kubeletLogSize(t *testing.T) int64 {
+func kubeletLogSize(t testing.TB) int64 {
 	t.Helper()
 	info, err := os.Stat(theNode.kubelet.Log())
 	if err != nil {
@@ -107,7 +107,7 @@ func kubeletLogSize(t *testing.T) int64 {
 // kubeletPluginChanges are the kubelet's "Registered DRA plugin" / "Unregistered DRA plugin"
 // lines about the driver (klog -v 3) written after `from`; each says how many endpoints of the
 // driver the kubelet holds after the change (numPlugins).
-func kubeletPluginChanges(t *testing.T, from int64) []string {
+func kubeletPluginChanges(t testing.TB, from int64) []string {
 	t.Helper()
 	var changes []string
 	for _, line := range strings.Split(kubeletLogSince(t, from), "\n") {
@@ -120,7 +120,7 @@ func kubeletPluginChanges(t *testing.T, from int64) []string {
 }
 
 // kubeletLogSince is what the kubelet logged after `from` (a kubeletLogSize).
-func kubeletLogSince(t *testing.T, from int64) string {
+func kubeletLogSince(t testing.TB, from int64) string {
 	t.Helper()
 	data, err := os.ReadFile(theNode.kubelet.Log())
 	if err != nil {
@@ -130,7 +130,7 @@ func kubeletLogSince(t *testing.T, from int64) string {
 }
 
 // helmUpgrade runs `helm upgrade --reuse-values` of the driver's release with `values` set.
-func helmUpgrade(t *testing.T, values ...string) {
+func helmUpgrade(t testing.TB, values ...string) {
 	t.Helper()
 	args := []string{"upgrade", driverRelease, filepath.Join(sourceDir(), "deploy", "helm", "numa-dra-driver"),
 		"--namespace", driverNamespace, "--reuse-values"}
@@ -148,7 +148,7 @@ func driverSlicesOnTheNode() string {
 }
 
 // driverPods are the node's driver pods not being deleted, by name.
-func driverPods(t *testing.T) []v1.Pod {
+func driverPods(t testing.TB) []v1.Pod {
 	t.Helper()
 	pods, err := theNode.cluster.Admin.CoreV1().Pods(driverNamespace).List(context.Background(), metav1.ListOptions{
 		LabelSelector: "app.kubernetes.io/name=numa-dra-driver", FieldSelector: "spec.nodeName=" + theNode.name})

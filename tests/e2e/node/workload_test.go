@@ -27,7 +27,7 @@ type workload struct {
 }
 
 // readExample decodes one object of deploy/examples/<story>/<file>.
-func readExample(t *testing.T, story, file string, into any) {
+func readExample(t testing.TB, story, file string, into any) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(sourceDir(), "deploy", "examples", story, file))
 	if err != nil {
@@ -39,7 +39,7 @@ func readExample(t *testing.T, story, file string, into any) {
 }
 
 // startExamplePod runs the example's claim template and pod in the namespace `name` (startPod).
-func startExamplePod(t *testing.T, name string) workload {
+func startExamplePod(t testing.TB, name string) workload {
 	t.Helper()
 	var template resourceapi.ResourceClaimTemplate
 	var pod v1.Pod
@@ -50,13 +50,13 @@ func startExamplePod(t *testing.T, name string) workload {
 
 // startGPUPod runs a pod whose one claim (from a template) asks for one GPU of the driver, in
 // the namespace `name` (startPod), never restarted.
-func startGPUPod(t *testing.T, name string) workload {
+func startGPUPod(t testing.TB, name string) workload {
 	t.Helper()
 	return startGPUPodRestarted(t, name, v1.RestartPolicyNever)
 }
 
 // startGPUPodRestarted is startGPUPod with the pod's restart policy.
-func startGPUPodRestarted(t *testing.T, name string, restart v1.RestartPolicy) workload {
+func startGPUPodRestarted(t testing.TB, name string, restart v1.RestartPolicy) workload {
 	t.Helper()
 	template := &resourceapi.ResourceClaimTemplate{
 		ObjectMeta: metav1.ObjectMeta{Name: "one-gpu"},
@@ -83,19 +83,19 @@ func startGPUPodRestarted(t *testing.T, name string, restart v1.RestartPolicy) w
 // has only loopback), and waits until the pod runs. The pod and the namespace are deleted at the
 // test's end, and the test waits until the pod is gone (its claim unprepared), so that the next
 // test finds the devices free.
-func startPod(t *testing.T, name string, template *resourceapi.ResourceClaimTemplate, pod *v1.Pod) workload {
+func startPod(t testing.TB, name string, template *resourceapi.ResourceClaimTemplate, pod *v1.Pod) workload {
 	t.Helper()
 	return startPodOnNetwork(t, name, template, pod, true)
 }
 
 // startPodWithItsOwnNetwork is startPod for a pod with a network namespace of its own (the
 // tier's pod network, node_test.go).
-func startPodWithItsOwnNetwork(t *testing.T, name string, template *resourceapi.ResourceClaimTemplate, pod *v1.Pod) workload {
+func startPodWithItsOwnNetwork(t testing.TB, name string, template *resourceapi.ResourceClaimTemplate, pod *v1.Pod) workload {
 	t.Helper()
 	return startPodOnNetwork(t, name, template, pod, false)
 }
 
-func startPodOnNetwork(t *testing.T, name string, template *resourceapi.ResourceClaimTemplate, pod *v1.Pod, hostNetwork bool) workload {
+func startPodOnNetwork(t testing.TB, name string, template *resourceapi.ResourceClaimTemplate, pod *v1.Pod, hostNetwork bool) workload {
 	t.Helper()
 	n := theNode
 	ctx := context.Background()
@@ -132,7 +132,7 @@ func startPodOnNetwork(t *testing.T, name string, template *resourceapi.Resource
 
 // createNamespace creates the namespace and waits for its default service account (a pod
 // cannot be created in it before).
-func createNamespace(t *testing.T, namespace string) {
+func createNamespace(t testing.TB, namespace string) {
 	t.Helper()
 	ctx := context.Background()
 	admin := theNode.cluster.Admin
@@ -146,7 +146,7 @@ func createNamespace(t *testing.T, namespace string) {
 }
 
 // waitForRunning waits until the pod runs and is Ready, and returns it.
-func waitForRunning(t *testing.T, namespace, name string, timeout time.Duration) *v1.Pod {
+func waitForRunning(t testing.TB, namespace, name string, timeout time.Duration) *v1.Pod {
 	t.Helper()
 	var running *v1.Pod
 	waitFor(t, timeout, "pod "+namespace+"/"+name+" running", func() error {
@@ -164,7 +164,7 @@ func waitForRunning(t *testing.T, namespace, name string, timeout time.Duration)
 }
 
 // checkEnvironment: every variable of the claim's CDI specs is in the pod's container.
-func checkEnvironment(t *testing.T, w workload) {
+func checkEnvironment(t testing.TB, w workload) {
 	t.Helper()
 	edits := claimEdits(t, string(w.claim.UID))
 	if len(edits.Env) == 0 {
@@ -183,7 +183,7 @@ func checkEnvironment(t *testing.T, w workload) {
 
 // deleteWorkload deletes the pod and its namespace and waits until both are gone (the pod's claim
 // unprepared by then: the kubelet removes a pod only after NodeUnprepareResources).
-func deleteWorkload(t *testing.T, namespace, pod string) {
+func deleteWorkload(t testing.TB, namespace, pod string) {
 	n := theNode
 	ctx := context.Background()
 	_ = n.cluster.Admin.CoreV1().Pods(namespace).Delete(ctx, pod, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(1))})
@@ -198,7 +198,7 @@ func deleteWorkload(t *testing.T, namespace, pod string) {
 }
 
 // waitFor polls check until it succeeds, failing the test after the timeout with its last error.
-func waitFor(t *testing.T, timeout time.Duration, what string, check func() error) {
+func waitFor(t testing.TB, timeout time.Duration, what string, check func() error) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
@@ -241,7 +241,7 @@ type cdiSpec struct {
 
 // claimSpecFiles are the CDI spec files the driver wrote for the claim (their names carry its
 // UID: the claim's devices and its metadata).
-func claimSpecFiles(t *testing.T, uid string) []string {
+func claimSpecFiles(t testing.TB, uid string) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(cdiDir, "*"+uid+"*.json"))
 	if err != nil {
@@ -252,7 +252,7 @@ func claimSpecFiles(t *testing.T, uid string) []string {
 }
 
 // claimEdits gathers the edits of every device of the claim's specs, spec-wide edits included.
-func claimEdits(t *testing.T, uid string) cdiEdits {
+func claimEdits(t testing.TB, uid string) cdiEdits {
 	t.Helper()
 	var all cdiEdits
 	for _, file := range claimSpecFiles(t, uid) {
@@ -282,7 +282,7 @@ func editsOfDevices(spec cdiSpec) []cdiEdits {
 }
 
 // exec runs a shell script in the pod's first container with kubectl exec.
-func execIn(t *testing.T, pod *v1.Pod, script string) string {
+func execIn(t testing.TB, pod *v1.Pod, script string) string {
 	t.Helper()
 	out, err := theNode.kubectl("exec", "-n", pod.Namespace, pod.Name, "-c", pod.Spec.Containers[0].Name, "--", "sh", "-c", script)
 	if err != nil {
