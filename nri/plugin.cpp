@@ -54,8 +54,9 @@ constexpr const char* kConnectionsMetric = "numadra_nri_connections_total";
 std::int32_t subscribedEvents() {
     auto bit = [](api::Event event) { return std::int32_t{1} << (static_cast<int>(event) - 1); };
     // Not UpdateContainer: the kubelet resizing a container changes its CPU shares and quota;
-    // the runtime keeps the cpuset this plugin set.
-    return bit(api::CREATE_CONTAINER) | bit(api::REMOVE_CONTAINER);
+    // the runtime keeps the cpuset this plugin set. POST_START_CONTAINER: a container updated
+    // while only created is checked again once it runs (Session::containerStarted).
+    return bit(api::CREATE_CONTAINER) | bit(api::POST_START_CONTAINER) | bit(api::REMOVE_CONTAINER);
 }
 
 std::string containerName(const api::PodSandbox* pod, const api::Container& container) {
@@ -75,6 +76,7 @@ ContainerView viewOf(const api::PodSandbox* pod, const api::Container& container
         view.cpus = container.linux().resources().cpu().cpus();
         view.mems = container.linux().resources().cpu().mems();
     }
+    view.running = container.state() == api::CONTAINER_RUNNING;
     return view;
 }
 
@@ -210,6 +212,7 @@ class Session {
     Result<api::CreateContainerResponse> createContainer(
         const api::CreateContainerRequest& request);
     void removeContainer(const api::RemoveContainerRequest& request);
+    bool containerStarted(const std::string& id);
     void bringContainersToPolicy();
     std::vector<CpusetUpdate> updatesFor(const PinningInputs& inputs, const std::string& except);
     void record(const std::vector<CpusetUpdate>& updates);
@@ -223,6 +226,8 @@ class Session {
     std::uint32_t nextStreamId_ = 1;                     // a client's streams are odd
     std::map<std::uint32_t, std::string> pendingCalls_;  // stream id -> method
     std::map<std::string, ContainerView> containers_;
+    // Containers updated while only created: their cgroup may have missed it (containerStarted).
+    std::set<std::string> recheckAtStart_;
     std::map<std::string, api::PodSandbox> syncPods_;  // of a Synchronize split in parts
     std::vector<api::Container> syncContainers_;
     bool synchronized_ = false;
@@ -388,8 +393,16 @@ Status Session::answer(std::uint32_t streamId, const std::string& method,
         return respond(streamId, 0, "", &response);
     }
     if (method == "StateChange") {
+        auto request = parsed<api::StateChangeEvent>(payload);
+        if (!request)
+            return malformed();
+        const bool recheck = request->event() == api::POST_START_CONTAINER &&
+                             containerStarted(request->container().id());
         api::Empty response;
-        return respond(streamId, 0, "", &response);
+        Status answered = respond(streamId, 0, "", &response);
+        if (answered && recheck)
+            bringContainersToPolicy();  // after the answer: the runtime is waiting for it
+        return answered;
     }
     return respond(streamId, kCodeUnimplemented, "method " + method + " is not served here",
                    nullptr);
@@ -465,6 +478,7 @@ api::SynchronizeResponse Session::synchronize(const api::SynchronizeRequest& req
         return response;
     }
     containers_.clear();
+    recheckAtStart_.clear();
     for (const api::Container& container : syncContainers_) {
         auto pod = syncPods_.find(container.pod_sandbox_id());
         ContainerView view = viewOf(pod == syncPods_.end() ? nullptr : &pod->second, container);
@@ -533,7 +547,24 @@ Result<api::CreateContainerResponse> Session::createContainer(
 
 void Session::removeContainer(const api::RemoveContainerRequest& request) {
     containers_.erase(request.container().id());
+    recheckAtStart_.erase(request.container().id());
     countPinned();
+}
+
+// containerd applies an update to a container that is only created to its spec, but its start
+// may already have made the cgroup from the old spec (a Synchronize racing a start, right after
+// the runtime restarted): such a container would run unpinned while this plugin believes it
+// pinned. Once it runs, its cpuset is unknown again and brought to the policy: at once where the
+// runtime takes the plugin's own updates (returns true), else in the next answer.
+bool Session::containerStarted(const std::string& id) {
+    auto it = containers_.find(id);
+    if (it == containers_.end())
+        return false;
+    it->second.running = true;
+    if (recheckAtStart_.erase(id) == 0)
+        return false;
+    it->second.cpus = it->second.mems = "?";
+    return synchronized_ && unsolicitedUpdates_;
 }
 
 void Session::bringContainersToPolicy() {
@@ -577,6 +608,8 @@ void Session::record(const std::vector<CpusetUpdate>& updates) {
         if (it == containers_.end())
             continue;
         applyCpuset(it->second, update.cpuset);
+        if (!it->second.running)
+            recheckAtStart_.insert(update.containerId);
     }
 }
 

@@ -266,11 +266,52 @@ TEST_F(NriPluginTest, RegistersWithItsNameIndexAndNriVersion) {
     EXPECT_EQ(request.nri_version(), "v0.12.3");
 }
 
-TEST_F(NriPluginTest, SubscribesToContainerCreationAndRemovalOnly) {
+TEST_F(NriPluginTest, SubscribesToContainerCreationStartAndRemovalOnly) {
     auto plugin = startPlugin();
     runtime_.handshake();
-    EXPECT_EQ(runtime_.configured.events(),
-              (1 << (api::CREATE_CONTAINER - 1)) | (1 << (api::REMOVE_CONTAINER - 1)));
+    EXPECT_EQ(runtime_.configured.events(), (1 << (api::CREATE_CONTAINER - 1)) |
+                                                (1 << (api::POST_START_CONTAINER - 1)) |
+                                                (1 << (api::REMOVE_CONTAINER - 1)));
+}
+
+// containerd applies an update of a container that is only created to its spec, while its
+// start may have made the cgroup already: once it runs, the plugin updates it again.
+TEST_F(NriPluginTest, AContainerUpdatedWhileOnlyCreatedIsUpdatedAgainOnceItRuns) {
+    claims_.set({PinnedClaim{kUid, "default/cpus", {6, 7}, {1}}});
+    auto plugin = startPlugin();
+    api::Container starting = FakeRuntime::container("starting", {});
+    starting.set_state(api::CONTAINER_CREATED);
+    auto synced = runtime_.handshake({starting});
+    EXPECT_THAT(updatedCpus(synced.update()), ::testing::ElementsAre("starting:0-5/"));
+    api::StateChangeEvent started;
+    started.set_event(api::POST_START_CONTAINER);
+    *started.mutable_pod() = FakeRuntime::pod();
+    *started.mutable_container() = starting;
+    runtime_.call("StateChange", started);
+    api::UpdateContainersRequest update;
+    ASSERT_TRUE(update.ParseFromString(
+        runtime_.expectCall("UpdateContainers", api::UpdateContainersResponse()).payload()));
+    EXPECT_THAT(updatedCpus(update.update()), ::testing::ElementsAre("starting:0-5/0-1"));
+}
+
+TEST_F(NriPluginTest, ARunningContainerUpdatedIsNotUpdatedAgainAtAStart) {
+    claims_.set({PinnedClaim{kUid, "default/cpus", {6, 7}, {1}}});
+    auto plugin = startPlugin();
+    api::Container web = FakeRuntime::container("web", {});
+    web.set_state(api::CONTAINER_RUNNING);
+    runtime_.handshake({web});
+    api::StateChangeEvent started;
+    started.set_event(api::POST_START_CONTAINER);
+    *started.mutable_pod() = FakeRuntime::pod();
+    *started.mutable_container() = web;
+    runtime_.call("StateChange", started);
+    // The next message is the answer to this call, not an UpdateContainers.
+    api::CreateContainerRequest create;
+    *create.mutable_pod() = FakeRuntime::pod();
+    *create.mutable_container() = FakeRuntime::container("late", {});
+    auto created =
+        FakeRuntime::parse<api::CreateContainerResponse>(runtime_.call("CreateContainer", create));
+    EXPECT_EQ(created.adjust().linux().resources().cpu().cpus(), "0-5");
 }
 
 TEST_F(NriPluginTest, SynchronizeBringsRunningContainersToThePolicy) {

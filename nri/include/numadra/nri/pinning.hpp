@@ -45,6 +45,9 @@ struct ContainerView {
     std::vector<std::string> claimUids;  // cdi::claimUidsInEnvironment of its environment
     std::string cpus;                    // cpuset.cpus as set now; "" when never set
     std::string mems;                    // cpuset.mems as set now; "" when never set
+    // The runtime said it runs. A container only created may already have its cgroup (a start
+    // in progress): an update then reaches its spec, not the cgroup (see plugin.cpp).
+    bool running = false;
 };
 
 // What a container gets. An empty `mems` leaves the memory nodes as they are.
