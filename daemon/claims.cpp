@@ -1,12 +1,13 @@
 #include "numadra/daemon/claims.hpp"
 
 #include <spdlog/spdlog.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include "numadra/documents/documents.hpp"
 
 namespace numadra::daemon {
 
@@ -16,27 +17,6 @@ constexpr int kNotFound = 404;
 
 std::string claimName(const plugin::ClaimRef& ref) {
     return ref.ns + "/" + ref.name;
-}
-
-api::Json yamlToJson(const YAML::Node& node) {
-    switch (node.Type()) {
-        case YAML::NodeType::Map: {
-            api::Json out = api::Json::object();
-            for (const auto& entry : node)
-                out[entry.first.as<std::string>()] = yamlToJson(entry.second);
-            return out;
-        }
-        case YAML::NodeType::Sequence: {
-            api::Json out = api::Json::array();
-            for (const auto& item : node)
-                out.push_back(yamlToJson(item));
-            return out;
-        }
-        case YAML::NodeType::Scalar:
-            return node.as<std::string>();
-        default:
-            return nullptr;
-    }
 }
 
 class FileClaimSource : public ClaimSource {
@@ -51,13 +31,16 @@ class FileClaimSource : public ClaimSource {
                 continue;
             std::stringstream content;
             content << in.rdbuf();
-            try {
-                if (std::string(extension) == ".json")
-                    return api::Json::parse(content.str());
-                return yamlToJson(YAML::Load(content.str()));
-            } catch (const std::exception& e) {
-                return Error{"claim file " + path + ": " + e.what()};
+            // The reader dra-allocate uses: YAML's scalars typed (adminAccess: true is a bool),
+            // JSON or YAML whatever the extension says.
+            auto objects = documents::parse(content.str(), path);
+            if (!objects)
+                return Error{"claim file " + objects.error().message};
+            if (objects->size() != 1) {
+                return Error{"claim file " + path + ": holds " + std::to_string(objects->size()) +
+                             " objects, not one ResourceClaim"};
             }
+            return std::move(objects->front().json);
         }
         return Error{"ResourceClaim " + ns + "/" + name + " not found in " + directory_, kNotFound};
     }

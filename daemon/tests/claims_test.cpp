@@ -394,5 +394,27 @@ TEST(FileClaimSource, ReadsJsonAndYamlAndReportsMissing) {
     EXPECT_NE(bad.error().message.find("ns_bad.json"), std::string::npos);
 }
 
+TEST(FileClaimSource, YamlScalarsAreTypedAsTheApiServerWouldReadThem) {
+    numadra::testing::TempTree tree;
+    tree.file("ns_admin.yaml",
+              "metadata:\n  uid: u3\nstatus:\n  allocation:\n    devices:\n      results:\n"
+              "      - {request: gpu, driver: numa.dra.dev, pool: node-1, device: gpu-0, "
+              "adminAccess: true}\n");
+    auto source = makeFileClaimSource(tree.root());
+    auto claim = source->getClaim("ns", "admin", std::chrono::steady_clock::now());
+    ASSERT_TRUE(claim.ok()) << claim.error().message;
+    EXPECT_EQ((*claim)["status"]["allocation"]["devices"]["results"][0]["adminAccess"], true);
+}
+
+TEST(FileClaimSource, AFileOfSeveralObjectsIsAnErrorNamingIt) {
+    numadra::testing::TempTree tree;
+    tree.file("ns_two.yaml", "metadata: {uid: a}\n---\nmetadata: {uid: b}\n");
+    auto source = makeFileClaimSource(tree.root());
+    auto claim = source->getClaim("ns", "two", std::chrono::steady_clock::now());
+    ASSERT_FALSE(claim.ok());
+    EXPECT_NE(claim.error().message.find("ns_two.yaml: holds 2 objects"), std::string::npos)
+        << claim.error().message;
+}
+
 }  // namespace
 }  // namespace numadra::daemon
