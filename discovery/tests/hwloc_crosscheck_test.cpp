@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "hwloc_view.hpp"
 #include "numadra/discovery/discovery.hpp"
-#include "numadra/discovery/hwloc_view.hpp"
 
 namespace numadra::discovery {
 namespace {

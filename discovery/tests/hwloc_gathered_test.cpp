@@ -28,9 +28,9 @@
 #include <variant>
 #include <vector>
 
+#include "hwloc_view.hpp"
 #include "numadra/common/text.hpp"
 #include "numadra/discovery/discovery.hpp"
-#include "numadra/discovery/hwloc_view.hpp"
 #include "numadra/slices/builder.hpp"
 #include "numadra/topology/attributes.hpp"
 

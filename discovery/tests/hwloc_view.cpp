@@ -1,4 +1,4 @@
-#include "numadra/discovery/hwloc_view.hpp"
+#include "hwloc_view.hpp"
 
 #include <hwloc.h>
 #include <stdlib.h>  // setenv, unsetenv, mkdtemp
