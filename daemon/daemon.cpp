@@ -320,7 +320,7 @@ class Daemon {
     StdoutSliceApi* dryRunApi_ = nullptr;
     std::unique_ptr<slices::Publisher> publisher_;
     std::unique_ptr<ClaimSource> claimSource_;
-    std::unique_ptr<prepare::Preparer> devices_;
+    std::unique_ptr<prepare::Preparer> devicePreparer_;  // files and checkpoint of a claim
     std::unique_ptr<health::Monitor> health_;
     std::unique_ptr<health::LinkWatch> linkWatch_;  // after health_: it calls into it
     std::mutex buildMutex_;                   // one slice build (scan or health change) at a time
@@ -328,11 +328,11 @@ class Daemon {
     std::atomic<bool> listsRefused_{false};   // --numa-list=auto and no DRAListTypeAttributes
     // --node-allocatable-resources=auto and no DRANodeAllocatableResources
     std::atomic<bool> nodeAllocatableDropped_{false};
-    // Before preparer_: the preparer reports to them until it is gone.
+    // Before claimPreparer_: it reports to them until it is gone.
     std::unique_ptr<ContainerPinning> pinning_;
     std::unique_ptr<ApiClaimStatusSink> statusSink_;
     std::unique_ptr<ClaimStatusPublisher> claimStatus_;
-    std::unique_ptr<ClaimPreparer> preparer_;
+    std::unique_ptr<ClaimPreparer> claimPreparer_;  // the kubelet's calls: fetch, admit, prepare
     std::unique_ptr<plugin::PluginServer> server_;
     Trigger publishTrigger_;
     std::atomic<bool> published_{false};
@@ -539,14 +539,14 @@ Status Daemon::openCheckpoint() {
     auto devices = prepare::Preparer::open(std::move(options), metrics_);
     if (!devices)
         return devices.error();
-    devices_ = std::move(devices).value();
+    devicePreparer_ = std::move(devices).value();
     // During a rolling update the old pod may be preparing right now: its started record must
     // not be taken for a crash and rolled back, so restore takes the same node-wide turn.
     auto turn = takeRollingUpdateTurn();
     if (!turn)
         return turn.error();
     const auto snapshot = inventory_.current();
-    auto report = devices_->restore({snapshot->machine, snapshot->devices});
+    auto report = devicePreparer_->restore({snapshot->machine, snapshot->devices});
     if (!report)
         return report.error();
     spdlog::info(
@@ -795,11 +795,11 @@ int Daemon::run(std::stop_token stop) {
         return kExitBadConfig;
     }
     pinning_ = std::move(pinning).value();
-    preparer_ = std::make_unique<ClaimPreparer>(*claimSource_, inventory_, *devices_,
-                                                config_.slices.driverName, config_.slices.nodeName,
-                                                metrics_, claimStatus_.get(), pinning_.get());
-    auto server =
-        std::make_unique<plugin::PluginServer>(pluginServerOptions(), *preparer_, health_.get());
+    claimPreparer_ = std::make_unique<ClaimPreparer>(
+        *claimSource_, inventory_, *devicePreparer_, config_.slices.driverName,
+        config_.slices.nodeName, metrics_, claimStatus_.get(), pinning_.get());
+    auto server = std::make_unique<plugin::PluginServer>(pluginServerOptions(), *claimPreparer_,
+                                                         health_.get());
     if (auto status = server->start(); !status) {
         spdlog::error("kubelet plugin sockets failed error=\"{}\"", status.error().message);
         return kExitBadConfig;
