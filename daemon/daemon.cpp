@@ -125,27 +125,6 @@ void recordDevices(metrics::Registry& registry, const InventorySnapshot& snapsho
         registry.gaugeSet("numadra_devices", {labels.first, labels.second}, count);
 }
 
-// Fault injection for the crash-safety tests: NUMADRA_TEST_KILL_AFTER_WRITES=N makes the
-// process SIGKILL itself right after the N-th file the prepare pipeline writes, so a test can
-// stop it at every step of a Prepare. Unset in production.
-std::function<void(const std::string&)> crashHookFromEnvironment() {
-    const char* value = std::getenv("NUMADRA_TEST_KILL_AFTER_WRITES");
-    if (value == nullptr)
-        return {};
-    auto limit = text::parseInt(value);
-    if (!limit || *limit <= 0)
-        return {};
-    spdlog::warn("fault injection on: killing the process after {} prepare writes", *limit);
-    auto writes = std::make_shared<std::atomic<std::int64_t>>(0);
-    return [writes, limit = *limit](const std::string& path) {
-        if (++*writes == limit) {
-            spdlog::warn("fault injection: SIGKILL after writing path={}", path);
-            spdlog::default_logger()->flush();
-            ::raise(SIGKILL);
-        }
-    };
-}
-
 // The API server as the publisher sees it.
 class KubeSliceApi : public slices::SliceApi {
   public:
@@ -273,8 +252,8 @@ class Trigger {
 
 class Daemon {
   public:
-    Daemon(const DaemonConfig& config, Clock::time_point started)
-        : config_(config), started_(started) {
+    Daemon(const DaemonConfig& config, Clock::time_point started, const DaemonHooks& hooks)
+        : config_(config), hooks_(hooks), started_(started) {
         declareMetrics(metrics_);
     }
     // The health thread calls back into members declared after it: stop it before they go.
@@ -310,6 +289,7 @@ class Daemon {
     void shutdown();
 
     const DaemonConfig& config_;
+    const DaemonHooks& hooks_;
     Clock::time_point started_;
     metrics::Registry metrics_;
     metrics::HttpServer http_;
@@ -535,7 +515,7 @@ Status Daemon::openCheckpoint() {
         // Without a boot id every start counts as a new boot: files are re-verified anyway.
         spdlog::warn("kernel boot id unreadable error=\"{}\"", bootId.error().message);
     }
-    options.afterFileWrite = crashHookFromEnvironment();
+    options.afterFileWrite = hooks_.afterFileWrite;
     auto devices = prepare::Preparer::open(std::move(options), metrics_);
     if (!devices)
         return devices.error();
@@ -873,8 +853,9 @@ void Daemon::shutdown() {
 
 }  // namespace
 
-int runDaemon(const DaemonConfig& config, std::stop_token stop, Clock::time_point started) {
-    Daemon daemon(config, started);
+int runDaemon(const DaemonConfig& config, std::stop_token stop, Clock::time_point started,
+              const DaemonHooks& hooks) {
+    Daemon daemon(config, started, hooks);
     return daemon.run(stop);
 }
 

@@ -1,4 +1,5 @@
-// numa-dra-plugin: the DRA kubelet plugin daemon. SIGTERM/SIGINT stop it cleanly.
+// numa-dra-plugin's main (daemon.hpp: daemonMain), shared by tools/numa_dra_plugin.cpp and the
+// crash tests' numa-dra-plugin-faults.
 
 #include <signal.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 
 extern char** environ;
 
+namespace numadra::daemon {
 namespace {
 
 std::map<std::string, std::string> environmentMap() {
@@ -31,7 +33,7 @@ std::map<std::string, std::string> environmentMap() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int daemonMain(int argc, char** argv, const DaemonHooks& hooks) {
     const auto started = std::chrono::steady_clock::now();
     // Signals are taken by one thread with sigwait; every other thread inherits the mask.
     sigset_t signals;
@@ -40,22 +42,21 @@ int main(int argc, char** argv) {
     sigaddset(&signals, SIGINT);
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-    auto parsed = numadra::daemon::parseDaemonFlags(std::vector<std::string>(argv + 1, argv + argc),
-                                                    environmentMap(), numadra::defaultNodeName());
+    auto parsed = parseDaemonFlags(std::vector<std::string>(argv + 1, argv + argc),
+                                   environmentMap(), numadra::defaultNodeName());
     if (!parsed) {
-        std::cerr << "numa-dra-plugin: " << parsed.error().message << "\n\n"
-                  << numadra::daemon::daemonUsage();
-        return numadra::daemon::kExitBadConfig;
+        std::cerr << "numa-dra-plugin: " << parsed.error().message << "\n\n" << daemonUsage();
+        return kExitBadConfig;
     }
     if (parsed->helpRequested) {
-        std::cout << numadra::daemon::daemonUsage();
+        std::cout << daemonUsage();
         return 0;
     }
     if (parsed->versionRequested) {
         std::cout << "numa-dra-plugin " << NUMADRA_VERSION << "\n";
         return 0;
     }
-    numadra::daemon::setupLogging(parsed->config.logFormat, parsed->config.logLevel);
+    setupLogging(parsed->config.logFormat, parsed->config.logLevel);
 
     std::stop_source stop;
     std::jthread signalWaiter([&] {
@@ -63,9 +64,11 @@ int main(int argc, char** argv) {
         sigwait(&signals, &signal);
         stop.request_stop();
     });
-    const int code = numadra::daemon::runDaemon(parsed->config, stop.get_token(), started);
+    const int code = runDaemon(parsed->config, stop.get_token(), started, hooks);
     // Wake the signal thread if the daemon ended on its own (fatal error).
     if (!stop.stop_requested())
         ::kill(::getpid(), SIGTERM);
     return code;
 }
+
+}  // namespace numadra::daemon

@@ -839,13 +839,18 @@ class DaemonProcessTest : public DaemonTest {
         DaemonTest::TearDown();
     }
 
-    void spawn(std::vector<std::string> args, const std::string& killAfterWrites = "") {
+    // With `killAfterWrites`, the test program with fault injection runs unless `program` names
+    // another.
+    void spawn(std::vector<std::string> args, const std::string& killAfterWrites = "",
+               std::string program = "") {
+        if (program.empty())
+            program = killAfterWrites.empty() ? "numa-dra-plugin" : "numa-dra-plugin-faults";
+        std::string binary = std::string(NUMADRA_BIN_DIR) + "/" + program;
         child = ::fork();
         if (child == 0) {
             if (!killAfterWrites.empty())
                 ::setenv("NUMADRA_TEST_KILL_AFTER_WRITES", killAfterWrites.c_str(), 1);
             std::vector<char*> argv;
-            static std::string binary = std::string(NUMADRA_BIN_DIR) + "/numa-dra-plugin";
             argv.push_back(binary.data());
             for (auto& a : args)
                 argv.push_back(a.data());
@@ -991,6 +996,15 @@ class CrashTest : public DaemonProcessTest {
         return out;
     }
 };
+
+TEST_F(CrashTest, TheShippedProgramHasNoFaultInjection) {
+    putClaim();
+    spawn(daemonArgs(), "1", "numa-dra-plugin");
+    EXPECT_NE(prepareWhenServing().find("numa.dra.dev/claim=crash-uid-gpu-0000-21-00-0"),
+              std::string::npos);
+    EXPECT_EQ(unprepare(), "");
+    EXPECT_EQ(terminateAndWait(), 0);
+}
 
 TEST_F(CrashTest, KilledAfterEachWriteThenRestartedLosesAndLeaksNothing) {
     putClaim();

@@ -547,10 +547,12 @@ class Conformance : public ::testing::TestWithParam<Case> {
         return flags;
     }
 
-    void startDaemon(const std::vector<std::string>& extraEnvironment = {}) {
+    // `program`: numa-dra-plugin-faults for the crash steps (fault injection, test-only).
+    void startDaemon(const std::vector<std::string>& extraEnvironment = {},
+                     const std::string& program = "numa-dra-plugin") {
         ++daemonRuns;
         Process::Options options;
-        options.argv = {binary("numa-dra-plugin")};
+        options.argv = {binary(program)};
         const auto flags = daemonFlags();
         options.argv.insert(options.argv.end(), flags.begin(), flags.end());
         options.env = childEnvironment(extraEnvironment);
@@ -1732,7 +1734,8 @@ class Conformance : public ::testing::TestWithParam<Case> {
         ASSERT_EQ(daemon->wait(30s), 128 + SIGKILL);
         // record "started", then per request a metadata file and its CDI spec, ...
         const int killAfter = 1 + static_cast<int>(claim.requests().size());
-        startDaemon({"NUMADRA_TEST_KILL_AFTER_WRITES=" + std::to_string(killAfter)});
+        startDaemon({"NUMADRA_TEST_KILL_AFTER_WRITES=" + std::to_string(killAfter)},
+                    "numa-dra-plugin-faults");
         ASSERT_NO_FATAL_FAILURE(waitUntilServing());
         grpc::Status status;
         prepareV1({&claim}, &status);

@@ -4,7 +4,9 @@
 // device events, repairing slices deleted by others within seconds).
 
 #include <chrono>
+#include <functional>
 #include <stop_token>
+#include <string>
 
 #include "numadra/daemon/config.hpp"
 
@@ -15,10 +17,20 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFatal = 1;      // e.g. the API server drops fields we publish
 inline constexpr int kExitBadConfig = 2;  // unusable flags, sysfs root, kubeconfig, sockets
 
+// Seams only test programs fill (numa-dra-plugin-faults); numa-dra-plugin leaves them empty.
+struct DaemonHooks {
+    // Called after each file the prepare pipeline writes: the crash tests kill the process there.
+    std::function<void(const std::string& path)> afterFileWrite;
+};
+
 // Runs until `stop` is requested (SIGTERM) or a fatal error; then stops serving, deregisters
 // and removes (or keeps, per --keep-slices-on-exit) this node's slices. `started` is the process
 // start, for the startup time the daemon reports.
 int runDaemon(const DaemonConfig& config, std::stop_token stop,
-              std::chrono::steady_clock::time_point started);
+              std::chrono::steady_clock::time_point started, const DaemonHooks& hooks = {});
+
+// numa-dra-plugin's whole main: flags from argv and the environment, logging, signals (SIGTERM
+// and SIGINT stop it), runDaemon. Returns the exit code.
+int daemonMain(int argc, char** argv, const DaemonHooks& hooks = {});
 
 }  // namespace numadra::daemon
