@@ -15,7 +15,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <thread>
 
 #include "github.com/containerd/nri/pkg/api/api.pb.h"
@@ -226,8 +225,6 @@ class Session {
     std::uint32_t nextStreamId_ = 1;                     // a client's streams are odd
     std::map<std::uint32_t, std::string> pendingCalls_;  // stream id -> method
     std::map<std::string, ContainerView> containers_;
-    // Containers updated while only created: their cgroup may have missed it (containerStarted).
-    std::set<std::string> recheckAtStart_;
     std::map<std::string, api::PodSandbox> syncPods_;  // of a Synchronize split in parts
     std::vector<api::Container> syncContainers_;
     bool synchronized_ = false;
@@ -478,7 +475,6 @@ api::SynchronizeResponse Session::synchronize(const api::SynchronizeRequest& req
         return response;
     }
     containers_.clear();
-    recheckAtStart_.clear();
     for (const api::Container& container : syncContainers_) {
         auto pod = syncPods_.find(container.pod_sandbox_id());
         ContainerView view = viewOf(pod == syncPods_.end() ? nullptr : &pod->second, container);
@@ -547,7 +543,6 @@ Result<api::CreateContainerResponse> Session::createContainer(
 
 void Session::removeContainer(const api::RemoveContainerRequest& request) {
     containers_.erase(request.container().id());
-    recheckAtStart_.erase(request.container().id());
     countPinned();
 }
 
@@ -560,10 +555,12 @@ bool Session::containerStarted(const std::string& id) {
     auto it = containers_.find(id);
     if (it == containers_.end())
         return false;
-    it->second.running = true;
-    if (recheckAtStart_.erase(id) == 0)
+    ContainerView& view = it->second;
+    view.running = true;
+    if (!view.updatedWhileCreated)
         return false;
-    it->second.cpus = it->second.mems = "?";
+    view.updatedWhileCreated = false;
+    view.cpus = view.mems = "?";
     return synchronized_ && unsolicitedUpdates_;
 }
 
@@ -608,8 +605,7 @@ void Session::record(const std::vector<CpusetUpdate>& updates) {
         if (it == containers_.end())
             continue;
         applyCpuset(it->second, update.cpuset);
-        if (!it->second.running)
-            recheckAtStart_.insert(update.containerId);
+        it->second.updatedWhileCreated = it->second.updatedWhileCreated || !it->second.running;
     }
 }
 

@@ -18,7 +18,6 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 )
 
@@ -152,14 +151,7 @@ func startCPUPod(t testing.TB, name string, count int) workload {
 	t.Helper()
 	template := &resourceapi.ResourceClaimTemplate{
 		ObjectMeta: metav1.ObjectMeta{Name: "cpus"},
-		Spec: resourceapi.ResourceClaimTemplateSpec{Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
-			Requests: []resourceapi.DeviceRequest{{Name: "cpu", Exactly: &resourceapi.ExactDeviceRequest{
-				DeviceClassName: "cpu." + driverName,
-				Capacity: &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{
-					"cpu": resource.MustParse(strconv.Itoa(count)),
-				}},
-			}}},
-		}}},
+		Spec:       resourceapi.ResourceClaimTemplateSpec{Spec: cpuClaim(count)},
 	}
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "pinned"},
@@ -173,6 +165,18 @@ func startCPUPod(t testing.TB, name string, count int) workload {
 		},
 	}
 	return startPod(t, name, template, pod)
+}
+
+// cpuClaim asks for `count` CPUs of the driver's CPU device (request "cpu").
+func cpuClaim(count int) resourceapi.ResourceClaimSpec {
+	return resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
+		Requests: []resourceapi.DeviceRequest{{Name: "cpu", Exactly: &resourceapi.ExactDeviceRequest{
+			DeviceClassName: "cpu." + driverName,
+			Capacity: &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{
+				"cpu": resource.MustParse(strconv.Itoa(count)),
+			}},
+		}}},
+	}}
 }
 
 // claimCPUs is the CPU list the claim's CDI spec gives its container (NUMADRA_..._CPUS).
@@ -354,44 +358,11 @@ func runtimeCPUSet(t testing.TB, pod *v1.Pod) (cpus, mems string) {
 	return spec.Linux.Resources.CPU.Cpus, spec.Linux.Resources.CPU.Mems
 }
 
-// startGPUPodBound runs a pod whose claim asks for one GPU, with the driver's NumaPlacement
-// configuration in the claim when `binding` is not "".
-func startGPUPodBound(t testing.TB, name, binding string) workload {
-	t.Helper()
-	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
-		Requests: []resourceapi.DeviceRequest{{Name: "gpu", Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: "gpu." + driverName}}},
-	}}
-	if binding != "" {
-		parameters := fmt.Sprintf(`{"apiVersion": "numa.dra.dev/v1alpha1", "kind": "NumaPlacement", "memoryBinding": %q}`, binding)
-		spec.Devices.Config = []resourceapi.DeviceClaimConfiguration{{
-			Requests: []string{"gpu"},
-			DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{
-				Driver: driverName, Parameters: runtime.RawExtension{Raw: []byte(parameters)},
-			}},
-		}}
-	}
-	template := &resourceapi.ResourceClaimTemplate{
-		ObjectMeta: metav1.ObjectMeta{Name: "one-gpu"},
-		Spec:       resourceapi.ResourceClaimTemplateSpec{Spec: spec},
-	}
-	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "gpu-user"},
-		Spec: v1.PodSpec{
-			ResourceClaims: []v1.PodResourceClaim{{Name: "gpu", ResourceClaimTemplateName: ptr.To("one-gpu")}},
-			Containers: []v1.Container{{
-				Name: "main", Command: []string{"sh", "-c", "sleep infinity"},
-				Resources: v1.ResourceRequirements{Claims: []v1.ResourceClaim{{Name: "gpu"}}},
-			}},
-		},
-	}
-	return startPod(t, name, template, pod)
-}
-
 // A GPU claim that asks for memory binding gets its GPU's NUMA node as the container's memory
 // nodes (and the shared CPUs); one that does not ask gets no memory nodes set; a malformed
 // binding is refused at prepare, naming the field, and its pod does not start.
 func memoryIsBoundToTheGPUsNodeWhenTheClaimAsks(t testing.TB, all []int) {
-	bound := startGPUPodBound(t, "gpu-bound", "NumaNode")
+	bound := startGPUPodClaiming(t, "gpu-bound", v1.RestartPolicyAlways, gpuClaim("NumaNode"))
 	if cpus, mems := runtimeCPUSet(t, bound.pod); mems != "0" || cpus == "" {
 		t.Errorf("claim with memoryBinding NumaNode: runtime spec cpuset cpus %q mems %q, want the shared CPUs and node 0", cpus, mems)
 	}
@@ -401,7 +372,7 @@ func memoryIsBoundToTheGPUsNodeWhenTheClaimAsks(t testing.TB, all []int) {
 	checkEnvironment(t, bound)
 	deleteWorkload(t, "gpu-bound", bound.pod.Name) // the machine's one GPU, for the next pods
 
-	unbound := startGPUPodBound(t, "gpu-unbound", "")
+	unbound := startGPUPodClaiming(t, "gpu-unbound", v1.RestartPolicyAlways, gpuClaim(""))
 	if _, mems := runtimeCPUSet(t, unbound.pod); mems != "" {
 		t.Errorf("claim without a binding: runtime spec cpuset mems %q, want none set", mems)
 	}
@@ -410,13 +381,7 @@ func memoryIsBoundToTheGPUsNodeWhenTheClaimAsks(t testing.TB, all []int) {
 	namespace := "gpu-misbound"
 	createNamespace(t, namespace)
 	template := &resourceapi.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Name: "one-gpu", Namespace: namespace}}
-	template.Spec.Spec = resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
-		Requests: []resourceapi.DeviceRequest{{Name: "gpu", Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: "gpu." + driverName}}},
-		Config: []resourceapi.DeviceClaimConfiguration{{DeviceConfiguration: resourceapi.DeviceConfiguration{
-			Opaque: &resourceapi.OpaqueDeviceConfiguration{Driver: driverName, Parameters: runtime.RawExtension{
-				Raw: []byte(`{"apiVersion": "numa.dra.dev/v1alpha1", "kind": "NumaPlacement", "memoryBinding": "Nearby"}`)}},
-		}}},
-	}}
+	template.Spec.Spec = gpuClaim("Nearby")
 	waitForPrepareRefused(t, namespace, template, "memoryBinding")
 }
 
@@ -517,14 +482,7 @@ func withoutNRIPodsStartUnpinnedOrWaitWhenPinningIsRequired(t testing.TB, all []
 	namespace := "pin-required"
 	createNamespace(t, namespace)
 	template := &resourceapi.ResourceClaimTemplate{ObjectMeta: metav1.ObjectMeta{Name: "cpus", Namespace: namespace}}
-	template.Spec.Spec = resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
-		Requests: []resourceapi.DeviceRequest{{Name: "cpu", Exactly: &resourceapi.ExactDeviceRequest{
-			DeviceClassName: "cpu." + driverName,
-			Capacity: &resourceapi.CapacityRequirements{Requests: map[resourceapi.QualifiedName]resource.Quantity{
-				"cpu": resource.MustParse("1"),
-			}},
-		}}},
-	}}
+	template.Spec.Spec = cpuClaim(1)
 	waitForPrepareRefused(t, namespace, template, "NRI")
 
 	if err := n.restartContainerd(true); err != nil {

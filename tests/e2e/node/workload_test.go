@@ -16,6 +16,7 @@ import (
 	resourceapi "k8s.io/api/resource/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 )
@@ -58,11 +59,33 @@ func startGPUPod(t testing.TB, name string) workload {
 // startGPUPodRestarted is startGPUPod with the pod's restart policy.
 func startGPUPodRestarted(t testing.TB, name string, restart v1.RestartPolicy) workload {
 	t.Helper()
+	return startGPUPodClaiming(t, name, restart, gpuClaim(""))
+}
+
+// gpuClaim asks for one GPU (request "gpu"), with the driver's NumaPlacement configuration
+// when `binding` is not "".
+func gpuClaim(binding string) resourceapi.ResourceClaimSpec {
+	spec := resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
+		Requests: []resourceapi.DeviceRequest{{Name: "gpu", Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: "gpu." + driverName}}},
+	}}
+	if binding != "" {
+		parameters := fmt.Sprintf(`{"apiVersion": "numa.dra.dev/v1alpha1", "kind": "NumaPlacement", "memoryBinding": %q}`, binding)
+		spec.Devices.Config = []resourceapi.DeviceClaimConfiguration{{
+			Requests: []string{"gpu"},
+			DeviceConfiguration: resourceapi.DeviceConfiguration{Opaque: &resourceapi.OpaqueDeviceConfiguration{
+				Driver: driverName, Parameters: runtime.RawExtension{Raw: []byte(parameters)},
+			}},
+		}}
+	}
+	return spec
+}
+
+// startGPUPodClaiming runs a pod of one container using a claim made from `spec`.
+func startGPUPodClaiming(t testing.TB, name string, restart v1.RestartPolicy, spec resourceapi.ResourceClaimSpec) workload {
+	t.Helper()
 	template := &resourceapi.ResourceClaimTemplate{
 		ObjectMeta: metav1.ObjectMeta{Name: "one-gpu"},
-		Spec: resourceapi.ResourceClaimTemplateSpec{Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{
-			Requests: []resourceapi.DeviceRequest{{Name: "gpu", Exactly: &resourceapi.ExactDeviceRequest{DeviceClassName: "gpu." + driverName}}},
-		}}},
+		Spec:       resourceapi.ResourceClaimTemplateSpec{Spec: spec},
 	}
 	pod := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "gpu-user"},

@@ -46,8 +46,10 @@ struct ContainerView {
     std::string cpus;                    // cpuset.cpus as set now; "" when never set
     std::string mems;                    // cpuset.mems as set now; "" when never set
     // The runtime said it runs. A container only created may already have its cgroup (a start
-    // in progress): an update then reaches its spec, not the cgroup (see plugin.cpp).
+    // in progress): an update then reaches its spec, not the cgroup (see plugin.cpp), so one
+    // updated meanwhile is updated again once it runs.
     bool running = false;
+    bool updatedWhileCreated = false;
 };
 
 // What a container gets. An empty `mems` leaves the memory nodes as they are.
