@@ -632,12 +632,12 @@ std::map<std::string, DeviceHealth> Monitor::current() const {
     return all;
 }
 
-std::vector<plugin::DeviceHealthReport> Monitor::snapshot() {
-    std::vector<plugin::DeviceHealthReport> reports;
+std::vector<claims::DeviceHealthReport> Monitor::snapshot() {
+    std::vector<claims::DeviceHealthReport> reports;
     const std::int64_t now = unixNow();
     const std::int64_t stale = std::max<std::int64_t>(options_.reportTimeout.count(), 1);
     for (const auto& [name, health] : current()) {
-        plugin::DeviceHealthReport report;
+        claims::DeviceHealthReport report;
         report.poolName = options_.poolName;
         report.deviceName = name;
         report.state = health.state;

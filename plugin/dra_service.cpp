@@ -44,12 +44,12 @@ struct DraV1beta1 {
     static constexpr bool kHasShareId = false;
 };
 
-using Operation = ClaimOutcome::Operation;
+using Operation = claims::ClaimOutcome::Operation;
 
 // The claims of one request: the distinct valid ones to run, and the entries answered without
 // running anything (a claim without a UID cannot be prepared, and still needs its entry).
 struct BatchPlan {
-    std::vector<ClaimRef> claims;
+    std::vector<claims::ClaimRef> claims;
     std::vector<std::pair<std::string, std::string>> rejected;  // map key, error
 };
 
@@ -65,21 +65,21 @@ BatchPlan planBatch(const Claims& requested) {
         }
         // The response is a map keyed by UID: a claim listed twice gets one entry, run once.
         if (seen.insert(claim.uid()).second)
-            plan.claims.push_back(ClaimRef{claim.namespace_(), claim.name(), claim.uid()});
+            plan.claims.push_back(claims::ClaimRef{claim.namespace_(), claim.name(), claim.uid()});
     }
     return plan;
 }
 
-Deadline toSteadyDeadline(std::chrono::system_clock::time_point deadline) {
+claims::Deadline toSteadyDeadline(std::chrono::system_clock::time_point deadline) {
     auto systemNow = std::chrono::system_clock::now();
     // gRPC reports "no deadline" as time_point::max(); anything this far away means the same.
     if (deadline > systemNow + std::chrono::hours(24 * 365))
-        return Deadline::max();
+        return claims::Deadline::max();
     return std::chrono::steady_clock::now() +
            std::chrono::duration_cast<std::chrono::steady_clock::duration>(deadline - systemNow);
 }
 
-grpc::Status endedStatus(Deadline deadline) {
+grpc::Status endedStatus(claims::Deadline deadline) {
     if (std::chrono::steady_clock::now() >= deadline)
         return {grpc::StatusCode::DEADLINE_EXCEEDED,
                 "deadline exceeded before all claims were done"};
@@ -108,10 +108,10 @@ using Seconds = std::chrono::duration<double>;
 // others instead of filling a lane.
 class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
   public:
-    using FillResponse =
-        std::function<void(const BatchPlan& plan, const std::vector<ClaimPrepareResult>& results)>;
+    using FillResponse = std::function<void(
+        const BatchPlan& plan, const std::vector<claims::ClaimPrepareResult>& results)>;
 
-    ClaimBatch(ClaimRunner& runner, Operation operation, BatchPlan plan, Deadline deadline,
+    ClaimBatch(ClaimRunner& runner, Operation operation, BatchPlan plan, claims::Deadline deadline,
                FillResponse fill, grpc::ServerUnaryReactor& reactor)
         : runner_(runner),
           operation_(operation),
@@ -155,27 +155,28 @@ class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
     }
 
     void runLocally(std::size_t index) {
-        const ClaimRef& claim = plan_.claims[index];
+        const claims::ClaimRef& claim = plan_.claims[index];
         if (auto ended = endedBeforeStart(index))
-            return answer(index, std::move(*ended), ClaimOutcome::Source::None);
+            return answer(index, std::move(*ended), claims::ClaimOutcome::Source::None);
         auto serialized = takeTurn();
         if (!serialized)
-            return answer(index, {{}, serialized.error().message}, ClaimOutcome::Source::None);
+            return answer(index, {{}, serialized.error().message},
+                          claims::ClaimOutcome::Source::None);
         if (operation_ == Operation::Unprepare) {
             auto error = guarded([&] {
-                return ClaimPrepareResult{{}, preparer().unprepare(claim, deadline_)};
+                return claims::ClaimPrepareResult{{}, preparer().unprepare(claim, deadline_)};
             });
-            return answer(index, std::move(error), ClaimOutcome::Source::None);
+            return answer(index, std::move(error), claims::ClaimOutcome::Source::None);
         }
-        std::optional<ClaimPrepareResult> known;
+        std::optional<claims::ClaimPrepareResult> known;
         auto lookedUp = guarded([&] {
             known = preparer().prepareFromRecords(claim);
-            return ClaimPrepareResult{};
+            return claims::ClaimPrepareResult{};
         });
         if (!lookedUp.error.empty())
-            return answer(index, std::move(lookedUp), ClaimOutcome::Source::None);
+            return answer(index, std::move(lookedUp), claims::ClaimOutcome::Source::None);
         if (known)
-            return answer(index, std::move(*known), ClaimOutcome::Source::Records);
+            return answer(index, std::move(*known), claims::ClaimOutcome::Source::Records);
         queueForApi(index);
     }
 
@@ -208,38 +209,40 @@ class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
     }
 
     void runWithApi(std::size_t index) {
-        const ClaimRef& claim = plan_.claims[index];
+        const claims::ClaimRef& claim = plan_.claims[index];
         if (auto ended = endedBeforeStart(index))
-            return answer(index, std::move(*ended), ClaimOutcome::Source::None);
-        std::optional<ClaimObject> object;
+            return answer(index, std::move(*ended), claims::ClaimOutcome::Source::None);
+        std::optional<claims::ClaimObject> object;
         auto fetched = guarded([&] {
             auto result = preparer().fetch(claim, deadline_);
             if (!result)
-                return ClaimPrepareResult{{}, result.error().message};
+                return claims::ClaimPrepareResult{{}, result.error().message};
             object = std::move(result).value();
-            return ClaimPrepareResult{};
+            return claims::ClaimPrepareResult{};
         });
         if (!object)
-            return answer(index, std::move(fetched), ClaimOutcome::Source::Api);
+            return answer(index, std::move(fetched), claims::ClaimOutcome::Source::Api);
         // Only now, with the claim in hand: the lock is never held across a network wait.
         auto serialized = takeTurn();
         if (!serialized)
-            return answer(index, {{}, serialized.error().message}, ClaimOutcome::Source::Api);
+            return answer(index, {{}, serialized.error().message},
+                          claims::ClaimOutcome::Source::Api);
         answer(index, guarded([&] { return preparer().prepareFetched(claim, *object); }),
-               ClaimOutcome::Source::Api);
+               claims::ClaimOutcome::Source::Api);
     }
 
     // The answer for a claim whose call is over or whose deadline passed before it could
     // start; nullopt when it may start.
-    std::optional<ClaimPrepareResult> endedBeforeStart(std::size_t index) const {
+    std::optional<claims::ClaimPrepareResult> endedBeforeStart(std::size_t index) const {
         const char* why = finished_.load()            ? "the call ended"
                           : Clock::now() >= deadline_ ? "deadline exceeded"
                                                       : nullptr;
         if (why == nullptr)
             return std::nullopt;
-        return ClaimPrepareResult{{},
-                                  std::string(why) + " before this claim was handled (it waited " +
-                                      formatSeconds(waited_[index]) + " for a worker)"};
+        return claims::ClaimPrepareResult{{},
+                                          std::string(why) +
+                                              " before this claim was handled (it waited " +
+                                              formatSeconds(waited_[index]) + " for a worker)"};
     }
 
     Result<std::optional<FileLock>> holdSerializeLock() const {
@@ -258,7 +261,7 @@ class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
         if (!lock || !lock->has_value())
             return lock;
         auto synced = guarded([&] {
-            return ClaimPrepareResult{{}, preparer().syncWithOtherInstances()};
+            return claims::ClaimPrepareResult{{}, preparer().syncWithOtherInstances()};
         });
         if (!synced.error.empty())
             return Error{synced.error};
@@ -267,7 +270,7 @@ class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
 
     // A preparer step, with an exception turned into the claim's error.
     template <class Step>
-    static ClaimPrepareResult guarded(Step&& step) {
+    static claims::ClaimPrepareResult guarded(Step&& step) {
         try {
             return step();
         } catch (...) {
@@ -275,8 +278,9 @@ class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
         }
     }
 
-    void answer(std::size_t index, ClaimPrepareResult result, ClaimOutcome::Source source) {
-        ClaimOutcome outcome;
+    void answer(std::size_t index, claims::ClaimPrepareResult result,
+                claims::ClaimOutcome::Source source) {
+        claims::ClaimOutcome outcome;
         outcome.operation = operation_;
         outcome.claim = plan_.claims[index];
         outcome.source = source;
@@ -306,7 +310,7 @@ class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
         return fmt::format("{:.3f} s", seconds.count());
     }
 
-    ClaimPreparer& preparer() { return runner_.preparer(); }
+    claims::ClaimPreparer& preparer() { return runner_.preparer(); }
 
     struct QueuedClaim {
         std::size_t index;
@@ -316,13 +320,13 @@ class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
     ClaimRunner& runner_;
     const Operation operation_;
     const BatchPlan plan_;
-    const Deadline deadline_;
+    const claims::Deadline deadline_;
     const FillResponse fill_;
     grpc::ServerUnaryReactor& reactor_;
     const Clock::time_point arrived_;
     // Slot i of these is touched only by the task holding claim i (one at a time: a claim moves
     // from the local lane to the API lane through apiMutex_).
-    std::vector<ClaimPrepareResult> results_;
+    std::vector<claims::ClaimPrepareResult> results_;
     std::vector<Seconds> waited_;
     std::atomic<std::size_t> nextLocal_{0};
     std::atomic<std::size_t> remaining_;
@@ -366,7 +370,7 @@ grpc::ServerUnaryReactor* runBatch(ClaimRunner& runner, grpc::CallbackServerCont
 }
 
 template <class Api, class Entry>
-void addDevices(Entry& entry, const std::vector<PreparedDevice>& devices) {
+void addDevices(Entry& entry, const std::vector<claims::PreparedDevice>& devices) {
     for (const auto& device : devices) {
         auto* out = entry.add_devices();
         for (const auto& request : device.requestNames)
@@ -384,7 +388,7 @@ void addDevices(Entry& entry, const std::vector<PreparedDevice>& devices) {
 
 template <class Api>
 void fillPrepareResponse(typename Api::PrepareResponse& response, const BatchPlan& plan,
-                         const std::vector<ClaimPrepareResult>& results) {
+                         const std::vector<claims::ClaimPrepareResult>& results) {
     auto& claims = *response.mutable_claims();
     for (const auto& [uid, error] : plan.rejected)
         claims[uid].set_error(text::escapeInvalidUtf8(error));
@@ -399,7 +403,7 @@ void fillPrepareResponse(typename Api::PrepareResponse& response, const BatchPla
 
 template <class Api>
 void fillUnprepareResponse(typename Api::UnprepareResponse& response, const BatchPlan& plan,
-                           const std::vector<ClaimPrepareResult>& results) {
+                           const std::vector<claims::ClaimPrepareResult>& results) {
     auto& claims = *response.mutable_claims();
     for (const auto& [uid, error] : plan.rejected)
         claims[uid].set_error(text::escapeInvalidUtf8(error));

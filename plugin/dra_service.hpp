@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "numadra/plugin/claims.hpp"
+#include "numadra/claims/claims.hpp"
 #include "worker_pool.hpp"
 
 namespace numadra::plugin {
@@ -32,20 +32,20 @@ struct ClaimRunnerSettings {
 // The runner and the pools must outlive the gRPC server.
 class ClaimRunner {
   public:
-    ClaimRunner(ClaimPreparer& preparer, WorkerPool& localLane, WorkerPool& apiLane,
+    ClaimRunner(claims::ClaimPreparer& preparer, WorkerPool& localLane, WorkerPool& apiLane,
                 ClaimRunnerSettings settings)
         : preparer_(preparer),
           localLane_(localLane),
           apiLane_(apiLane),
           settings_(std::move(settings)) {}
 
-    ClaimPreparer& preparer() { return preparer_; }
+    claims::ClaimPreparer& preparer() { return preparer_; }
     WorkerPool& localLane() { return localLane_; }
     WorkerPool& apiLane() { return apiLane_; }
     const ClaimRunnerSettings& settings() const { return settings_; }
 
   private:
-    ClaimPreparer& preparer_;
+    claims::ClaimPreparer& preparer_;
     WorkerPool& localLane_;
     WorkerPool& apiLane_;
     ClaimRunnerSettings settings_;

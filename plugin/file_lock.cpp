@@ -10,7 +10,7 @@
 
 namespace numadra::plugin {
 
-Result<FileLock> FileLock::acquire(const std::string& path, Deadline deadline) {
+Result<FileLock> FileLock::acquire(const std::string& path, claims::Deadline deadline) {
     UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
     if (!fd)
         return Error{"cannot open lock file " + path + ": " + std::strerror(errno), errno};

@@ -73,9 +73,9 @@ void HealthHub::forEachSubscriber(Action action) {
 
 namespace {
 
-HealthSnapshot takeSnapshot(HealthSource& source) {
+HealthSnapshot takeSnapshot(claims::HealthSource& source) {
     try {
-        return std::make_shared<const std::vector<DeviceHealthReport>>(source.snapshot());
+        return std::make_shared<const std::vector<claims::DeviceHealthReport>>(source.snapshot());
     } catch (const std::exception& e) {
         spdlog::error("health snapshot failed error={}", e.what());
     } catch (...) {
@@ -92,7 +92,7 @@ void pauseUnlessStopped(std::chrono::milliseconds pause, const std::stop_token& 
     never.wait_for(lock, stop, pause, [] { return false; });
 }
 
-void waitForChangeOrResend(HealthSource& source, std::chrono::milliseconds resendInterval,
+void waitForChangeOrResend(claims::HealthSource& source, std::chrono::milliseconds resendInterval,
                            const std::stop_token& stop) {
     try {
         source.waitForChange(resendInterval, stop);
@@ -105,8 +105,8 @@ void waitForChangeOrResend(HealthSource& source, std::chrono::milliseconds resen
     pauseUnlessStopped(resendInterval, stop);  // a failing source must not make us spin
 }
 
-void broadcast(HealthSource& source, HealthHub& hub, std::chrono::milliseconds resendInterval,
-               const std::stop_token& stop) {
+void broadcast(claims::HealthSource& source, HealthHub& hub,
+               std::chrono::milliseconds resendInterval, const std::stop_token& stop) {
     while (!stop.stop_requested()) {
         if (auto snapshot = takeSnapshot(source))
             hub.publish(std::move(snapshot));
@@ -116,7 +116,7 @@ void broadcast(HealthSource& source, HealthHub& hub, std::chrono::milliseconds r
 
 }  // namespace
 
-HealthBroadcaster::HealthBroadcaster(HealthSource& source, HealthHub& hub,
+HealthBroadcaster::HealthBroadcaster(claims::HealthSource& source, HealthHub& hub,
                                      std::chrono::milliseconds resendInterval)
     : thread_([&source, &hub, resendInterval](const std::stop_token& stop) {
           broadcast(source, hub, resendInterval, stop);
@@ -149,20 +149,20 @@ struct HealthV1 {
 };
 
 template <class Api>
-typename Api::Status toProtoState(DeviceHealthReport::State state) {
+typename Api::Status toProtoState(claims::DeviceHealthReport::State state) {
     switch (state) {
-        case DeviceHealthReport::State::Healthy:
+        case claims::DeviceHealthReport::State::Healthy:
             return Api::kHealthy;
-        case DeviceHealthReport::State::Unhealthy:
+        case claims::DeviceHealthReport::State::Unhealthy:
             return Api::kUnhealthy;
-        case DeviceHealthReport::State::Unknown:
+        case claims::DeviceHealthReport::State::Unknown:
             break;
     }
     return Api::kUnknown;
 }
 
 template <class Api>
-void toProto(const std::vector<DeviceHealthReport>& reports, typename Api::Response& out) {
+void toProto(const std::vector<claims::DeviceHealthReport>& reports, typename Api::Response& out) {
     out.Clear();
     for (const auto& report : reports) {
         auto* device = out.add_devices();

@@ -12,11 +12,11 @@
 #include <thread>
 #include <vector>
 
-#include "numadra/plugin/health.hpp"
+#include "numadra/claims/health.hpp"
 
 namespace numadra::plugin {
 
-using HealthSnapshot = std::shared_ptr<const std::vector<DeviceHealthReport>>;
+using HealthSnapshot = std::shared_ptr<const std::vector<claims::DeviceHealthReport>>;
 
 // One open NodeWatchResources stream. Reference counted: gRPC holds one reference until OnDone,
 // and the hub takes one while it talks to the stream outside its lock.
@@ -66,7 +66,7 @@ class HealthHub {
 // has not heard about it for its timeout, 30 s by default).
 class HealthBroadcaster {
   public:
-    HealthBroadcaster(HealthSource& source, HealthHub& hub,
+    HealthBroadcaster(claims::HealthSource& source, HealthHub& hub,
                       std::chrono::milliseconds resendInterval);
     ~HealthBroadcaster() = default;  // the jthread asks the loop to stop and joins it
     HealthBroadcaster(const HealthBroadcaster&) = delete;

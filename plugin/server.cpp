@@ -79,7 +79,7 @@ Result<std::unique_ptr<UnixListener>> listenAndServe(const std::string& path,
 
 class PluginServer::Impl {
   public:
-    Impl(PluginServerOptions options, ClaimPreparer& preparer, HealthSource* health)
+    Impl(PluginServerOptions options, claims::ClaimPreparer& preparer, claims::HealthSource* health)
         : options_(std::move(options)),
           preparer_(preparer),
           health_(health),
@@ -219,8 +219,8 @@ class PluginServer::Impl {
     }
 
     const PluginServerOptions options_;
-    ClaimPreparer& preparer_;
-    HealthSource* const health_;
+    claims::ClaimPreparer& preparer_;
+    claims::HealthSource* const health_;
     const Result<SocketPaths> paths_;
     RegistrationService registration_;
 
@@ -239,8 +239,8 @@ class PluginServer::Impl {
     std::unique_ptr<UnixListener> registrationListener_;
 };
 
-PluginServer::PluginServer(PluginServerOptions options, ClaimPreparer& preparer,
-                           HealthSource* health)
+PluginServer::PluginServer(PluginServerOptions options, claims::ClaimPreparer& preparer,
+                           claims::HealthSource* health)
     : impl_(std::make_unique<Impl>(std::move(options), preparer, health)) {}
 
 PluginServer::~PluginServer() = default;

@@ -16,7 +16,7 @@ Where the values come from:
 - `e2e.tests`, `node-e2e.tests`: the `func TestX(t *testing.T)` of tests/e2e and of
   tests/e2e/node;
 - `scenarios.total`: the scenario folders of testdata/allocator;
-- `cel-conformance.*`: the per-file counts pinned in cel/conformance/expectations.txt, which the
+- `cel-conformance.*`: the per-file counts pinned in cluster/cel/conformance/expectations.txt, which the
   conformance tier holds the run to (files, tests, and per class: passed, unchecked, listed,
   out-of-scope = protobuf-message + protobuf-enum + not-in-kubernetes + test-function);
 - `machine.<name>.<what>`: numa-probe on a mocked machine (devices, slices; pci-functions from

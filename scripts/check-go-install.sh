@@ -20,6 +20,8 @@
 # that is a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/ci.sh
+source scripts/lib/ci.sh
 start=$SECONDS
 check_dir="${NUMADRA_GO_CHECK_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/numadra/go-check}"
 
@@ -30,9 +32,8 @@ fail() {
 
 if ! dpkg-query -W -f='${Status}' golang-go 2>/dev/null | grep -q "install ok installed" &&
   [ "$(id -u)" -ne 0 ] && ! command -v sudo >/dev/null 2>&1; then
-  [ "${CI:-}" != true ] || fail "Debian's golang-go is missing and there is no root or sudo to install it"
-  echo "check-go-install: SKIPPED: Debian's golang-go is missing and there is no root or sudo to install it"
-  exit 0
+  numadra_skip_or_fail check-go-install "Debian's golang-go is missing and there is no root or sudo to install it"
+  exit
 fi
 
 # PATH without any go but Debian's: a folder whose go is another program is left out.

@@ -20,7 +20,7 @@ import sys
 INPUT_SUFFIXES = {".cpp", ".hpp", ".h", ".cmake", ".sh", ".py", ".go", ".mod", ".txt", ".yaml",
                   ".yml", ".json", ".in", ""}
 # Folders that are not inputs of anything: documentation is allowed to say where data came from.
-SKIPPED_PARTS = {".git", "docs", "documents"}
+SKIPPED_PARTS = {".git", "docs"}
 # .ci/run sets NUMADRA_HWLOC_GATHERED_DIR when the workplace has the data; this file names the
 # patterns it looks for.
 ALLOWED_FILES = {".ci/run", "scripts/check-self-contained.py"}

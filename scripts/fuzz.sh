@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (fuzz/) in the sanitizer build (scripts/sanitizer-build.sh: clang,
+# Builds the libFuzzer targets (tests/fuzz/) in the sanitizer build (scripts/sanitizer-build.sh: clang,
 # ASan+UBSan, build-san/ or $FUZZ_BUILD_DIR) and runs each for SECONDS (default 60), starting
-# from the committed seed corpus in fuzz/corpus/<target>. Fails when a target crashes, hangs
+# from the committed seed corpus in tests/fuzz/corpus/<target>. Fails when a target crashes, hangs
 # (-timeout), runs out of memory or breaks a checked contract; the input that did it is saved as
 # <build>/fuzz/crashes/<target>-crash-<sha1> and the log as <build>/fuzz/logs/<target>.log.
 #
@@ -12,7 +12,7 @@
 # the fuzzers it runs. In scripts/test.sh the sanitizer tier has built them already (with the
 # tests, in the same folder), so this only runs them. New inputs found by a run go to
 # <build>/fuzz/corpus/<target> (kept between runs), never into fuzz/corpus. Needs clang and its
-# libFuzzer runtime (Debian: clang, libclang-rt-14-dev). See fuzz/README.md.
+# libFuzzer runtime (Debian: clang, libclang-rt-14-dev). See tests/fuzz/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -61,7 +61,7 @@ for target in "${TARGETS[@]}"; do
   # The committed seeds are read, new inputs are written to the build folder's corpus only.
   "$binary" -max_total_time="$SECONDS_EACH" -timeout=30 -rss_limit_mb=4096 \
     -print_final_stats=1 -artifact_prefix="$OUT/crashes/$target-" \
-    "$corpus" "fuzz/corpus/$target" >"$log" 2>&1 || status=$?
+    "$corpus" "tests/fuzz/corpus/$target" >"$log" 2>&1 || status=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   cov=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || true)

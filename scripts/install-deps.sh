@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages the build, the tests and the lint need, and the Go the Go test
 # programs and the control-plane tier need; skips what is present.
 #   scripts/install-deps.sh [--fuzz] [--build-only | --go-only]
-#     --fuzz: also clang and its libFuzzer runtime (fuzz/)
+#     --fuzz: also clang and its libFuzzer runtime (tests/fuzz/)
 #     --build-only: only what configuring and building needs (scripts/demo.sh, the Dockerfile),
 #       not the programs the tests and the lint run (a container runtime, lstopo, npm, Python
 #       modules, clang-tidy, Go)
@@ -51,7 +51,7 @@ fi
 if [ "$build_only" -eq 0 ] && [ "$go_only" -eq 0 ]; then
   # The deploy tests read YAML; a real container runtime reads the driver's CDI specs
   # (tests/conformance: podman with runc, a static busybox as the container's root); hwloc's
-  # lstopo is what numa-probe is measured against (bench/).
+  # lstopo is what numa-probe is measured against (tests/bench/).
   PACKAGES+=(python3-yaml podman runc busybox-static hwloc)
   # The real-node tier (scripts/node-e2e.sh): containerd runs containers with runc, the CNI
   # loopback plugin gives pods their network namespace, the tier's own network and mount

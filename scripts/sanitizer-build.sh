@@ -11,7 +11,7 @@
 # (nlohmann::json, spdlog, ...) are checked, but at -O1 with line tables only: ASan's own advice
 # (the CPU-bound tests ran ~30 % faster than GCC's -O0 build did), and line tables are all a
 # sanitizer report needs (full -g compiles more slowly). The libraries also carry libFuzzer's
-# coverage instrumentation (fuzz/CMakeLists.txt). FUZZ_CC/FUZZ_CXX name another clang (default clang,
+# coverage instrumentation (tests/fuzz/CMakeLists.txt). FUZZ_CC/FUZZ_CXX name another clang (default clang,
 # clang++); they are read on a folder's first configure only, like BUILD_TYPE in build.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -31,6 +31,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=lib/go.sh
 source scripts/lib/go.sh
+# shellcheck source=lib/ci.sh
+source scripts/lib/ci.sh
 build_types=1
 e2e=1
 node=1
@@ -94,24 +96,16 @@ main_tests() {
 # loudly that it was skipped.
 e2e_tests() {
   if ! numadra_find_go; then
-    if [ "${CI:-}" = true ]; then
-      echo "test.sh: Go is required in CI for the control-plane tier: $(numadra_go_not_found)" >&2
-      return 1
-    fi
-    echo "test.sh: SKIPPED the control-plane tier (scripts/e2e.sh): $(numadra_go_not_found)"
-    return 0
+    numadra_skip_or_fail test.sh "the control-plane tier (scripts/e2e.sh) needs Go: $(numadra_go_not_found)"
+    return
   fi
   scripts/e2e.sh
 }
 # The real node needs the same Go (it builds the kubelet and containerd) and root.
 node_tests() {
   if ! numadra_find_go; then
-    if [ "${CI:-}" = true ]; then
-      echo "test.sh: Go is required in CI for the real-node tier: $(numadra_go_not_found)" >&2
-      return 1
-    fi
-    echo "test.sh: SKIPPED the real-node tier (scripts/node-e2e.sh): $(numadra_go_not_found)"
-    return 0
+    numadra_skip_or_fail test.sh "the real-node tier (scripts/node-e2e.sh) needs Go: $(numadra_go_not_found)"
+    return
   fi
   scripts/node-e2e.sh
 }

@@ -43,7 +43,7 @@ bool isPublished(const discovery::PciFunction& f) {
            f.kind == discovery::kKindNic;
 }
 
-// The ResourceSlice device name (slices/: kind + address with ':' and '.' -> '-').
+// The ResourceSlice device name (node/slices/: kind + address with ':' and '.' -> '-').
 std::string deviceNameOf(const discovery::PciFunction& f) {
     std::string name = f.kind + "-" + f.address;
     std::replace(name.begin(), name.end(), ':', '-');

@@ -1,4 +1,4 @@
-// dra-allocate: offline structured-parameters allocation (see allocator/cli.hpp).
+// dra-allocate: offline structured-parameters allocation (see cluster/allocator/cli.hpp).
 
 #include <iostream>
 

@@ -1,6 +1,6 @@
 #pragma once
-// The declarations of upstream's DRA CEL environment (dracel/declarations.txt, generated from
-// upstream by tests/upstream/cel and checked against it), compiled in.
+// The declarations of upstream's DRA CEL environment (cluster/dracel/declarations.txt, generated
+// from upstream by tests/upstream/cel and checked against it), compiled in.
 
 #include <string_view>
 

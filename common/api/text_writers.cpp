@@ -146,8 +146,8 @@ void JsonWriter::lineBreak() {
     out_.lineBreak(2 * hasElements_.size());
 }
 
-// --- YamlWriter: api/yaml.cpp's layout. An object after a key goes one level deeper on the next
-// lines, an array after a key puts its dashes at the key's level; an object element starts on
+// --- YamlWriter: common/api/yaml.cpp's layout. An object after a key goes one level deeper on the
+// next lines, an array after a key puts its dashes at the key's level; an object element starts on
 // its dash's line; empty containers are "{}"/"[]" where the value would be.
 
 void YamlWriter::key(std::string_view name) {

@@ -1,6 +1,6 @@
 #pragma once
 // Internal: writers that turn a stream of events (begin/end of objects and arrays, keys,
-// scalars) into text as it comes, byte for byte as nlohmann's dump() and api/yaml.cpp would
+// scalars) into text as it comes, byte for byte as nlohmann's dump() and common/api/yaml.cpp would
 // print the DOM those events describe. One emitter (slice_events.hpp) drives them all.
 
 #include <cstdint>
@@ -71,7 +71,7 @@ class TextOutput {
 // `text` as a JSON string literal, escaped as nlohmann escapes it (invalid UTF-8: U+FFFD).
 void appendJsonString(TextOutput& out, std::string_view text);
 void appendJsonInt(TextOutput& out, std::int64_t value);
-// api/yaml.cpp's rule: a key is written bare unless YAML could read it as something else.
+// common/api/yaml.cpp's rule: a key is written bare unless YAML could read it as something else.
 bool isPlainYamlKey(std::string_view key);
 
 class JsonWriter {

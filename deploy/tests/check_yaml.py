@@ -6,7 +6,7 @@ would accept, as far as field names, types and references go (k8s_schema.py), wi
   with its defaults and with value variants that switch every `if` the other way;
 - deploy/manifests/ and every example under deploy/examples/;
 - across objects: the DaemonSet's volumes, mounts, probes, flags and host paths; RBAC as the
-  driver uses it (exactly these rules, see kube/client.cpp); claims, classes, pods and
+  driver uses it (exactly these rules, see node/kube/client.cpp); claims, classes, pods and
   namespaces that refer to each other.
 
 Usage: check_yaml.py REPO_ROOT
@@ -27,7 +27,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import k8s_schema  # noqa: E402
 
-# What the daemon asks of the API server (kube/client.cpp; daemon/daemon.cpp calls them):
+# What the daemon asks of the API server (node/kube/client.cpp; node/daemon/daemon.cpp calls them):
 # listResourceSlices (list), watchResourceSlices (watch), createResourceSlice (create),
 # updateResourceSlice (update, a PUT), deleteResourceSlice (delete), getResourceClaim (get),
 # getNode (get), applyResourceClaimStatus (patch of resourceclaims/status, and the API server's

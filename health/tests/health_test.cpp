@@ -350,7 +350,7 @@ class MonitorTest : public HealthTest {
         return m;
     }
 
-    static const plugin::DeviceHealthReport* find(const std::vector<plugin::DeviceHealthReport>& r,
+    static const claims::DeviceHealthReport* find(const std::vector<claims::DeviceHealthReport>& r,
                                                   const std::string& name) {
         for (const auto& report : r) {
             if (report.deviceName == name)
@@ -359,7 +359,7 @@ class MonitorTest : public HealthTest {
         return nullptr;
     }
     // A pointer into a temporary would dangle: callers keep the snapshot alive.
-    static const plugin::DeviceHealthReport* find(std::vector<plugin::DeviceHealthReport>&&,
+    static const claims::DeviceHealthReport* find(std::vector<claims::DeviceHealthReport>&&,
                                                   const std::string&) = delete;
 };
 

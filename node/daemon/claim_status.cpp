@@ -15,7 +15,7 @@ constexpr int kMaxAttempts = 8;
 constexpr std::chrono::milliseconds kFirstRetry{500};
 constexpr std::chrono::milliseconds kMaxRetry{30'000};
 
-std::string claimName(const plugin::ClaimRef& claim) {
+std::string claimName(const claims::ClaimRef& claim) {
     return claim.ns + "/" + claim.name;
 }
 
@@ -28,8 +28,8 @@ bool permanent(const Error& error) {
 
 }  // namespace
 
-api::Json claimStatusApply(const plugin::ClaimRef& claim, const std::string& driverName,
-                           const std::vector<plugin::PreparedDevice>& devices,
+api::Json claimStatusApply(const claims::ClaimRef& claim, const std::string& driverName,
+                           const std::vector<claims::PreparedDevice>& devices,
                            const std::string& now) {
     api::Json entries = api::Json::array();
     std::set<std::string> seen;  // a device of two requests is one entry
@@ -78,8 +78,8 @@ ClaimStatusPublisher::~ClaimStatusPublisher() {
         spdlog::warn("claim status writes given up at exit claims={}", pending_.size());
 }
 
-void ClaimStatusPublisher::prepared(const plugin::ClaimRef& claim,
-                                    const std::vector<plugin::PreparedDevice>& devices) {
+void ClaimStatusPublisher::prepared(const claims::ClaimRef& claim,
+                                    const std::vector<claims::PreparedDevice>& devices) {
     if (std::none_of(devices.begin(), devices.end(),
                      [](const auto& d) { return !d.interfaceName.empty(); }))
         return;
@@ -89,7 +89,7 @@ void ClaimStatusPublisher::prepared(const plugin::ClaimRef& claim,
     changed_.notify_all();
 }
 
-void ClaimStatusPublisher::unprepared(const plugin::ClaimRef& claim) {
+void ClaimStatusPublisher::unprepared(const claims::ClaimRef& claim) {
     std::lock_guard lock(mutex_);
     pending_[claim.uid] = Pending{claim, {}};
     ++generation_;

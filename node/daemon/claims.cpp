@@ -15,7 +15,7 @@ namespace {
 
 constexpr int kNotFound = 404;
 
-std::string claimName(const plugin::ClaimRef& ref) {
+std::string claimName(const claims::ClaimRef& ref) {
     return ref.ns + "/" + ref.name;
 }
 
@@ -151,7 +151,7 @@ ClaimPreparer::ClaimPreparer(ClaimSource& source, const Inventory& inventory,
       status_(status),
       pinning_(pinning) {}
 
-Result<prepare::ClaimAllocation> ClaimPreparer::allocationFor(const plugin::ClaimRef& ref,
+Result<prepare::ClaimAllocation> ClaimPreparer::allocationFor(const claims::ClaimRef& ref,
                                                               const api::Json& claim) const {
     const std::string what = "ResourceClaim " + claimName(ref);
     if (!claim.is_object())
@@ -228,21 +228,21 @@ Result<prepare::ClaimAllocation> ClaimPreparer::allocationFor(const plugin::Clai
     return out;
 }
 
-std::optional<plugin::ClaimPrepareResult> ClaimPreparer::prepareFromRecords(
-    const plugin::ClaimRef& ref) {
+std::optional<claims::ClaimPrepareResult> ClaimPreparer::prepareFromRecords(
+    const claims::ClaimRef& ref) {
     const auto snapshot = inventory_.current();
     const prepare::NodeView node{snapshot->machine, snapshot->devices};
     auto known = devices_.preparedClaim(ref, node);
     if (!known)
         return std::nullopt;
     if (!*known)
-        return plugin::ClaimPrepareResult{{}, known->error().message};
+        return claims::ClaimPrepareResult{{}, known->error().message};
     if (status_ != nullptr)
         status_->prepared(ref, known->value());
-    return plugin::ClaimPrepareResult{std::move(*known).value(), {}};
+    return claims::ClaimPrepareResult{std::move(*known).value(), {}};
 }
 
-Result<api::Json> ClaimPreparer::fetch(const plugin::ClaimRef& ref, plugin::Deadline deadline) {
+Result<api::Json> ClaimPreparer::fetch(const claims::ClaimRef& ref, claims::Deadline deadline) {
     // Keyed by UID too: a claim deleted and re-created under the same name is another claim.
     const std::string key = ref.ns + "/" + ref.name + "/" + ref.uid;
     auto fetched = fetches_.run(key, deadline, [&]() -> Result<api::Json> {
@@ -260,7 +260,7 @@ Result<api::Json> ClaimPreparer::fetch(const plugin::ClaimRef& ref, plugin::Dead
     return std::move(*fetched.value);
 }
 
-plugin::ClaimPrepareResult ClaimPreparer::prepareFetched(const plugin::ClaimRef& ref,
+claims::ClaimPrepareResult ClaimPreparer::prepareFetched(const claims::ClaimRef& ref,
                                                          const api::Json& claim) {
     auto allocation = allocationFor(ref, claim);
     if (!allocation)
@@ -281,20 +281,20 @@ plugin::ClaimPrepareResult ClaimPreparer::prepareFetched(const plugin::ClaimRef&
     return {std::move(prepared).value(), {}};
 }
 
-plugin::ClaimPrepareResult ClaimPreparer::prepare(const plugin::ClaimRef& ref,
-                                                  plugin::Deadline deadline) {
+claims::ClaimPrepareResult ClaimPreparer::prepare(const claims::ClaimRef& ref,
+                                                  claims::Deadline deadline) {
     const auto started = std::chrono::steady_clock::now();
-    plugin::ClaimOutcome outcome;
+    claims::ClaimOutcome outcome;
     outcome.claim = ref;
-    plugin::ClaimPrepareResult result;
+    claims::ClaimPrepareResult result;
     if (auto known = prepareFromRecords(ref)) {
-        outcome.source = plugin::ClaimOutcome::Source::Records;
+        outcome.source = claims::ClaimOutcome::Source::Records;
         result = std::move(*known);
     } else {
-        outcome.source = plugin::ClaimOutcome::Source::Api;
+        outcome.source = claims::ClaimOutcome::Source::Api;
         auto claim = fetch(ref, deadline);
         result = claim ? prepareFetched(ref, *claim)
-                       : plugin::ClaimPrepareResult{{}, claim.error().message};
+                       : claims::ClaimPrepareResult{{}, claim.error().message};
     }
     const auto answered = std::chrono::steady_clock::now();
     outcome.took = answered - started;
@@ -310,7 +310,7 @@ std::string ClaimPreparer::syncWithOtherInstances() {
     return {};
 }
 
-std::string ClaimPreparer::unprepare(const plugin::ClaimRef& ref, plugin::Deadline) {
+std::string ClaimPreparer::unprepare(const claims::ClaimRef& ref, claims::Deadline) {
     auto undone = devices_.unprepare(ref);
     if (!undone)
         return "ResourceClaim " + claimName(ref) + ": " + undone.error().message;
@@ -323,13 +323,13 @@ std::string ClaimPreparer::unprepare(const plugin::ClaimRef& ref, plugin::Deadli
 
 namespace {
 
-const char* sourceName(plugin::ClaimOutcome::Source source) {
+const char* sourceName(claims::ClaimOutcome::Source source) {
     switch (source) {
-        case plugin::ClaimOutcome::Source::Records:
+        case claims::ClaimOutcome::Source::Records:
             return "checkpoint";
-        case plugin::ClaimOutcome::Source::Api:
+        case claims::ClaimOutcome::Source::Api:
             return "api";
-        case plugin::ClaimOutcome::Source::None:
+        case claims::ClaimOutcome::Source::None:
             break;
     }
     return "none";
@@ -337,9 +337,9 @@ const char* sourceName(plugin::ClaimOutcome::Source source) {
 
 }  // namespace
 
-void ClaimPreparer::report(const plugin::ClaimOutcome& outcome,
-                           const plugin::ClaimPrepareResult& result) {
-    const bool prepare = outcome.operation == plugin::ClaimOutcome::Operation::Prepare;
+void ClaimPreparer::report(const claims::ClaimOutcome& outcome,
+                           const claims::ClaimPrepareResult& result) {
+    const bool prepare = outcome.operation == claims::ClaimOutcome::Operation::Prepare;
     const char* operation = prepare ? "prepare" : "unprepare";
     const bool ok = result.error.empty();
     const double took = outcome.took.count();

@@ -201,7 +201,7 @@ class ApiClaimStatusSink : public ClaimStatusSink {
   public:
     ApiClaimStatusSink(kube::KubeClient& client, std::string fieldManager)
         : client_(client), fieldManager_(std::move(fieldManager)) {}
-    Result<api::Json> apply(const plugin::ClaimRef& claim, const api::Json& body) override {
+    Result<api::Json> apply(const claims::ClaimRef& claim, const api::Json& body) override {
         // Short: the publisher retries later, and a shutdown waits for a write in flight.
         return client_.applyResourceClaimStatus(claim.ns, claim.name, body, fieldManager_,
                                                 Clock::now() + kClaimStatusWriteTimeout);

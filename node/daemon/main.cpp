@@ -1,5 +1,5 @@
-// numa-dra-plugin's main (daemon.hpp: daemonMain), shared by tools/numa_dra_plugin.cpp and the
-// crash tests' numa-dra-plugin-faults.
+// numa-dra-plugin's main (daemon.hpp: daemonMain), shared by node/daemon/numa_dra_plugin.cpp and
+// the crash tests' numa-dra-plugin-faults.
 
 #include <signal.h>
 #include <unistd.h>

@@ -338,11 +338,11 @@ Result<Plan> buildPlan(const ClaimIdentity& claim, std::vector<state::DeviceReco
     return plan;
 }
 
-std::vector<plugin::PreparedDevice> preparedDevices(
+std::vector<claims::PreparedDevice> preparedDevices(
     const std::vector<state::DeviceRecord>& devices) {
-    std::vector<plugin::PreparedDevice> out;
+    std::vector<claims::PreparedDevice> out;
     for (const auto& record : devices) {
-        plugin::PreparedDevice device;
+        claims::PreparedDevice device;
         device.requestNames = {baseRequest(record.request)};
         device.poolName = record.pool;
         device.deviceName = record.device;

@@ -62,7 +62,7 @@ Result<Plan> buildPlan(const ClaimIdentity& claim, std::vector<state::DeviceReco
                        const NodeView& node, const Options& options,
                        const cdi::HostDeviceNodes& host);
 
-std::vector<plugin::PreparedDevice> preparedDevices(
+std::vector<claims::PreparedDevice> preparedDevices(
     const std::vector<state::DeviceRecord>& devices);
 
 }  // namespace numadra::prepare::detail

@@ -510,8 +510,8 @@ Result<RestoreReport> Preparer::restore(const NodeView& node) {
     return report;
 }
 
-std::optional<Result<std::vector<plugin::PreparedDevice>>> Preparer::preparedClaim(
-    const plugin::ClaimRef& claim, const NodeView& node) {
+std::optional<Result<std::vector<claims::PreparedDevice>>> Preparer::preparedClaim(
+    const claims::ClaimRef& claim, const NodeView& node) {
     auto& s = *state_;
     if (!s.recordOf(claim.uid))
         return std::nullopt;
@@ -522,16 +522,16 @@ std::optional<Result<std::vector<plugin::PreparedDevice>>> Preparer::preparedCla
     auto repaired = s.repair(*record, node);
     if (!repaired) {
         s.repairFailed(*record, repaired.error());
-        return Result<std::vector<plugin::PreparedDevice>>(Error{
+        return Result<std::vector<claims::PreparedDevice>>(Error{
             "claim was prepared, but " + repaired.error().message +
             (repaired.error().code == kDeviceChanged ? "; its checkpoint entry was quarantined"
                                                      : "; the next Prepare retries")});
     }
     s.commit(*record);
-    return Result<std::vector<plugin::PreparedDevice>>(detail::preparedDevices(record->devices));
+    return Result<std::vector<claims::PreparedDevice>>(detail::preparedDevices(record->devices));
 }
 
-Result<std::vector<plugin::PreparedDevice>> Preparer::prepare(const ClaimAllocation& allocation,
+Result<std::vector<claims::PreparedDevice>> Preparer::prepare(const ClaimAllocation& allocation,
                                                               const NodeView& node) {
     auto& s = *state_;
     const auto& ref = allocation.claim;
@@ -587,7 +587,7 @@ Result<std::vector<plugin::PreparedDevice>> Preparer::prepare(const ClaimAllocat
     return detail::preparedDevices(record.devices);
 }
 
-Status Preparer::unprepare(const plugin::ClaimRef& claim) {
+Status Preparer::unprepare(const claims::ClaimRef& claim) {
     auto& s = *state_;
     // A UID that could not name a file was never prepared here.
     if (!state::CheckpointStore::isValidUid(claim.uid))

@@ -21,12 +21,13 @@
 namespace numadra::plugin::testing {
 namespace {
 
-PreparedDevice gpuDevice() {
-    return PreparedDevice{{"gpu"},
-                          "node-1",
-                          "gpu-0000-a3-00-0",
-                          {"numa.dra.dev/gpu=uid-1-gpu-0000-a3-00-0", "numa.dra.dev/meta=x"},
-                          std::string("share-7")};
+claims::PreparedDevice gpuDevice() {
+    return claims::PreparedDevice{
+        {"gpu"},
+        "node-1",
+        "gpu-0000-a3-00-0",
+        {"numa.dra.dev/gpu=uid-1-gpu-0000-a3-00-0", "numa.dra.dev/meta=x"},
+        std::string("share-7")};
 }
 
 class DraTest : public ::testing::Test {
@@ -59,9 +60,9 @@ class DraTest : public ::testing::Test {
 };
 
 TEST_F(DraTest, V1PrepareReturnsTheDevicesAsTheDaemonDescribesThem) {
-    preparer.onPrepare = [](const ClaimRef&, Deadline) {
-        PreparedDevice nic{{"nic", "rdma"}, "node-1", "nic-0000-c1-00-0", {}, std::nullopt};
-        return ClaimPrepareResult{{gpuDevice(), nic}, ""};
+    preparer.onPrepare = [](const claims::ClaimRef&, claims::Deadline) {
+        claims::PreparedDevice nic{{"nic", "rdma"}, "node-1", "nic-0000-c1-00-0", {}, std::nullopt};
+        return claims::ClaimPrepareResult{{gpuDevice(), nic}, ""};
     };
     drav1::NodePrepareResourcesRequest request;
     addClaim(request, "team-a", "training", "uid-1");
@@ -97,8 +98,8 @@ TEST_F(DraTest, V1PrepareReturnsTheDevicesAsTheDaemonDescribesThem) {
 }
 
 TEST_F(DraTest, V1beta1PrepareIsTheSameWithoutShareId) {
-    preparer.onPrepare = [](const ClaimRef&, Deadline) {
-        return ClaimPrepareResult{{gpuDevice()}, ""};
+    preparer.onPrepare = [](const claims::ClaimRef&, claims::Deadline) {
+        return claims::ClaimPrepareResult{{gpuDevice()}, ""};
     };
     drav1beta1::NodePrepareResourcesRequest request;
     addClaim(request, "team-a", "training", "uid-1");
@@ -118,10 +119,10 @@ TEST_F(DraTest, V1beta1PrepareIsTheSameWithoutShareId) {
 }
 
 TEST_F(DraTest, OneEntryPerClaimIncludingFailures) {
-    preparer.onPrepare = [](const ClaimRef& claim, Deadline) {
+    preparer.onPrepare = [](const claims::ClaimRef& claim, claims::Deadline) {
         if (claim.uid == "uid-bad")
-            return ClaimPrepareResult{{gpuDevice()}, "claim is not allocated"};
-        return ClaimPrepareResult{{gpuDevice()}, ""};
+            return claims::ClaimPrepareResult{{gpuDevice()}, "claim is not allocated"};
+        return claims::ClaimPrepareResult{{gpuDevice()}, ""};
     };
     drav1::NodePrepareResourcesRequest request;
     addClaim(request, "ns", "good", "uid-good");
@@ -180,7 +181,8 @@ TEST_F(DraTest, ADuplicateUidIsPreparedOnce) {
 }
 
 TEST_F(DraTest, AnExceptionFromThePreparerBecomesAPerClaimError) {
-    preparer.onPrepare = [](const ClaimRef& claim, Deadline) -> ClaimPrepareResult {
+    preparer.onPrepare = [](const claims::ClaimRef& claim,
+                            claims::Deadline) -> claims::ClaimPrepareResult {
         if (claim.uid == "uid-1")
             throw std::runtime_error("checkpoint is corrupt");
         return {};
@@ -196,7 +198,7 @@ TEST_F(DraTest, AnExceptionFromThePreparerBecomesAPerClaimError) {
 }
 
 TEST_F(DraTest, UnprepareAnswersEveryClaimOnBothVersions) {
-    preparer.onUnprepare = [](const ClaimRef& claim, Deadline) {
+    preparer.onUnprepare = [](const claims::ClaimRef& claim, claims::Deadline) {
         return claim.uid == "uid-bad" ? std::string("device still busy") : std::string();
     };
     {
@@ -238,11 +240,11 @@ TEST_F(DraTest, ThePreparerGetsTheCallDeadline) {
 
 TEST_F(DraTest, ClaimsOfOneCallArePreparedInParallel) {
     ConcurrencyGauge gauge;
-    preparer.onPrepare = [&](const ClaimRef&, Deadline) {
+    preparer.onPrepare = [&](const claims::ClaimRef&, claims::Deadline) {
         gauge.enter();
         std::this_thread::sleep_for(50ms);
         gauge.leave();
-        return ClaimPrepareResult{};
+        return claims::ClaimPrepareResult{};
     };
     drav1::NodePrepareResourcesRequest request;
     for (int i = 0; i < 8; ++i)
@@ -262,11 +264,11 @@ TEST_F(DraTest, ParallelismPerCallIsBounded) {
     options.maxParallelClaimsPerCall = 3;
     start(options);
     ConcurrencyGauge gauge;
-    preparer.onPrepare = [&](const ClaimRef&, Deadline) {
+    preparer.onPrepare = [&](const claims::ClaimRef&, claims::Deadline) {
         gauge.enter();
         std::this_thread::sleep_for(20ms);
         gauge.leave();
-        return ClaimPrepareResult{};
+        return claims::ClaimPrepareResult{};
     };
     drav1::NodePrepareResourcesRequest request;
     for (int i = 0; i < 12; ++i)
@@ -281,9 +283,9 @@ TEST_F(DraTest, ConcurrentCallsRunInParallel) {
     constexpr int kThreads = 8;
     constexpr int kCallsPerThread = 20;
     constexpr auto kWork = 20ms;
-    preparer.onPrepare = [&](const ClaimRef&, Deadline) {
+    preparer.onPrepare = [&](const claims::ClaimRef&, claims::Deadline) {
         std::this_thread::sleep_for(kWork);
-        return ClaimPrepareResult{};
+        return claims::ClaimPrepareResult{};
     };
     std::atomic<int> failures{0};
     auto begin = std::chrono::steady_clock::now();
@@ -318,7 +320,7 @@ TEST_F(DraTest, ConcurrentCallsRunInParallel) {
 // A preparer that blocks until released (or its deadline passes), like a stuck API server call.
 class BlockingPreparer {
   public:
-    ClaimPrepareResult operator()(const ClaimRef&, Deadline deadline) {
+    claims::ClaimPrepareResult operator()(const claims::ClaimRef&, claims::Deadline deadline) {
         std::unique_lock lock(mutex_);
         ++entered_;
         entered_cv_.notify_all();
@@ -346,9 +348,9 @@ class BlockingPreparer {
 TEST_F(DraTest, APreparerSlowerThanTheDeadlineGivesDeadlineExceeded) {
     // Set once: the preparer is still running when the next call comes in.
     auto blocking = std::make_shared<BlockingPreparer>();
-    preparer.onPrepare = [blocking](const ClaimRef& claim, Deadline deadline) {
+    preparer.onPrepare = [blocking](const claims::ClaimRef& claim, claims::Deadline deadline) {
         if (claim.uid != "uid-1")
-            return ClaimPrepareResult{};
+            return claims::ClaimPrepareResult{};
         return (*blocking)(claim, deadline + 2s);  // ignores the deadline for 2 s more
     };
     drav1::NodePrepareResourcesRequest request;
@@ -371,9 +373,9 @@ TEST_F(DraTest, APreparerSlowerThanTheDeadlineGivesDeadlineExceeded) {
 
 TEST_F(DraTest, ACancelledCallEndsAndTheServerCarriesOn) {
     auto blocking = std::make_shared<BlockingPreparer>();
-    preparer.onPrepare = [blocking](const ClaimRef& claim, Deadline deadline) {
+    preparer.onPrepare = [blocking](const claims::ClaimRef& claim, claims::Deadline deadline) {
         if (claim.uid != "uid-1")
-            return ClaimPrepareResult{};
+            return claims::ClaimPrepareResult{};
         return (*blocking)(claim, deadline);
     };
     grpc::ClientContext context;
@@ -400,7 +402,7 @@ TEST_F(DraTest, StopCancelsCallsStillRunningAfterTheGracePeriod) {
     options.shutdownGrace = 100ms;
     start(options);
     auto blocking = std::make_shared<BlockingPreparer>();
-    preparer.onPrepare = [blocking](const ClaimRef& claim, Deadline deadline) {
+    preparer.onPrepare = [blocking](const claims::ClaimRef& claim, claims::Deadline deadline) {
         return (*blocking)(claim, deadline);
     };
     grpc::Status status;
@@ -426,7 +428,7 @@ TEST(DraRollingUpdate, TwoPodsNeverPrepareAtTheSameTime) {
     PluginDirs dirs;
     ConcurrencyGauge gauge;
     ScriptedPreparer first, second;
-    auto work = [&](const ClaimRef&) {
+    auto work = [&](const claims::ClaimRef&) {
         gauge.enter();
         std::this_thread::sleep_for(10ms);
         gauge.leave();
@@ -559,7 +561,7 @@ TEST(DraRollingUpdate, WithoutAPodUidNothingIsSynced) {
 // Fetches that hang until released (an API server that trickles): every claim's onPrepare.
 std::shared_ptr<BlockingPreparer> stuckFetches(ScriptedPreparer& preparer) {
     auto blocking = std::make_shared<BlockingPreparer>();
-    preparer.onPrepare = [blocking](const ClaimRef& claim, Deadline deadline) {
+    preparer.onPrepare = [blocking](const claims::ClaimRef& claim, claims::Deadline deadline) {
         return (*blocking)(claim, deadline);
     };
     return blocking;
@@ -584,10 +586,11 @@ std::vector<std::jthread> prepareNewClaims(const std::string& socket, int count)
 
 TEST_F(DraTest, CheckpointPreparesAndUnpreparesAnswerWhileSixtyFourFetchesHang) {
     auto stuck = stuckFetches(preparer);
-    preparer.onRecords = [](const ClaimRef& claim) -> std::optional<ClaimPrepareResult> {
+    preparer.onRecords =
+        [](const claims::ClaimRef& claim) -> std::optional<claims::ClaimPrepareResult> {
         if (claim.uid != "uid-known")
             return std::nullopt;
-        return ClaimPrepareResult{{gpuDevice()}, ""};
+        return claims::ClaimPrepareResult{{gpuDevice()}, ""};
     };
     auto kubelets = prepareNewClaims(server_->draSocketPath(), 64);
     ASSERT_TRUE(stuck->waitEntered(16)) << "the API lane is full";
@@ -641,7 +644,7 @@ TEST_F(DraTest, AQueuedClaimWhoseDeadlinePassedIsAnsweredWithoutAFetch) {
             continue;
         EXPECT_TRUE(outcome.deadlineMissed);
         EXPECT_GE(outcome.waited, 250ms) << "it waited for the only API worker";
-        EXPECT_EQ(outcome.source, ClaimOutcome::Source::None);
+        EXPECT_EQ(outcome.source, claims::ClaimOutcome::Source::None);
         EXPECT_NE(result.error.find("before this claim was handled (it waited"), std::string::npos)
             << result.error;
     }
@@ -650,9 +653,10 @@ TEST_F(DraTest, AQueuedClaimWhoseDeadlinePassedIsAnsweredWithoutAFetch) {
 }
 
 TEST_F(DraTest, EachClaimIsReportedOnceWithItsSourceAndOperation) {
-    preparer.onRecords = [](const ClaimRef& claim) -> std::optional<ClaimPrepareResult> {
+    preparer.onRecords =
+        [](const claims::ClaimRef& claim) -> std::optional<claims::ClaimPrepareResult> {
         if (claim.uid == "uid-known")
-            return ClaimPrepareResult{{gpuDevice()}, ""};
+            return claims::ClaimPrepareResult{{gpuDevice()}, ""};
         return std::nullopt;
     };
     drav1::NodePrepareResourcesRequest request;
@@ -666,26 +670,26 @@ TEST_F(DraTest, EachClaimIsReportedOnceWithItsSourceAndOperation) {
     grpc::ClientContext context;
     ASSERT_TRUE(v1()->NodeUnprepareResources(&context, unprepare, &unprepared).ok());
 
-    std::map<std::string, ClaimOutcome::Source> prepared;
+    std::map<std::string, claims::ClaimOutcome::Source> prepared;
     int unprepares = 0;
     for (const auto& [outcome, result] : preparer.reports()) {
         EXPECT_EQ(result.error, "");
         EXPECT_FALSE(outcome.deadlineMissed);
         EXPECT_GE(outcome.took, outcome.waited);
-        if (outcome.operation == ClaimOutcome::Operation::Prepare)
+        if (outcome.operation == claims::ClaimOutcome::Operation::Prepare)
             prepared[outcome.claim.uid] = outcome.source;
         else
             ++unprepares;
     }
     EXPECT_EQ(preparer.reports().size(), 3U);
-    EXPECT_EQ(prepared.at("uid-known"), ClaimOutcome::Source::Records);
-    EXPECT_EQ(prepared.at("uid-new"), ClaimOutcome::Source::Api);
+    EXPECT_EQ(prepared.at("uid-known"), claims::ClaimOutcome::Source::Records);
+    EXPECT_EQ(prepared.at("uid-new"), claims::ClaimOutcome::Source::Api);
     EXPECT_EQ(unprepares, 1);
 }
 
 TEST_F(DraTest, AClaimAnsweredAfterTheCallEndedIsReportedAsMissed) {
     auto blocking = std::make_shared<BlockingPreparer>();
-    preparer.onPrepare = [blocking](const ClaimRef& claim, Deadline deadline) {
+    preparer.onPrepare = [blocking](const claims::ClaimRef& claim, claims::Deadline deadline) {
         return (*blocking)(claim, deadline + 2s);
     };
     drav1::NodePrepareResourcesRequest request;
@@ -694,7 +698,7 @@ TEST_F(DraTest, AClaimAnsweredAfterTheCallEndedIsReportedAsMissed) {
     EXPECT_EQ(prepare(request, response, 200ms).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
     // The server's deadline is the client's plus the call's transit: release only once it passed.
     ASSERT_EQ(preparer.deadlines().size(), 1U);
-    const Deadline serverDeadline = preparer.deadlines()[0];
+    const claims::Deadline serverDeadline = preparer.deadlines()[0];
     ASSERT_TRUE(eventually([&] { return std::chrono::steady_clock::now() >= serverDeadline; }));
     blocking->release();
     ASSERT_TRUE(eventually([&] { return preparer.reports().size() == 1; }));
@@ -709,7 +713,9 @@ TEST_F(DraTest, ThePluginServerLogsNothingPerClaim) {
     spdlog::set_default_logger(std::make_shared<spdlog::logger>(
         "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(logged)));
     spdlog::set_level(spdlog::level::trace);
-    preparer.onPrepare = [](const ClaimRef&, Deadline) { return ClaimPrepareResult{{}, "broken"}; };
+    preparer.onPrepare = [](const claims::ClaimRef&, claims::Deadline) {
+        return claims::ClaimPrepareResult{{}, "broken"};
+    };
     drav1::NodePrepareResourcesRequest request;
     addClaim(request, "ns", "a", "uid-1");
     drav1::NodePrepareResourcesResponse response;
@@ -728,9 +734,10 @@ TEST(DraRollingUpdate, TheLockIsNotHeldWhileAClaimIsFetched) {
     PluginDirs dirs;
     ScriptedPreparer preparer;
     auto stuck = stuckFetches(preparer);
-    preparer.onRecords = [](const ClaimRef& claim) -> std::optional<ClaimPrepareResult> {
+    preparer.onRecords =
+        [](const claims::ClaimRef& claim) -> std::optional<claims::ClaimPrepareResult> {
         if (claim.uid == "uid-known")
-            return ClaimPrepareResult{{gpuDevice()}, ""};
+            return claims::ClaimPrepareResult{{gpuDevice()}, ""};
         return std::nullopt;
     };
     auto options = dirs.options();

@@ -10,9 +10,9 @@ namespace numadra::plugin::testing {
 namespace {
 
 // A HealthSource the test drives: set() is a change.
-class FakeHealthSource : public HealthSource {
+class FakeHealthSource : public claims::HealthSource {
   public:
-    void set(std::vector<DeviceHealthReport> reports) {
+    void set(std::vector<claims::DeviceHealthReport> reports) {
         {
             std::lock_guard lock(mutex_);
             reports_ = std::move(reports);
@@ -21,7 +21,7 @@ class FakeHealthSource : public HealthSource {
         changed_.notify_all();
     }
 
-    std::vector<DeviceHealthReport> snapshot() override {
+    std::vector<claims::DeviceHealthReport> snapshot() override {
         std::lock_guard lock(mutex_);
         ++snapshots_;
         seen_ = version_;
@@ -41,20 +41,21 @@ class FakeHealthSource : public HealthSource {
   private:
     mutable std::mutex mutex_;
     std::condition_variable_any changed_;
-    std::vector<DeviceHealthReport> reports_;
+    std::vector<claims::DeviceHealthReport> reports_;
     int version_ = 0;
     int seen_ = 0;
     int snapshots_ = 0;
 };
 
-DeviceHealthReport report(const std::string& device, DeviceHealthReport::State state,
-                          const std::string& message = "") {
-    return DeviceHealthReport{"node-1", device, state, message, 1'750'000'000, 20};
+claims::DeviceHealthReport report(const std::string& device,
+                                  claims::DeviceHealthReport::State state,
+                                  const std::string& message = "") {
+    return claims::DeviceHealthReport{"node-1", device, state, message, 1'750'000'000, 20};
 }
 
 class HealthTest : public ::testing::Test {
   protected:
-    void start(HealthSource* healthSource, std::chrono::milliseconds resend = 10s) {
+    void start(claims::HealthSource* healthSource, std::chrono::milliseconds resend = 10s) {
         auto options = dirs.options();
         options.healthResendInterval = resend;
         options.shutdownGrace = 2s;
@@ -135,8 +136,8 @@ TEST_F(HealthTest, StopEndsOpenStreamsPromptlyAndCleanly) {
 }
 
 TEST_F(HealthTest, SendsASnapshotAtOnceAndOnEveryChange) {
-    source.set({report("gpu-0", DeviceHealthReport::State::Healthy),
-                report("gpu-1", DeviceHealthReport::State::Unknown)});
+    source.set({report("gpu-0", claims::DeviceHealthReport::State::Healthy),
+                report("gpu-1", claims::DeviceHealthReport::State::Unknown)});
     start(&source);
     auto w = watch();
 
@@ -151,8 +152,9 @@ TEST_F(HealthTest, SendsASnapshotAtOnceAndOnEveryChange) {
     EXPECT_EQ(first.health_check_timeout_seconds(), 20);
     EXPECT_EQ(message.devices(1).health(), v1alpha1::UNKNOWN);
 
-    source.set({report("gpu-0", DeviceHealthReport::State::Unhealthy, "XID 79: fell off the bus"),
-                report("gpu-1", DeviceHealthReport::State::Healthy)});
+    source.set(
+        {report("gpu-0", claims::DeviceHealthReport::State::Unhealthy, "XID 79: fell off the bus"),
+         report("gpu-1", claims::DeviceHealthReport::State::Healthy)});
     ASSERT_TRUE(w->reader->Read(&message));
     ASSERT_EQ(message.devices_size(), 2);
     EXPECT_EQ(message.devices(0).health(), v1alpha1::UNHEALTHY);
@@ -163,7 +165,7 @@ TEST_F(HealthTest, SendsASnapshotAtOnceAndOnEveryChange) {
 }
 
 TEST_F(HealthTest, TheV1ServiceSendsTheSameSnapshots) {
-    source.set({report("nic-0", DeviceHealthReport::State::Unhealthy, "link down")});
+    source.set({report("nic-0", claims::DeviceHealthReport::State::Unhealthy, "link down")});
     start(&source);
     auto stub = v1::DRAResourceHealth::NewStub(channel);
     grpc::ClientContext context;
@@ -178,7 +180,7 @@ TEST_F(HealthTest, TheV1ServiceSendsTheSameSnapshots) {
 }
 
 TEST_F(HealthTest, ResendsTheSnapshotPeriodicallyWithoutChanges) {
-    source.set({report("gpu-0", DeviceHealthReport::State::Healthy)});
+    source.set({report("gpu-0", claims::DeviceHealthReport::State::Healthy)});
     start(&source, 100ms);
     auto w = watch();
     auto begin = std::chrono::steady_clock::now();
@@ -194,7 +196,7 @@ TEST_F(HealthTest, ResendsTheSnapshotPeriodicallyWithoutChanges) {
 }
 
 TEST_F(HealthTest, ManyStreamsGetTheSameSnapshots) {
-    source.set({report("gpu-0", DeviceHealthReport::State::Healthy)});
+    source.set({report("gpu-0", claims::DeviceHealthReport::State::Healthy)});
     start(&source);
     std::vector<std::unique_ptr<Watch>> watches;
     for (int i = 0; i < 10; ++i)
@@ -204,7 +206,7 @@ TEST_F(HealthTest, ManyStreamsGetTheSameSnapshots) {
         ASSERT_TRUE(w->reader->Read(&message));
         EXPECT_EQ(message.devices(0).health(), v1alpha1::HEALTHY);
     }
-    source.set({report("gpu-0", DeviceHealthReport::State::Unhealthy)});
+    source.set({report("gpu-0", claims::DeviceHealthReport::State::Unhealthy)});
     for (auto& w : watches) {
         v1alpha1::NodeWatchResourcesResponse message;
         ASSERT_TRUE(w->reader->Read(&message));
@@ -214,7 +216,7 @@ TEST_F(HealthTest, ManyStreamsGetTheSameSnapshots) {
 }
 
 TEST_F(HealthTest, ReconnectingClientsLeaveNoThreadsBehind) {
-    source.set({report("gpu-0", DeviceHealthReport::State::Healthy)});
+    source.set({report("gpu-0", claims::DeviceHealthReport::State::Healthy)});
     start(&source, 50ms);
     auto round = [&] {
         std::vector<std::unique_ptr<Watch>> watches;
@@ -243,7 +245,7 @@ TEST_F(HealthTest, ReconnectingClientsLeaveNoThreadsBehind) {
 }
 
 TEST_F(HealthTest, StopEndsStreamsWithASourceToo) {
-    source.set({report("gpu-0", DeviceHealthReport::State::Healthy)});
+    source.set({report("gpu-0", claims::DeviceHealthReport::State::Healthy)});
     start(&source, 50ms);
     auto w = watch();
     v1alpha1::NodeWatchResourcesResponse message;

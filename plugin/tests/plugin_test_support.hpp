@@ -38,68 +38,72 @@ using namespace std::chrono_literals;
 //   whilePreparing  runs in prepareFetched (after the fetch, under the rolling-update lock)
 //   onUnprepare the local lane's Unprepare
 //   onSync      syncWithOtherInstances (rolling-update mode, under the lock, before each claim)
-class ScriptedPreparer : public ClaimPreparer {
+class ScriptedPreparer : public claims::ClaimPreparer {
   public:
-    std::function<void(const ClaimRef&)> whilePreparing = [](const ClaimRef&) {};
-    std::function<std::optional<ClaimPrepareResult>(const ClaimRef&)> onRecords =
-        [](const ClaimRef&) { return std::optional<ClaimPrepareResult>(); };
-    std::function<ClaimPrepareResult(const ClaimRef&, Deadline)> onPrepare =
-        [](const ClaimRef&, Deadline) { return ClaimPrepareResult{}; };
-    std::function<std::string(const ClaimRef&, Deadline)> onUnprepare =
-        [](const ClaimRef&, Deadline) { return std::string(); };
+    std::function<void(const claims::ClaimRef&)> whilePreparing = [](const claims::ClaimRef&) {};
+    std::function<std::optional<claims::ClaimPrepareResult>(const claims::ClaimRef&)> onRecords =
+        [](const claims::ClaimRef&) { return std::optional<claims::ClaimPrepareResult>(); };
+    std::function<claims::ClaimPrepareResult(const claims::ClaimRef&, claims::Deadline)> onPrepare =
+        [](const claims::ClaimRef&, claims::Deadline) { return claims::ClaimPrepareResult{}; };
+    std::function<std::string(const claims::ClaimRef&, claims::Deadline)> onUnprepare =
+        [](const claims::ClaimRef&, claims::Deadline) { return std::string(); };
     std::function<std::string()> onSync = [] { return std::string(); };
 
-    std::optional<ClaimPrepareResult> prepareFromRecords(const ClaimRef& claim) override {
+    std::optional<claims::ClaimPrepareResult> prepareFromRecords(
+        const claims::ClaimRef& claim) override {
         return onRecords(claim);
     }
-    Result<ClaimObject> fetch(const ClaimRef& claim, Deadline deadline) override {
+    Result<claims::ClaimObject> fetch(const claims::ClaimRef& claim,
+                                      claims::Deadline deadline) override {
         record(claim, deadline);
-        ClaimPrepareResult result = onPrepare(claim, deadline);
+        claims::ClaimPrepareResult result = onPrepare(claim, deadline);
         std::lock_guard lock(mutex_);
         const std::uint64_t token = nextToken_++;
         scripted_.emplace(token, std::move(result));
-        return ClaimObject{{"token", token}};
+        return claims::ClaimObject{{"token", token}};
     }
-    ClaimPrepareResult prepareFetched(const ClaimRef& claim, const ClaimObject& object) override {
+    claims::ClaimPrepareResult prepareFetched(const claims::ClaimRef& claim,
+                                              const claims::ClaimObject& object) override {
         whilePreparing(claim);
         std::lock_guard lock(mutex_);
         auto scripted = scripted_.extract(object.at("token").get<std::uint64_t>());
         return std::move(scripted.mapped());
     }
-    std::string unprepare(const ClaimRef& claim, Deadline deadline) override {
+    std::string unprepare(const claims::ClaimRef& claim, claims::Deadline deadline) override {
         record(claim, deadline);
         return onUnprepare(claim, deadline);
     }
     std::string syncWithOtherInstances() override { return onSync(); }
-    void report(const ClaimOutcome& outcome, const ClaimPrepareResult& result) override {
+    void report(const claims::ClaimOutcome& outcome,
+                const claims::ClaimPrepareResult& result) override {
         std::lock_guard lock(mutex_);
         reports_.emplace_back(outcome, result);
     }
 
-    std::vector<ClaimRef> calls() const {
+    std::vector<claims::ClaimRef> calls() const {
         std::lock_guard lock(mutex_);
         return calls_;
     }
-    std::vector<Deadline> deadlines() const {
+    std::vector<claims::Deadline> deadlines() const {
         std::lock_guard lock(mutex_);
         return deadlines_;
     }
-    std::vector<std::pair<ClaimOutcome, ClaimPrepareResult>> reports() const {
+    std::vector<std::pair<claims::ClaimOutcome, claims::ClaimPrepareResult>> reports() const {
         std::lock_guard lock(mutex_);
         return reports_;
     }
 
   private:
-    void record(const ClaimRef& claim, Deadline deadline) {
+    void record(const claims::ClaimRef& claim, claims::Deadline deadline) {
         std::lock_guard lock(mutex_);
         calls_.push_back(claim);
         deadlines_.push_back(deadline);
     }
     mutable std::mutex mutex_;
-    std::vector<ClaimRef> calls_;
-    std::vector<Deadline> deadlines_;
-    std::vector<std::pair<ClaimOutcome, ClaimPrepareResult>> reports_;
-    std::map<std::uint64_t, ClaimPrepareResult> scripted_;
+    std::vector<claims::ClaimRef> calls_;
+    std::vector<claims::Deadline> deadlines_;
+    std::vector<std::pair<claims::ClaimOutcome, claims::ClaimPrepareResult>> reports_;
+    std::map<std::uint64_t, claims::ClaimPrepareResult> scripted_;
     std::uint64_t nextToken_ = 0;
 };
 

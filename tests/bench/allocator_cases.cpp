@@ -37,7 +37,7 @@ std::string pciAddress(int bus, int device, int function) {
     return "0000:" + hex2(bus) + ":" + hex2(device) + "." + std::to_string(function);
 }
 
-// As slices/devices.cpp names devices: kind-address with ':' and '.' replaced by '-'.
+// As node/slices/devices.cpp names devices: kind-address with ':' and '.' replaced by '-'.
 std::string deviceName(const std::string& kind, const std::string& address) {
     std::string name = kind + "-" + address;
     for (char& c : name)

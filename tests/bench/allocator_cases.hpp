@@ -5,9 +5,9 @@
 // allocator_files_bench (ours) and upstream-allocator-bench (Kubernetes' own allocator) time the
 // very same inputs (docs/PERFORMANCE.md, issues 6 and 15).
 //
-// Devices carry the attributes the driver publishes (slices/devices.cpp): `type` ("gpu", "nic",
-// "cpu"; a VF is a "nic" with sriovRole "vf", a PF one with sriovRole "pf"), vendor, vendorID,
-// deviceID, model, kernelDriver, iommuGroup, PCIe link, resource.kubernetes.io/{numaNode,
+// Devices carry the attributes the driver publishes (node/slices/devices.cpp): `type` ("gpu",
+// "nic", "cpu"; a VF is a "nic" with sriovRole "vf", a PF one with sriovRole "pf"), vendor,
+// vendorID, deviceID, model, kernelDriver, iommuGroup, PCIe link, resource.kubernetes.io/{numaNode,
 // pcieRoot,pciBusID}, socket; NICs add ifName, linkType, rdma, rdmaDevice, SR-IOV attributes and
 // the PF's bandwidth capacity; VFs and PFs consume the PF's counter set ({vfs, bandwidth}), which
 // lives in a slice of its own as the driver publishes it. CPU devices (one per NUMA node) are

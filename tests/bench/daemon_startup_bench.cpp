@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "numadra/kube/fake_apiserver.hpp"
+#include "numadra/fakes/apiserver.hpp"
 
 namespace {
 
@@ -30,7 +30,7 @@ std::string tempDir() {
 }
 
 void BM_DaemonStartup(benchmark::State& state, const std::string& machine) {
-    numadra::kube::FakeApiServer api;
+    numadra::fakes::FakeApiServer api;
     api.addNode("bench-node", "uid-1");
     const std::string dir = tempDir();
     std::ofstream(dir + "/kubeconfig")

@@ -102,7 +102,8 @@ void BM_SlicesToJson(benchmark::State& state) {
 }
 BENCHMARK(BM_SlicesToJson)->Unit(benchmark::kMillisecond);
 
-// The same slices through the streaming writer (api/slice_writer.hpp): the same bytes, no DOM.
+// The same slices through the streaming writer (common/api/slice_writer.hpp): the same bytes, no
+// DOM.
 void BM_SlicesToJsonWriter(benchmark::State& state) {
     auto machine = numadra::discovery::discover({kBigMachine, nullptr, nullptr});
     auto slices = numadra::slices::buildResourceSlices(machine.value(), sliceOptions(true));
@@ -114,7 +115,7 @@ void BM_SlicesToJsonWriter(benchmark::State& state) {
 }
 BENCHMARK(BM_SlicesToJsonWriter)->Unit(benchmark::kMillisecond);
 
-// numa-probe's YAML before the writer (a DOM per slice, then api/yaml.cpp) and after.
+// numa-probe's YAML before the writer (a DOM per slice, then common/api/yaml.cpp) and after.
 void BM_SlicesToYamlDom(benchmark::State& state) {
     auto machine = numadra::discovery::discover({kBigMachine, nullptr, nullptr});
     auto slices = numadra::slices::buildResourceSlices(machine.value(), sliceOptions(true));
@@ -139,7 +140,7 @@ void BM_SlicesToYamlWriter(benchmark::State& state) {
 }
 BENCHMARK(BM_SlicesToYamlWriter)->Unit(benchmark::kMillisecond);
 
-// numa-probe's names: one pass over pci.ids for the machine's ids (probe/pci_ids.hpp), against
+// numa-probe's names: one pass over pci.ids for the machine's ids (node/probe/pci_ids.hpp), against
 // BM_LoadPciNameDatabase below.
 void BM_NamePciFunctions(benchmark::State& state) {
     const auto machine = numadra::discovery::discover({kBigMachine, nullptr, nullptr});

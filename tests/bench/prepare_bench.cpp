@@ -336,7 +336,7 @@ void BM_Prepare(benchmark::State& state, Storage storage) {
     long n = 0;
     for (auto _ : state) {
         const auto claim = claimOf(uidOf(n++), deviceCount);
-        numadra::Result<std::vector<numadra::plugin::PreparedDevice>> prepared =
+        numadra::Result<std::vector<numadra::claims::PreparedDevice>> prepared =
             numadra::Error{"not run"};
         state.SetIterationTime(
             timed(latencies, [&] { prepared = driver.preparer().prepare(claim, node().view()); }));
@@ -402,7 +402,7 @@ void BM_PrepareCheckpointHit(benchmark::State& state, Storage storage) {
     Latencies latencies;
     latencies.reserve(static_cast<size_t>(state.max_iterations));
     for (auto _ : state) {
-        numadra::Result<std::vector<numadra::plugin::PreparedDevice>> prepared =
+        numadra::Result<std::vector<numadra::claims::PreparedDevice>> prepared =
             numadra::Error{"not run"};
         state.SetIterationTime(
             timed(latencies, [&] { prepared = driver.preparer().prepare(claim, node().view()); }));

@@ -1,8 +1,9 @@
-// conformance-apiserver: the tests' fake kube-apiserver (kube/testing) as its own process, like
-// tools/fake_apiserver.cpp, plus what the conformance suite needs and that binary has no way to
-// do: store objects that a controller or the scheduler would write (ResourceClaims with their
-// allocation, Nodes) and report the requests it served. The driver talks to it over loopback
-// HTTP exactly as to fake-apiserver (same server code); the suite drives it over stdin.
+// conformance-apiserver: the tests' fake kube-apiserver (tests/fakes/apiserver) as its own process,
+// like tests/fakes/apiserver/fake_apiserver_main.cpp, plus what the conformance suite needs and
+// that binary has no way to do: store objects that a controller or the scheduler would write
+// (ResourceClaims with their allocation, Nodes) and report the requests it served. The driver talks
+// to it over loopback HTTP exactly as to fake-apiserver (same server code); the suite drives it
+// over stdin.
 //
 //   conformance-apiserver [--refuse-list-attributes] [--bookmark-interval-ms N]
 //
@@ -23,11 +24,11 @@
 #include <string>
 #include <vector>
 
-#include "numadra/kube/fake_apiserver.hpp"
+#include "numadra/fakes/apiserver.hpp"
 
 namespace {
 
-using Json = numadra::kube::FakeApiServer::Json;
+using Json = numadra::fakes::FakeApiServer::Json;
 
 std::optional<int> parseNumber(const std::string& text) {
     int value = 0;
@@ -37,7 +38,7 @@ std::optional<int> parseNumber(const std::string& text) {
     return value;
 }
 
-std::string execute(numadra::kube::FakeApiServer& server, const std::string& line) {
+std::string execute(numadra::fakes::FakeApiServer& server, const std::string& line) {
     const Json command = Json::parse(line);
     const std::string op = command.at("op").get<std::string>();
     if (op == "putClaim") {
@@ -64,7 +65,7 @@ std::string execute(numadra::kube::FakeApiServer& server, const std::string& lin
 }  // namespace
 
 int main(int argc, char** argv) {
-    numadra::kube::FakeApiServerOptions options;
+    numadra::fakes::FakeApiServerOptions options;
     bool refuseListAttributes = false;
     const std::vector<std::string> args(argv + 1, argv + argc);
     for (size_t i = 0; i < args.size(); ++i) {
@@ -79,7 +80,7 @@ int main(int argc, char** argv) {
         }
     }
     try {
-        numadra::kube::FakeApiServer server(options);
+        numadra::fakes::FakeApiServer server(options);
         server.setRefuseListAttributes(refuseListAttributes);
         std::cout << server.url() << std::endl;
         for (std::string line; std::getline(std::cin, line);) {

@@ -35,6 +35,7 @@
 #include "container_runtime.hpp"
 #include "harness.hpp"
 #include "numadra/allocator/cli.hpp"
+#include "numadra/testing/ci.hpp"
 #include "numadra/testing/dev_tree.hpp"
 #include "numadra/testing/health_stream.hpp"
 #include "numadra/testing/machines.hpp"
@@ -1237,12 +1238,9 @@ class Conformance : public ::testing::TestWithParam<Case> {
     // report says.
     std::string judgeWithCdiLibrary(const drav1::NodePrepareResourcesResponse& response) {
         const std::string cdiCheck = binary("cdi-check");
-        if (!fs::exists(cdiCheck)) {
-            const char* ci = std::getenv("CI");
-            if (ci != nullptr && std::string(ci) == "true")
-                ADD_FAILURE() << cdiCheck << " is missing, and CI must judge the CDI specs";
-            return "CDI library check SKIPPED (no " + cdiCheck + ": Go was not found)";
-        }
+        if (!fs::exists(cdiCheck))
+            return numadra::testing::skippedUnlessCi("CDI library check",
+                                                     "no " + cdiCheck + ": Go was not found");
         std::vector<std::string> validate{cdiCheck, "validate", "--expect-minimum-version"};
         for (const auto& [file, content] : filesBelow(cdiDir()))
             validate.push_back(cdiDir() + "/" + file);
@@ -1279,12 +1277,8 @@ class Conformance : public ::testing::TestWithParam<Case> {
         if (const char* wanted = std::getenv("NUMADRA_CONFORMANCE_CONTAINERS");
             wanted != nullptr && std::string(wanted) == "0")
             return "containers not run (NUMADRA_CONFORMANCE_CONTAINERS=0)";
-        if (const auto& reason = ContainerRuntime::unavailable()) {
-            const char* ci = std::getenv("CI");
-            if (ci != nullptr && std::string(ci) == "true")
-                ADD_FAILURE() << "containers cannot run here, and CI must run them: " << *reason;
-            return "containers SKIPPED: " + *reason;
-        }
+        if (const auto& reason = ContainerRuntime::unavailable())
+            return numadra::testing::skippedUnlessCi("containers", *reason);
         for (const auto& claim : claims)
             checkClaimInContainer(claim, response.claims().at(claim.uid), cdi);
         return std::to_string(claims.size()) +

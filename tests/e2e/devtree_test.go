@@ -9,7 +9,7 @@ import (
 )
 
 // mockDev fills dir (the daemon's --dev-root) with the device nodes the mocked machine's devices
-// have, as testing/dev_tree.hpp does for the C++ suites: each a symlink to a real character
+// have, as tests/support/dev_tree.hpp does for the C++ suites: each a symlink to a real character
 // device (/dev/null, /dev/zero, ...), so stat() sees a char device without root or mknod. The
 // nodes: dri/<name> of DRM functions, nvidia<i> (i counts nvidia-bound functions in address
 // order) with nvidiactl and the UVM nodes, kfd for amdgpu, infiniband/<uverbs> with rdma_cm, and

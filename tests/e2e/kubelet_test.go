@@ -103,13 +103,20 @@ func prepareAsTheKubelet(t *testing.T, c *cluster.Cluster, node string, claims [
 	t.Logf("the daemon prepared and unprepared %d claims as the kubelet asks; podman ran %d containers with their CDI ids", len(request.Claims), containers)
 }
 
+// inCI is the one rule for "this is CI" in the Go tiers (the scripts: scripts/lib/ci.sh, the C++
+// tests: numadra/testing/ci.hpp, CMake: cmake/Go.cmake): CI is set to true or 1, in any case.
+func inCI() bool {
+	value := strings.ToLower(os.Getenv("CI"))
+	return value == "true" || value == "1"
+}
+
 // containersRun says whether podman can start containers here; in CI it must.
 func containersRun(t testing.TB) bool {
 	missing := containerRuntimeMissing()
 	switch {
 	case missing == "":
 		return true
-	case os.Getenv("CI") == "true":
+	case inCI():
 		t.Fatalf("CI needs podman to start containers with the prepared CDI ids: %s", missing)
 	default:
 		t.Logf("SKIPPED starting containers with the prepared CDI ids: %s", missing)

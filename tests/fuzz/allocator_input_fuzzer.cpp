@@ -4,7 +4,7 @@
 //  2. runDraAllocate (--explain) with a fixed node beside it: the ResourceSlices numa-probe
 //     publishes for two mocked machines (GPUs and an InfiniBand NIC with the numaNode list; an
 //     SR-IOV NIC with VF bandwidth counters and CPU shares) and the DeviceClasses of the demo
-//     (fuzz/allocator_node.json), with the input as standard input.
+//     (tests/fuzz/allocator_node.json), with the input as standard input.
 // Contracts checked: every error names the input (file, document); the exit status is 0, 1 or 2;
 // what dra-allocate prints parses again as YAML (exit 0/1), and each claim in it decodes again.
 
@@ -29,7 +29,7 @@ constexpr const char* kFileName = "fuzz-input.yaml";
 std::string nodeFile() {
     if (const char* path = std::getenv("NUMADRA_FUZZ_ALLOCATOR_NODE"))
         return path;
-    return std::string(NUMADRA_SOURCE_DIR) + "/fuzz/allocator_node.json";
+    return std::string(NUMADRA_SOURCE_DIR) + "/tests/fuzz/allocator_node.json";
 }
 
 bool contains(std::string_view text, std::string_view part) {

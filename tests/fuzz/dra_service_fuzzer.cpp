@@ -1,7 +1,7 @@
 // The kubelet-facing gRPC handlers with random requests and random claims. In process, as the
 // daemon wires them: the DRA v1 and v1beta1 services (plugin/dra_service.cpp, on its two lanes
 // of workers) over an in-process gRPC channel, the daemon's ClaimPreparer (the claim checks of
-// daemon/claims.cpp) and the real device preparer (CDI specs, metadata, checkpoint) on a
+// node/daemon/claims.cpp) and the real device preparer (CDI specs, metadata, checkpoint) on a
 // mocked node (epyc-2s-nps4: GPUs, NICs, CPU devices) with a mocked /dev, in scratch folders.
 //
 // Input layout:

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Writes the seed corpora of the fuzz targets into fuzz/corpus/<target>/ (committed; rerun after
+"""Writes the seed corpora of the fuzz targets into tests/fuzz/corpus/<target>/ (committed; rerun after
 changing the inputs they are made from). Python 3 standard library only.
 
-  cel              the expressions of the CEL and DRA-CEL unit tests (cel/tests, dracel/tests)
+  cel              the expressions of the CEL and DRA-CEL unit tests (cluster/cel/tests, cluster/dracel/tests)
   allocator_input  every scenario of testdata/allocator: its input files as one YAML stream,
                    plus the demo claims
   checkpoint       checkpoint records as the driver writes them (valid CRC-32C), and damaged ones
   dra_service      NodePrepareResourcesRequests with claims for the mocked node's devices
   sysfs            not made here: the fuzzer writes them itself from the mocked machines
-                   (NUMADRA_FUZZ_WRITE_SEEDS=fuzz/corpus/sysfs build-san/fuzz/sysfs_fuzzer)
+                   (NUMADRA_FUZZ_WRITE_SEEDS=tests/fuzz/corpus/sysfs build-san/fuzz/sysfs_fuzzer)
 """
 
 import hashlib
@@ -19,8 +19,8 @@ import shutil
 import struct
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-CORPUS = ROOT / "fuzz" / "corpus"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "tests" / "fuzz" / "corpus"
 
 
 def reset(target):
@@ -47,8 +47,8 @@ def cel_expressions():
     found = []
     c_string = re.compile(r'\{\s*"((?:[^"\\]|\\.)*)"\s*,')
     raw_string = re.compile(r'R"\((.*?)\)"', re.S)
-    for path in sorted((ROOT / "cel" / "tests").glob("*.cpp")) + sorted(
-            (ROOT / "dracel" / "tests").glob("*.cpp")):
+    for path in sorted((ROOT / "cluster" / "cel" / "tests").glob("*.cpp")) + sorted(
+            (ROOT / "cluster" / "dracel" / "tests").glob("*.cpp")):
         text = path.read_text()
         for match in c_string.finditer(text):
             try:

@@ -10,14 +10,14 @@
 // Then discovery::discover() reads the machine, the slices are built from it, and the health
 // Checker checks every published device twice: with the fuzzed file, and after the original
 // content is back (counters going down, links coming back). The kernel text parsers
-// (common/text.hpp) get the content directly too.
+// (common/core/text.hpp) get the content directly too.
 //
 // Contracts checked: discovery never fails on a sysfs root (only values become unknown, each
 // with a diagnostic naming its file); a range list that parses formats back to itself.
 //
 // NUMADRA_FUZZ_SYSFS overrides the folder of the generated machines. With
 // NUMADRA_FUZZ_WRITE_SEEDS=DIR the fuzzer writes one seed per file (its index byte and the
-// original content) into DIR and exits: that is how fuzz/corpus/sysfs was made.
+// original content) into DIR and exits: that is how tests/fuzz/corpus/sysfs was made.
 
 #include <sys/stat.h>
 

@@ -40,7 +40,7 @@ if ! installed "$cache"; then
 {
   "name": "numadra-cel-spec-cache",
   "private": true,
-  "description": "Cache of the CEL conformance tests for numadra's cel/conformance (not committed)",
+  "description": "Cache of the CEL conformance tests for numadra's cluster/cel/conformance (not committed)",
   "dependencies": {
     "@bufbuild/cel-spec": "${CEL_SPEC_VERSION}",
     "@bufbuild/protobuf": "${PROTOBUF_VERSION}"

@@ -1,5 +1,6 @@
 // The conformance harness's own logic (JSON → cel::Value, strict comparison, out-of-scope
-// detection), checked on the hand-made files in cel/conformance/testdata without the network.
+// detection), checked on the hand-made files in cluster/cel/conformance/testdata without the
+// network.
 
 #include "harness.hpp"
 
@@ -16,7 +17,7 @@ namespace {
 using nlohmann::json;
 
 const std::filesystem::path kTestdata =
-    std::filesystem::path(NUMADRA_SOURCE_DIR) / "cel" / "conformance" / "testdata";
+    std::filesystem::path(NUMADRA_SOURCE_DIR) / "cluster" / "cel" / "conformance" / "testdata";
 
 Value convert(const char* text) {
     auto v = valueFromJson(json::parse(text));
@@ -316,8 +317,8 @@ TEST(ConformanceExpectations, RefusesWhatItCannotRead) {
 }
 
 TEST(ConformanceExpectations, TheCommittedFileReads) {
-    auto committed = loadExpectations(std::filesystem::path(NUMADRA_SOURCE_DIR) / "cel" /
-                                      "conformance" / "expectations.txt");
+    auto committed = loadExpectations(std::filesystem::path(NUMADRA_SOURCE_DIR) / "cluster" /
+                                      "cel" / "conformance" / "expectations.txt");
     ASSERT_TRUE(committed.ok()) << committed.error().message;
     EXPECT_EQ(committed->files.size(), 29U);  // every file of @bufbuild/cel-spec 0.6.1
 }

@@ -281,7 +281,7 @@ TEST(RuntimeErrors, ANonBoolResultIsAnError) {
 }
 
 // An expression whose worst case exceeds the limit is refused when compiled, with upstream's
-// estimate (the runtime limit is the second guard: cel/tests/cost_test.cpp).
+// estimate (the runtime limit is the second guard: cluster/cel/tests/cost_test.cpp).
 TEST(CompileErrors, AnExpressionCostlierThanTheLimitIsRefused) {
     std::string range = "[";
     for (int i = 0; i < 100; ++i)

@@ -13,11 +13,11 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const plugin::ClaimRef kClaim{"default", "vf-claim", "uid-1"};
+const claims::ClaimRef kClaim{"default", "vf-claim", "uid-1"};
 
-plugin::PreparedDevice nic(std::string device, std::string interfaceName,
+claims::PreparedDevice nic(std::string device, std::string interfaceName,
                            std::string mac = "02:00:00:00:00:01") {
-    plugin::PreparedDevice out;
+    claims::PreparedDevice out;
     out.requestNames = {"nic"};
     out.poolName = "node-a";
     out.deviceName = std::move(device);
@@ -26,8 +26,8 @@ plugin::PreparedDevice nic(std::string device, std::string interfaceName,
     return out;
 }
 
-plugin::PreparedDevice gpu() {
-    plugin::PreparedDevice out;
+claims::PreparedDevice gpu() {
+    claims::PreparedDevice out;
     out.requestNames = {"gpu"};
     out.poolName = "node-a";
     out.deviceName = "gpu-0000-3b-00-0";
@@ -36,7 +36,7 @@ plugin::PreparedDevice gpu() {
 
 class RecordingSink : public ClaimStatusSink {
   public:
-    Result<api::Json> apply(const plugin::ClaimRef&, const api::Json& body) override {
+    Result<api::Json> apply(const claims::ClaimRef&, const api::Json& body) override {
         std::lock_guard lock(mutex_);
         bodies.push_back(body);
         if (!failures.empty()) {

@@ -56,8 +56,8 @@ struct ClaimsTest : ::testing::Test {
     numadra::testing::TempTree dirs;
     std::unique_ptr<prepare::Preparer> devices;
     std::unique_ptr<ClaimPreparer> preparer;
-    const plugin::ClaimRef ref{"ns", "c", "uid-1"};
-    const plugin::Deadline deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    const claims::ClaimRef ref{"ns", "c", "uid-1"};
+    const claims::Deadline deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
 
     void SetUp() override {
         declareClaimMetrics(registry);
@@ -289,7 +289,7 @@ TEST_F(ClaimsTest, ADifferentUidOfTheSameNameIsAnotherFetch) {
     source.claims["ns/c"] =
         allocatedClaim("uid-1", api::Json::array({result("gpu", "numa.dra.dev", "node-a", kGpu)}));
     ASSERT_TRUE(preparer->fetch(ref, deadline).ok());
-    ASSERT_TRUE(preparer->fetch(plugin::ClaimRef{"ns", "c", "uid-2"}, deadline).ok());
+    ASSERT_TRUE(preparer->fetch(claims::ClaimRef{"ns", "c", "uid-2"}, deadline).ok());
     EXPECT_EQ(source.gets.load(), 2);
 }
 
@@ -327,8 +327,8 @@ TEST_F(ClaimsTest, APrepareAndAnUnprepareAreOneLineEachWithTheirWholeContext) {
     ASSERT_TRUE(preparer->prepare(ref, deadline).error.empty());
     const std::string unprepared = preparer->unprepare(ref, deadline);
     ASSERT_EQ(unprepared, "");
-    plugin::ClaimOutcome outcome;
-    outcome.operation = plugin::ClaimOutcome::Operation::Unprepare;
+    claims::ClaimOutcome outcome;
+    outcome.operation = claims::ClaimOutcome::Operation::Unprepare;
     outcome.claim = ref;
     preparer->report(outcome, {});
     const auto lines = log.lines();
@@ -357,9 +357,9 @@ TEST_F(ClaimsTest, AFailedPrepareIsOneWarningWithTheError) {
 
 TEST_F(ClaimsTest, ALongWaitAndAMissedDeadlineAreWarnedAndCounted) {
     CapturedLog log;
-    plugin::ClaimOutcome outcome;
+    claims::ClaimOutcome outcome;
     outcome.claim = ref;
-    outcome.source = plugin::ClaimOutcome::Source::Records;
+    outcome.source = claims::ClaimOutcome::Source::Records;
     outcome.waited = std::chrono::milliseconds(2500);
     outcome.took = std::chrono::seconds(46);
     outcome.deadlineMissed = true;

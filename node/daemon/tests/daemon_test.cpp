@@ -17,7 +17,7 @@
 #include <set>
 #include <thread>
 
-#include "numadra/kube/fake_apiserver.hpp"
+#include "numadra/fakes/apiserver.hpp"
 #include "numadra/state/checkpoint.hpp"
 #include "numadra/testing/dev_tree.hpp"
 #include "numadra/testing/health_stream.hpp"
@@ -36,7 +36,7 @@ namespace numadra::daemon {
 namespace {
 
 using namespace std::chrono_literals;
-using Json = kube::FakeApiServer::Json;
+using Json = fakes::FakeApiServer::Json;
 using numadra::testing::httpGet;
 namespace drav1 = k8s::io::kubelet::pkg::apis::dra::v1;
 namespace drav1beta1 = k8s::io::kubelet::pkg::apis::dra::v1beta1;
@@ -46,7 +46,7 @@ using test_support::freePort;
 
 class DaemonTest : public ::testing::Test {
   protected:
-    kube::FakeApiServer api;
+    fakes::FakeApiServer api;
     numadra::testing::TempTree dirs;
     DaemonConfig config;
     std::stop_source stop;
@@ -680,7 +680,7 @@ TEST_F(DaemonTest, PublishingRetriesThroughServerErrors) {
 }
 
 // The numaNode attribute of the published GPU: "int", "ints", or "" when there is none yet.
-std::string numaNodeFormOfGpu(const kube::FakeApiServer& api) {
+std::string numaNodeFormOfGpu(const fakes::FakeApiServer& api) {
     for (const auto& slice : api.resourceSlices()) {
         for (const auto& device : slice["spec"].value("devices", Json::array())) {
             if (device["name"] != "gpu-0000-21-00-0")
@@ -712,7 +712,7 @@ TEST_F(DaemonTest, SlicesStoredWithoutTheirBudgetsAreDeletedOnTheFatalExit) {
     EXPECT_TRUE(api.resourceSlices().empty()) << api.resourceSlices().size() << " slices left";
 }
 
-bool cpuDevicesMapNodeResources(const kube::FakeApiServer& api) {
+bool cpuDevicesMapNodeResources(const fakes::FakeApiServer& api) {
     for (const auto& slice : api.resourceSlices()) {
         for (const auto& device : slice["spec"].value("devices", Json::array())) {
             if (device["name"] == "cpu-numa-0")

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "numadra/daemon/daemon.hpp"
-#include "numadra/kube/fake_apiserver.hpp"
+#include "numadra/fakes/apiserver.hpp"
 #include "numadra/testing/dev_tree.hpp"
 #include "numadra/testing/http.hpp"
 #include "numadra/testing/machines.hpp"
@@ -44,7 +44,7 @@ namespace numadra::daemon {
 namespace {
 
 using namespace std::chrono_literals;
-using Json = kube::FakeApiServer::Json;
+using Json = fakes::FakeApiServer::Json;
 using Clock = std::chrono::steady_clock;
 namespace drav1 = k8s::io::kubelet::pkg::apis::dra::v1;
 using test_support::eventually;
@@ -72,8 +72,8 @@ void resetPeakRss() {
 
 class HostileApiTest : public ::testing::Test {
   protected:
-    kube::FakeApiServer api{[] {
-        kube::FakeApiServerOptions options;
+    fakes::FakeApiServer api{[] {
+        fakes::FakeApiServerOptions options;
         options.workerThreads = 96;  // room for every stuck answer at once
         return options;
     }()};
@@ -190,8 +190,8 @@ class HostileApiTest : public ::testing::Test {
     }
 };
 
-kube::BadAnswer claimAnswer(kube::BadAnswer::Body body) {
-    kube::BadAnswer answer;
+fakes::BadAnswer claimAnswer(fakes::BadAnswer::Body body) {
+    fakes::BadAnswer answer;
     answer.body = body;
     answer.method = "GET";
     answer.pathPrefix = kClaimsPath;
@@ -201,13 +201,13 @@ kube::BadAnswer claimAnswer(kube::BadAnswer::Body body) {
 TEST_F(HostileApiTest, EndlessClaimBodiesCostBoundedMemoryThatIsGivenBack) {
     // A warm-up round of the same calls: gRPC's and libcurl's one-time allocations (channels,
     // TLS-less handles, thread stacks) are not what this test is about.
-    api.misbehaveNext(20, claimAnswer(kube::BadAnswer::Body::Endless));
+    api.misbehaveNext(20, claimAnswer(fakes::BadAnswer::Body::Endless));
     prepareNewClaimsAtOnce(20, 20s);
     std::this_thread::sleep_for(200ms);
     const long baseline = statusKiB("VmRSS");
     resetPeakRss();
 
-    api.misbehaveNext(20, claimAnswer(kube::BadAnswer::Body::Endless));
+    api.misbehaveNext(20, claimAnswer(fakes::BadAnswer::Body::Endless));
     const auto started = Clock::now();
     const auto answers = prepareNewClaimsAtOnce(20, 20s);
     const auto took = Clock::now() - started;
@@ -245,7 +245,7 @@ TEST_F(HostileApiTest, CheckpointPreparesAndUnpreparesAnswerWhileSixtyFourPrepar
     ASSERT_EQ(prepare("leaving", "uid-leaving", 10s).error, "");
 
     // From now on every claim GET trickles a byte a second: an API server that hangs.
-    api.misbehaveNext(1000, claimAnswer(kube::BadAnswer::Body::Trickle));
+    api.misbehaveNext(1000, claimAnswer(fakes::BadAnswer::Body::Trickle));
     const int getsBefore = api.requestCount("GET", kClaimsPath);
     std::vector<Answer> stuck;
     std::jthread stuckKubelets([&] { stuck = prepareNewClaimsAtOnce(64, 6s); });
@@ -281,7 +281,7 @@ TEST_F(HostileApiTest, CheckpointPreparesAndUnpreparesAnswerWhileSixtyFourPrepar
 }
 
 TEST_F(HostileApiTest, NoClaimGetOutlivesTheKubeletsCall) {
-    auto answer = claimAnswer(kube::BadAnswer::Body::Trickle);
+    auto answer = claimAnswer(fakes::BadAnswer::Body::Trickle);
     answer.interval = 50ms;
     api.misbehaveNext(100, answer);
     const Answer slow = prepare("slow", "uid-slow", 1s);

@@ -38,7 +38,7 @@
 
 #include "numadra/daemon/daemon.hpp"
 #include "numadra/daemon/logging.hpp"
-#include "numadra/kube/fake_apiserver.hpp"
+#include "numadra/fakes/apiserver.hpp"
 #include "numadra/testing/dev_tree.hpp"
 #include "numadra/testing/machines.hpp"
 #include "numadra/testing/temp_tree.hpp"
@@ -60,7 +60,7 @@ namespace numadra::daemon {
 namespace {
 
 using namespace std::chrono_literals;
-using Json = kube::FakeApiServer::Json;
+using Json = fakes::FakeApiServer::Json;
 namespace drav1 = k8s::io::kubelet::pkg::apis::dra::v1;
 
 constexpr bool kAsan = NUMADRA_LOAD_TEST_ASAN != 0;
@@ -182,7 +182,7 @@ class ApiServerProcess {
         FILE* commands = ::fdopen(in, "r");
         FILE* answers = ::fdopen(out, "w");
         {
-            kube::FakeApiServer api;
+            fakes::FakeApiServer api;
             api.addNode("node-a", "node-uid-1");
             std::fprintf(answers, "%s\n", api.url().c_str());
             std::fflush(answers);

@@ -18,8 +18,8 @@ using detail::ResponseBody;
 
 constexpr const char* kClaimPath = "/apis/resource.k8s.io/v1/namespaces/ns/resourceclaims/";
 
-BadAnswer badClaimAnswer(BadAnswer::Body body) {
-    BadAnswer answer;
+fakes::BadAnswer badClaimAnswer(fakes::BadAnswer::Body body) {
+    fakes::BadAnswer answer;
     answer.body = body;
     answer.method = "GET";
     answer.pathPrefix = kClaimPath;
@@ -28,12 +28,12 @@ BadAnswer badClaimAnswer(BadAnswer::Body body) {
 
 class BoundedAnswerTest : public ::testing::Test {
   protected:
-    FakeApiServer server_;
+    fakes::FakeApiServer server_;
     KubeClient client_{test::configFor(server_), test::quickOptions()};
 };
 
 TEST_F(BoundedAnswerTest, AnEndlessClaimIsCutOffAtTheObjectLimitAndNotRetried) {
-    server_.misbehaveNext(1, badClaimAnswer(BadAnswer::Body::Endless));
+    server_.misbehaveNext(1, badClaimAnswer(fakes::BadAnswer::Body::Endless));
     const auto started = Clock::now();
     auto claim = client_.getResourceClaim("ns", "c", Clock::now() + 10s);
     ASSERT_FALSE(claim.ok());
@@ -45,7 +45,7 @@ TEST_F(BoundedAnswerTest, AnEndlessClaimIsCutOffAtTheObjectLimitAndNotRetried) {
 }
 
 TEST_F(BoundedAnswerTest, AnAnnouncedOversizedBodyIsRefusedBeforeItIsRead) {
-    auto answer = badClaimAnswer(BadAnswer::Body::Oversized);
+    auto answer = badClaimAnswer(fakes::BadAnswer::Body::Oversized);
     answer.bytes = std::size_t{1} << 30;  // 1 GiB
     server_.misbehaveNext(1, answer);
     auto claim = client_.getResourceClaim("ns", "c", Clock::now() + 10s);
@@ -56,7 +56,7 @@ TEST_F(BoundedAnswerTest, AnAnnouncedOversizedBodyIsRefusedBeforeItIsRead) {
 }
 
 TEST_F(BoundedAnswerTest, ATricklingBodyEndsAtTheCallersDeadline) {
-    auto answer = badClaimAnswer(BadAnswer::Body::Trickle);
+    auto answer = badClaimAnswer(fakes::BadAnswer::Body::Trickle);
     answer.interval = 50ms;
     server_.misbehaveNext(100, answer);
     const auto started = Clock::now();
@@ -113,8 +113,8 @@ TEST_F(BoundedAnswerTest, AWatchEventOverTheLimitEndsTheStreamWithAnError) {
 }
 
 TEST_F(BoundedAnswerTest, AnEndlessWatchLineIsCutOffAtTheEventLimit) {
-    BadAnswer answer;
-    answer.body = BadAnswer::Body::Endless;
+    fakes::BadAnswer answer;
+    answer.body = fakes::BadAnswer::Body::Endless;
     answer.pathPrefix = kResourceSlicesPath;
     server_.misbehaveNext(1, answer);
     std::stop_source stop;

@@ -31,7 +31,7 @@ std::vector<std::string> namesOf(const std::vector<Json>& slices) {
 
 class KubeClientTest : public ::testing::Test {
   protected:
-    FakeApiServer server_;
+    fakes::FakeApiServer server_;
     KubeClient client_{test::configFor(server_), quickOptions()};
 };
 

@@ -1,11 +1,10 @@
 // The fake API server's own behaviours that the client tests do not already pin down.
 
-#include "numadra/kube/fake_apiserver.hpp"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "kube_test_support.hpp"
+#include "numadra/fakes/apiserver.hpp"
 
 namespace numadra::kube {
 namespace {
@@ -36,7 +35,7 @@ const std::string kNoValue =
     "`bools`, `strings`, `versions`";
 
 TEST(FakeApiServer, WithoutListAttributesACreateIsRefusedAsKubeApiserverDoes) {
-    FakeApiServer server;
+    fakes::FakeApiServer server;
     server.setRefuseListAttributes(true);
     KubeClient client(test::configFor(server), quickOptions());
     auto created = client.createResourceSlice(sliceWithAttributes());
@@ -55,7 +54,7 @@ TEST(FakeApiServer, WithoutListAttributesACreateIsRefusedAsKubeApiserverDoes) {
 }
 
 TEST(FakeApiServer, WithoutListAttributesScalarSlicesAreStored) {
-    FakeApiServer server;
+    fakes::FakeApiServer server;
     server.setRefuseListAttributes(true);
     KubeClient client(test::configFor(server), quickOptions());
     Json slice = sliceWithAttributes();
@@ -68,7 +67,7 @@ TEST(FakeApiServer, WithoutListAttributesScalarSlicesAreStored) {
 }
 
 TEST(FakeApiServer, KeepsListValuesByDefault) {
-    FakeApiServer server;
+    fakes::FakeApiServer server;
     KubeClient client(test::configFor(server), quickOptions());
     auto created = client.createResourceSlice(sliceWithAttributes());
     ASSERT_TRUE(created.ok());
@@ -77,7 +76,7 @@ TEST(FakeApiServer, KeepsListValuesByDefault) {
 }
 
 TEST(FakeApiServer, WithoutListAttributesAnUpdateIsRefusedToo) {
-    FakeApiServer server;
+    fakes::FakeApiServer server;
     KubeClient client(test::configFor(server), quickOptions());
     auto created = client.createResourceSlice(sliceWithAttributes());
     ASSERT_TRUE(created.ok());
@@ -90,7 +89,7 @@ TEST(FakeApiServer, WithoutListAttributesAnUpdateIsRefusedToo) {
 }
 
 TEST(FakeApiServer, OneResourceVersionCounterForAllKinds) {
-    FakeApiServer server;
+    fakes::FakeApiServer server;
     KubeClient client(test::configFor(server), quickOptions());
     auto first = client.createResourceSlice(sliceJson("a", "n1"));
     server.addNode("n1", "uid");
@@ -100,7 +99,7 @@ TEST(FakeApiServer, OneResourceVersionCounterForAllKinds) {
 }
 
 TEST(FakeApiServer, UpdateBumpsGenerationOnlyWhenTheSpecChanges) {
-    FakeApiServer server;
+    fakes::FakeApiServer server;
     KubeClient client(test::configFor(server), quickOptions());
     auto created = client.createResourceSlice(sliceJson("a", "n1"));
     ASSERT_TRUE(created.ok());
@@ -115,7 +114,7 @@ TEST(FakeApiServer, UpdateBumpsGenerationOnlyWhenTheSpecChanges) {
 }
 
 TEST(FakeApiServer, RejectsASliceWithoutAName) {
-    FakeApiServer server;
+    fakes::FakeApiServer server;
     KubeClient client(test::configFor(server), quickOptions());
     Json slice = sliceJson("", "n1");
     slice["metadata"] = Json::object();
@@ -125,7 +124,7 @@ TEST(FakeApiServer, RejectsASliceWithoutAName) {
 }
 
 TEST(FakeApiServer, RecordsEveryRequest) {
-    FakeApiServer server;
+    fakes::FakeApiServer server;
     ClusterConfig config = test::configFor(server);
     config.bearerToken = "t";
     KubeClient client(config, quickOptions());
@@ -143,7 +142,7 @@ TEST(FakeApiServer, RecordsEveryRequest) {
 }
 
 TEST(FakeApiServer, RemovedClaimsAreNotFound) {
-    FakeApiServer server;
+    fakes::FakeApiServer server;
     KubeClient client(test::configFor(server), quickOptions());
     server.putResourceClaim(Json{{"metadata", {{"namespace", "ns"}, {"name", "c"}}}});
     ASSERT_TRUE(client.getResourceClaim("ns", "c", Clock::now() + 1s).ok());
@@ -154,7 +153,7 @@ TEST(FakeApiServer, RemovedClaimsAreNotFound) {
 }
 
 TEST(FakeApiServer, AddResourceSliceStoresLikeACreate) {
-    FakeApiServer server;
+    fakes::FakeApiServer server;
     const Json stored = server.addResourceSlice(sliceJson("seeded", "n1"));
     EXPECT_FALSE(stored["metadata"]["uid"].get<std::string>().empty());
     EXPECT_EQ(server.resourceSlices().size(), 1u);
@@ -163,7 +162,7 @@ TEST(FakeApiServer, AddResourceSliceStoresLikeACreate) {
 }
 
 TEST(FakeApiServer, StopsQuicklyAndOnlyOnce) {
-    auto server = std::make_unique<FakeApiServer>();
+    auto server = std::make_unique<fakes::FakeApiServer>();
     const auto start = Clock::now();
     server->stop();
     server->stop();
@@ -172,9 +171,9 @@ TEST(FakeApiServer, StopsQuicklyAndOnlyOnce) {
 }
 
 TEST(FakeApiServer, SurvivesWatchersThatWentAway) {
-    FakeApiServerOptions options;
+    fakes::FakeApiServerOptions options;
     options.bookmarkInterval = 10ms;  // writes to the closed connections soon after
-    FakeApiServer server(options);
+    fakes::FakeApiServer server(options);
     KubeClient client(test::configFor(server), quickOptions());
     for (int i = 0; i < 3; ++i) {
         test::BackgroundWatch watch(client, "", std::to_string(server.currentResourceVersion()));
@@ -186,7 +185,7 @@ TEST(FakeApiServer, SurvivesWatchersThatWentAway) {
 }
 
 TEST(FakeApiServer, UnknownPathsAreNotFoundStatuses) {
-    FakeApiServer server;
+    fakes::FakeApiServer server;
     KubeClient client(test::configFor(server), quickOptions());
     auto answer = client.request("GET", "/apis/apps/v1/deployments", nullptr, Clock::now() + 1s);
     ASSERT_FALSE(answer.ok());

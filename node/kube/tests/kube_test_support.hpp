@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "numadra/fakes/apiserver.hpp"
 #include "numadra/kube/client.hpp"
-#include "numadra/kube/fake_apiserver.hpp"
 
 namespace numadra::kube::test {
 
@@ -30,7 +30,7 @@ inline ClientOptions quickOptions() {
     return options;
 }
 
-inline ClusterConfig configFor(const FakeApiServer& server) {
+inline ClusterConfig configFor(const fakes::FakeApiServer& server) {
     ClusterConfig config;
     config.server = server.url();
     return config;

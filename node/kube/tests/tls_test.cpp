@@ -80,8 +80,8 @@ class TlsTest : public ::testing::Test {
 
     static std::string path(const std::string& name) { return certificates_->path(name); }
 
-    static FakeApiServerOptions serverOptions(bool requireClientCertificate = true) {
-        FakeApiServerOptions options;
+    static fakes::FakeApiServerOptions serverOptions(bool requireClientCertificate = true) {
+        fakes::FakeApiServerOptions options;
         options.tlsCertFile = path("server.crt");
         options.tlsKeyFile = path("server.key");
         if (requireClientCertificate)
@@ -90,7 +90,7 @@ class TlsTest : public ::testing::Test {
     }
 
     // Client certificate and CA as a kubeconfig's *-data fields give them: PEM in memory.
-    static ClusterConfig configWithData(const FakeApiServer& server) {
+    static ClusterConfig configWithData(const fakes::FakeApiServer& server) {
         ClusterConfig config;
         config.server = server.url();
         config.caData = readFile(path("ca.crt"));
@@ -105,7 +105,7 @@ class TlsTest : public ::testing::Test {
 std::unique_ptr<Certificates> TlsTest::certificates_;
 
 TEST_F(TlsTest, TalksHttpsWithCaAndClientCertificateData) {
-    FakeApiServer server(serverOptions());
+    fakes::FakeApiServer server(serverOptions());
     server.addNode("n1", "uid-1");
     EXPECT_THAT(server.url(), ::testing::StartsWith("https://"));
     KubeClient client(configWithData(server), quickOptions());
@@ -115,7 +115,7 @@ TEST_F(TlsTest, TalksHttpsWithCaAndClientCertificateData) {
 }
 
 TEST_F(TlsTest, TalksHttpsWithCaAndClientCertificateFiles) {
-    FakeApiServer server(serverOptions());
+    fakes::FakeApiServer server(serverOptions());
     server.addNode("n1", "uid-1");
     ClusterConfig config;
     config.server = server.url();
@@ -128,7 +128,7 @@ TEST_F(TlsTest, TalksHttpsWithCaAndClientCertificateFiles) {
 }
 
 TEST_F(TlsTest, WatchesOverHttps) {
-    FakeApiServer server(serverOptions());
+    fakes::FakeApiServer server(serverOptions());
     // The watch's connect timeout covers the TLS handshake, which a loaded 2-core machine
     // running the whole suite can stretch past quickOptions()' 2 s.
     ClientOptions options = quickOptions();
@@ -150,10 +150,10 @@ TEST_F(TlsTest, WatchesOverHttps) {
 }
 
 TEST_F(TlsTest, RefusesAServerSignedByAnotherCa) {
-    FakeApiServerOptions options;
+    fakes::FakeApiServerOptions options;
     options.tlsCertFile = path("rogue.crt");
     options.tlsKeyFile = path("rogue.key");
-    FakeApiServer server(options);
+    fakes::FakeApiServer server(options);
     ClientOptions clientOptions = quickOptions();
     clientOptions.maxAttempts = 1;
     KubeClient client(configWithData(server), clientOptions);
@@ -164,10 +164,10 @@ TEST_F(TlsTest, RefusesAServerSignedByAnotherCa) {
 }
 
 TEST_F(TlsTest, InsecureSkipTlsVerifyAcceptsAnyServer) {
-    FakeApiServerOptions options;
+    fakes::FakeApiServerOptions options;
     options.tlsCertFile = path("rogue.crt");
     options.tlsKeyFile = path("rogue.key");
-    FakeApiServer server(options);
+    fakes::FakeApiServer server(options);
     server.addNode("n1", "uid-1");
     ClusterConfig config;
     config.server = server.url();
@@ -178,7 +178,7 @@ TEST_F(TlsTest, InsecureSkipTlsVerifyAcceptsAnyServer) {
 }
 
 TEST_F(TlsTest, AServerThatWantsAClientCertificateRefusesAClientWithout) {
-    FakeApiServer server(serverOptions(/*requireClientCertificate=*/true));
+    fakes::FakeApiServer server(serverOptions(/*requireClientCertificate=*/true));
     ClusterConfig config;
     config.server = server.url();
     config.caFile = path("ca.crt");
@@ -191,7 +191,7 @@ TEST_F(TlsTest, AServerThatWantsAClientCertificateRefusesAClientWithout) {
 }
 
 TEST_F(TlsTest, MalformedCaDataIsAnError) {
-    FakeApiServer server(serverOptions(false));
+    fakes::FakeApiServer server(serverOptions(false));
     ClusterConfig config;
     config.server = server.url();
     config.caData = "not a certificate";

@@ -21,7 +21,7 @@ class WatchTest : public ::testing::Test {
   protected:
     std::string currentVersion() const { return std::to_string(server_.currentResourceVersion()); }
 
-    FakeApiServer server_;
+    fakes::FakeApiServer server_;
     KubeClient client_{test::configFor(server_), quickOptions()};
 };
 
@@ -166,9 +166,9 @@ TEST_F(WatchTest, AServerShutdownEndsTheStream) {
 }
 
 TEST_F(WatchTest, IdleStreamsGetBookmarksWithTheCurrentResourceVersion) {
-    FakeApiServerOptions options;
+    fakes::FakeApiServerOptions options;
     options.bookmarkInterval = 50ms;
-    FakeApiServer server(options);
+    fakes::FakeApiServer server(options);
     KubeClient client(test::configFor(server), quickOptions());
     server.addNode("n1", "uid");  // moves the resourceVersion without a slice event
     BackgroundWatch watch(client, "", "1000");

@@ -112,7 +112,7 @@ class PreparerTest : public ::testing::Test {
         return {{"default", name.value_or("claim-" + uid), uid}, std::nullopt, std::move(devices)};
     }
 
-    Result<std::vector<plugin::PreparedDevice>> prepare(const ClaimAllocation& allocation) {
+    Result<std::vector<claims::PreparedDevice>> prepare(const ClaimAllocation& allocation) {
         return preparer->prepare(allocation, node());
     }
 
@@ -631,7 +631,7 @@ TEST_F(PreparerTest, ADeviceNodeMissingAtRestartKeepsTheClaimAndItsDevices) {
     EXPECT_EQ(report->quarantined, 0U);
     EXPECT_EQ(preparer->preparedClaimCount(), 1U);
     EXPECT_FALSE(prepare(claim("uid-2", {device("gpu", kGpu)})));
-    const plugin::ClaimRef ref{"default", std::string("claim-") + kUid, kUid};
+    const claims::ClaimRef ref{"default", std::string("claim-") + kUid, kUid};
     auto early = preparer->preparedClaim(ref, node());
     ASSERT_TRUE(early.has_value());
     EXPECT_FALSE(early->ok());
@@ -782,7 +782,7 @@ TEST_F(PreparerTest, ARollbackOnAReadOnlyFilesystemReportsNothingItNeverWrote) {
     auto previous = spdlog::default_logger();
     spdlog::set_default_logger(std::make_shared<spdlog::logger>(
         "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(logged)));
-    std::optional<Result<std::vector<plugin::PreparedDevice>>> prepared;
+    std::optional<Result<std::vector<claims::PreparedDevice>>> prepared;
     const std::string problem = onReadOnlyFolders(
         tree.root(), [&] { prepared = prepare(claim(kUid, {device("gpu", kGpu)})); });
     spdlog::set_default_logger(previous);

@@ -1,6 +1,6 @@
 // numa-probe's JSON and YAML are byte for byte what the DOM-based encoding (the reference kept
-// in api/tests/legacy) printed, on every mocked machine in every flag combination; so are the
-// compact JSON the publisher sends and the table (names as libpci gives them).
+// in common/api/tests/legacy) printed, on every mocked machine in every flag combination; so are
+// the compact JSON the publisher sends and the table (names as libpci gives them).
 
 #include <gtest/gtest.h>
 
@@ -134,7 +134,7 @@ TEST_P(ProbeOutputMatchesDom, Yaml) {
     EXPECT_TRUE(sameBytes(probeOutput(GetParam(), "yaml"), api::toYamlStream(documents)));
 }
 
-// The table's code is unchanged, but its names now come from probe/pci_ids.hpp.
+// The table's code is unchanged, but its names now come from node/probe/pci_ids.hpp.
 TEST_P(ProbeOutputMatchesDom, Table) {
     const Reference r = reference(GetParam());
     EXPECT_TRUE(

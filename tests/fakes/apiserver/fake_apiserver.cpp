@@ -1,5 +1,3 @@
-#include "numadra/kube/fake_apiserver.hpp"
-
 #include <httplib.h>
 
 #include <atomic>
@@ -14,8 +12,9 @@
 #include <thread>
 
 #include "numadra/common/text.hpp"
+#include "numadra/fakes/apiserver.hpp"
 
-namespace numadra::kube {
+namespace numadra::fakes {
 namespace {
 
 using Json = FakeApiServer::Json;
@@ -1213,4 +1212,4 @@ int FakeApiServer::requestCount(const std::string& method, const std::string& pa
     return impl_->requestCount(method, pathPrefix);
 }
 
-}  // namespace numadra::kube
+}  // namespace numadra::fakes

@@ -6,8 +6,6 @@
 //
 // The first line on stdout is the URL, printed once it listens. Bad flags exit 2.
 
-#include "numadra/kube/fake_apiserver.hpp"
-
 #include <pthread.h>
 #include <signal.h>
 
@@ -17,10 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "numadra/fakes/apiserver.hpp"
+
 namespace {
 
 struct Flags {
-    numadra::kube::FakeApiServerOptions server;
+    numadra::fakes::FakeApiServerOptions server;
     bool refuseListAttributes = false;
 };
 
@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
     sigaddset(&stopSignals, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
     try {
-        numadra::kube::FakeApiServer server(flags->server);
+        numadra::fakes::FakeApiServer server(flags->server);
         server.setRefuseListAttributes(flags->refuseListAttributes);
         std::cout << server.url() << std::endl;
         int received = 0;

@@ -1,6 +1,6 @@
 package main
 
-// Upstream's side of bench/cel_compile_bench.cpp: the same three selectors compiled as the API
+// Upstream's side of tests/bench/cel_compile_bench.cpp: the same three selectors compiled as the API
 // server compiles a new object (type check, output type, program, static cost estimate).
 //
 //	go test -run '^$' -bench UpstreamCompile ./cel   (docs/PERFORMANCE.md "Compiling a selector")

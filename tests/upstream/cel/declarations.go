@@ -1,7 +1,7 @@
 package main
 
 // The declarations of upstream's DRA CEL environment, written as the text our type checker and
-// cost estimator read (dracel/declarations.txt): every function overload (name, overload id, call
+// cost estimator read (cluster/dracel/declarations.txt): every function overload (name, overload id, call
 // style, type parameters, result and argument types), the variables, the fields of the declared
 // object types, and the size limits of the `device` variable's declared types (the sizes the
 // static cost estimate assumes). `upstream-cel --dump-declarations FILE` writes it;

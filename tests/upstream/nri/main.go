@@ -1,4 +1,4 @@
-// upstream-nri: the driver's NRI plugin (C++, nri/) judged by upstream's own runtime side of NRI,
+// upstream-nri: the driver's NRI plugin (C++, node/nri/) judged by upstream's own runtime side of NRI,
 // github.com/containerd/nri/pkg/adaptation at the version containerd v2.4.2 links (v0.12.3): the
 // code that registers, configures and synchronizes a plugin, relays CreateContainer and
 // RemoveContainer to it and merges its adjustments and updates, and receives the updates a

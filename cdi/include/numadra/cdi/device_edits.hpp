@@ -83,8 +83,8 @@ ContainerEdits cpuShareEdits(const CpuShare& share);
 
 // The variable a claim's CDI spec sets (in the spec's containerEdits) in every container that
 // uses any of its devices: NUMADRA_CLAIM_<uid in upper case, '-' as '_'>=<uid>. The runtime
-// applies CDI edits before it asks NRI plugins about a container, so the NRI plugin (nri/) knows
-// a container's claims by it.
+// applies CDI edits before it asks NRI plugins about a container, so the NRI plugin (node/nri/)
+// knows a container's claims by it.
 std::string claimVariable(const std::string& claimUid);
 // The claim UIDs named by claimVariable entries of an environment ("NAME=value" strings),
 // sorted, each once.

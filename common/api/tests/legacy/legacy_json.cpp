@@ -1,4 +1,4 @@
-// api/resource_slice.cpp's toJson family at 0d2fc31, verbatim but for the names (see
+// common/api/resource_slice.cpp's toJson family at 0d2fc31, verbatim but for the names (see
 // legacy_json.hpp).
 
 #include "legacy_json.hpp"

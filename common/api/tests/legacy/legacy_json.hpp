@@ -1,8 +1,8 @@
 #pragma once
 // The DOM-based JSON encoding of the API types as it was before the streaming writer
-// (api/slice_writer.hpp), verbatim but renamed (toJson -> legacyToJson, so argument-dependent
-// lookup cannot mix the two): the reference the writer and today's toJson are proved
-// byte-identical to. Tests only. YAML's reference is api::toYaml of these documents.
+// (common/api/slice_writer.hpp), verbatim but renamed (toJson -> legacyToJson, so
+// argument-dependent lookup cannot mix the two): the reference the writer and today's toJson are
+// proved byte-identical to. Tests only. YAML's reference is api::toYaml of these documents.
 
 #include <vector>
 

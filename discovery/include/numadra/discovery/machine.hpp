@@ -1,6 +1,7 @@
 #pragma once
 // The node as discovered from sysfs: a plain value, built once per scan and read by topology/,
-// slices/ and the daemon. Unknown values are explicit (std::optional, -1 for "no NUMA affinity").
+// node/slices/ and the daemon. Unknown values are explicit (std::optional, -1 for "no NUMA
+// affinity").
 
 #include <cstdint>
 #include <optional>

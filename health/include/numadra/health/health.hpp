@@ -20,13 +20,13 @@
 #include <vector>
 
 #include "numadra/api/resource_slice.hpp"
+#include "numadra/claims/health.hpp"
 #include "numadra/discovery/machine.hpp"
 #include "numadra/discovery/sysfs.hpp"
-#include "numadra/plugin/health.hpp"
 
 namespace numadra::health {
 
-using State = plugin::DeviceHealthReport::State;
+using State = claims::DeviceHealthReport::State;
 using Clock = std::chrono::steady_clock;
 
 // What to look at for one published device, taken from the discovered model.
@@ -128,7 +128,7 @@ struct MonitorOptions {
 };
 
 // The daemon's health source. Thread-safe.
-class Monitor final : public plugin::HealthSource {
+class Monitor final : public claims::HealthSource {
   public:
     using ChangeCallback = std::function<void()>;
     Monitor(discovery::Sysfs sysfs, MonitorOptions options);
@@ -153,8 +153,8 @@ class Monitor final : public plugin::HealthSource {
 
     std::map<std::string, DeviceHealth> current() const;
 
-    // plugin::HealthSource
-    std::vector<plugin::DeviceHealthReport> snapshot() override;
+    // claims::HealthSource
+    std::vector<claims::DeviceHealthReport> snapshot() override;
     bool waitForChange(std::chrono::milliseconds timeout, std::stop_token stop) override;
 
   private:

@@ -3,9 +3,9 @@
 
 #include <string>
 
+#include "numadra/claims/claims.hpp"
 #include "numadra/common/result.hpp"
 #include "numadra/common/unique_fd.hpp"
-#include "numadra/plugin/claims.hpp"
 
 namespace numadra::plugin {
 
@@ -14,7 +14,7 @@ class FileLock {
     // Opens (creating, 0600) `path` and locks it exclusively, waiting at most until `deadline`.
     // Every acquire opens its own file description, so two locks on one file exclude each
     // other inside one process too, not only across processes.
-    static Result<FileLock> acquire(const std::string& path, Deadline deadline);
+    static Result<FileLock> acquire(const std::string& path, claims::Deadline deadline);
 
     FileLock(FileLock&&) noexcept = default;
     FileLock& operator=(FileLock&&) noexcept = default;

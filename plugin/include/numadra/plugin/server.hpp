@@ -13,9 +13,9 @@
 #include <optional>
 #include <string>
 
+#include "numadra/claims/claims.hpp"
+#include "numadra/claims/health.hpp"
 #include "numadra/common/result.hpp"
-#include "numadra/plugin/claims.hpp"
-#include "numadra/plugin/health.hpp"
 
 namespace numadra::plugin {
 
@@ -76,8 +76,8 @@ Result<SocketPaths> resolveSocketPaths(const PluginServerOptions& options);
 // RAII: the destructor calls stop().
 class PluginServer {
   public:
-    PluginServer(PluginServerOptions options, ClaimPreparer& preparer,
-                 HealthSource* health /* may be nullptr */);
+    PluginServer(PluginServerOptions options, claims::ClaimPreparer& preparer,
+                 claims::HealthSource* health /* may be nullptr */);
     ~PluginServer();
     PluginServer(const PluginServer&) = delete;
     PluginServer& operator=(const PluginServer&) = delete;

@@ -77,7 +77,7 @@ class Allocator {
     // The nodes the slices mention (nodeName of slices and devices), sorted.
     std::vector<std::string> nodeNames() const;
 
-    struct Impl;  // the library's own (allocator/internal.hpp)
+    struct Impl;  // the library's own (cluster/allocator/internal.hpp)
 
   private:
     explicit Allocator(std::unique_ptr<Impl> impl);

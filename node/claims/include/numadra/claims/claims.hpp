@@ -10,7 +10,7 @@
 
 #include "numadra/common/result.hpp"
 
-namespace numadra::plugin {
+namespace numadra::claims {
 
 // What the kubelet tells us about a claim: nothing but its identity. The allocation result has
 // to be read from the API server (prepare) or from our own records (unprepare).
@@ -89,4 +89,4 @@ class ClaimPreparer {
     }
 };
 
-}  // namespace numadra::plugin
+}  // namespace numadra::claims

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace numadra::plugin {
+namespace numadra::claims {
 
 struct DeviceHealthReport {
     enum class State { Unknown, Healthy, Unhealthy };
@@ -32,4 +32,4 @@ class HealthSource {
     virtual bool waitForChange(std::chrono::milliseconds timeout, std::stop_token stop) = 0;
 };
 
-}  // namespace numadra::plugin
+}  // namespace numadra::claims

@@ -21,23 +21,23 @@
 #include <vector>
 
 #include "numadra/api/resource_slice.hpp"
+#include "numadra/claims/claims.hpp"
 #include "numadra/common/result.hpp"
 #include "numadra/metrics/registry.hpp"
-#include "numadra/plugin/claims.hpp"
 
 namespace numadra::daemon {
 
 // The apply body for a claim: its status.devices entries for the prepared NICs with an
 // interface (none: an apply that removes the driver's entries). `now` is RFC 3339.
-api::Json claimStatusApply(const plugin::ClaimRef& claim, const std::string& driverName,
-                           const std::vector<plugin::PreparedDevice>& devices,
+api::Json claimStatusApply(const claims::ClaimRef& claim, const std::string& driverName,
+                           const std::vector<claims::PreparedDevice>& devices,
                            const std::string& now);
 
 // Where the applies go: the API server (a KubeClient), or a test's recorder.
 class ClaimStatusSink {
   public:
     virtual ~ClaimStatusSink() = default;
-    virtual Result<api::Json> apply(const plugin::ClaimRef& claim, const api::Json& body) = 0;
+    virtual Result<api::Json> apply(const claims::ClaimRef& claim, const api::Json& body) = 0;
 };
 
 class ClaimStatusPublisher {
@@ -49,17 +49,17 @@ class ClaimStatusPublisher {
 
     // A claim was prepared with these devices: its NICs' entries are applied (nothing is
     // written for a claim without a NIC interface, nor again for one applied already).
-    void prepared(const plugin::ClaimRef& claim,
-                  const std::vector<plugin::PreparedDevice>& devices);
+    void prepared(const claims::ClaimRef& claim,
+                  const std::vector<claims::PreparedDevice>& devices);
     // A claim was unprepared: the driver's entries are removed.
-    void unprepared(const plugin::ClaimRef& claim);
+    void unprepared(const claims::ClaimRef& claim);
     // Blocks until nothing is queued or being written, or the timeout passes (tests).
     bool waitIdle(std::chrono::milliseconds timeout);
 
   private:
     struct Pending {
-        plugin::ClaimRef claim;
-        std::vector<plugin::PreparedDevice> devices;  // empty: remove
+        claims::ClaimRef claim;
+        std::vector<claims::PreparedDevice> devices;  // empty: remove
         int attempt = 0;
         std::chrono::steady_clock::time_point notBefore{};
     };

@@ -10,13 +10,13 @@
 #include <optional>
 #include <string>
 
+#include "numadra/claims/claims.hpp"
 #include "numadra/common/result.hpp"
 #include "numadra/common/single_flight.hpp"
 #include "numadra/daemon/claim_status.hpp"
 #include "numadra/daemon/inventory.hpp"
 #include "numadra/daemon/pinning.hpp"
 #include "numadra/metrics/registry.hpp"
-#include "numadra/plugin/claims.hpp"
 #include "numadra/prepare/preparer.hpp"
 
 namespace numadra::daemon {
@@ -35,7 +35,7 @@ class ClaimSource {
 // Dry-run: <dir>/<namespace>_<name>.json or .yaml holds the claim.
 std::unique_ptr<ClaimSource> makeFileClaimSource(std::string directory);
 
-class ClaimPreparer : public plugin::ClaimPreparer {
+class ClaimPreparer : public claims::ClaimPreparer {
   public:
     // `status` (optional: none in dry-run mode) hears of every claim prepared or unprepared,
     // to write its NICs into the claim's status; `pinning` (optional) admits each claim before
@@ -44,24 +44,24 @@ class ClaimPreparer : public plugin::ClaimPreparer {
                   std::string driverName, std::string poolName, metrics::Registry& metrics,
                   ClaimStatusPublisher* status = nullptr, PinningGate* pinning = nullptr);
 
-    std::optional<plugin::ClaimPrepareResult> prepareFromRecords(
-        const plugin::ClaimRef& ref) override;
-    Result<api::Json> fetch(const plugin::ClaimRef& ref, plugin::Deadline deadline) override;
-    plugin::ClaimPrepareResult prepareFetched(const plugin::ClaimRef& ref,
+    std::optional<claims::ClaimPrepareResult> prepareFromRecords(
+        const claims::ClaimRef& ref) override;
+    Result<api::Json> fetch(const claims::ClaimRef& ref, claims::Deadline deadline) override;
+    claims::ClaimPrepareResult prepareFetched(const claims::ClaimRef& ref,
                                               const api::Json& claim) override;
-    std::string unprepare(const plugin::ClaimRef& ref, plugin::Deadline deadline) override;
+    std::string unprepare(const claims::ClaimRef& ref, claims::Deadline deadline) override;
     std::string syncWithOtherInstances() override;
     // One log line per claim (info, or warn for an error, a long wait or a missed deadline)
     // and the metrics of it.
-    void report(const plugin::ClaimOutcome& outcome,
-                const plugin::ClaimPrepareResult& result) override;
+    void report(const claims::ClaimOutcome& outcome,
+                const claims::ClaimPrepareResult& result) override;
 
     // All steps in a row, on this thread, reported: what a Prepare does (for tests and tools).
-    plugin::ClaimPrepareResult prepare(const plugin::ClaimRef& ref, plugin::Deadline deadline);
+    claims::ClaimPrepareResult prepare(const claims::ClaimRef& ref, claims::Deadline deadline);
 
     // The allocation of `claim` (already fetched) for this driver and pool, or an error naming
     // why the claim cannot be prepared here.
-    Result<prepare::ClaimAllocation> allocationFor(const plugin::ClaimRef& ref,
+    Result<prepare::ClaimAllocation> allocationFor(const claims::ClaimRef& ref,
                                                    const api::Json& claim) const;
 
   private:

@@ -21,7 +21,7 @@ inline slices::SliceOptions daemonSliceOptions() {
 }
 
 // --cpu-pinning: whether the claims' CPUs and memory nodes are applied to containers through the
-// runtime's NRI (nri/).
+// runtime's NRI (node/nri/).
 enum class CpuPinning {
     Auto,  // pin while the runtime offers NRI; without it, prepare as before (warned, metric)
     Nri,   // required: a claim holding CPUs is not prepared while NRI is not connected

@@ -1,5 +1,5 @@
 #pragma once
-// CPU pinning in the daemon: the NRI plugin (nri/) fed with the node's CPUs (the inventory's
+// CPU pinning in the daemon: the NRI plugin (node/nri/) fed with the node's CPUs (the inventory's
 // latest scan) and the prepared claims (the checkpoint, which is the truth: during a rolling
 // update the other instance prepares too), and the gate ClaimPreparer passes before preparing a
 // claim and after preparing or unpreparing one.

@@ -18,11 +18,11 @@
 #include "numadra/api/quantity.hpp"
 #include "numadra/api/resource_slice.hpp"
 #include "numadra/cdi/device_edits.hpp"
+#include "numadra/claims/claims.hpp"
 #include "numadra/common/result.hpp"
 #include "numadra/discovery/machine.hpp"
 #include "numadra/metadata/device_metadata.hpp"
 #include "numadra/metrics/registry.hpp"
-#include "numadra/plugin/claims.hpp"
 
 namespace numadra::prepare {
 
@@ -39,7 +39,7 @@ struct AllocatedDevice {
 };
 
 struct ClaimAllocation {
-    plugin::ClaimRef claim;
+    claims::ClaimRef claim;
     std::optional<std::string> podClaimName;  // annotation resource.kubernetes.io/pod-claim-name
     std::vector<AllocatedDevice> devices;
 };
@@ -93,15 +93,15 @@ class Preparer {
 
     // A claim prepared earlier: verified and repaired, then answered from the checkpoint without
     // asking the API server. nullopt when the claim is not prepared.
-    std::optional<Result<std::vector<plugin::PreparedDevice>>> preparedClaim(
-        const plugin::ClaimRef& claim, const NodeView& node);
+    std::optional<Result<std::vector<claims::PreparedDevice>>> preparedClaim(
+        const claims::ClaimRef& claim, const NodeView& node);
 
     // Prepares (or, if already prepared, returns) the claim. On error nothing of it remains.
-    Result<std::vector<plugin::PreparedDevice>> prepare(const ClaimAllocation& allocation,
+    Result<std::vector<claims::PreparedDevice>> prepare(const ClaimAllocation& allocation,
                                                         const NodeView& node);
 
     // Undoes everything of the claim; an unknown claim is a success.
-    Status unprepare(const plugin::ClaimRef& claim);
+    Status unprepare(const claims::ClaimRef& claim);
 
     // Rolling updates: the old and the new driver pod of a node share this checkpoint and take
     // turns under the node-wide serialize lock. Called with that lock held, before a claim is

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace numadra::kube {
+namespace numadra::fakes {
 
 struct FakeApiServerOptions {
     int port = 0;  // 0: an ephemeral port
@@ -117,4 +117,4 @@ class FakeApiServer {
     std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace numadra::kube
+}  // namespace numadra::fakes
