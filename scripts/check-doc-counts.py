@@ -95,7 +95,7 @@ def machine_counts(numa_probe, machines):
 def conformance_counts(source):
     classes = {}
     files = 0
-    for line in (source / "cel" / "conformance" / "expectations.txt").read_text().splitlines():
+    for line in (source / "cluster" / "cel" / "conformance" / "expectations.txt").read_text().splitlines():
         fields = line.split()
         if not fields or fields[0] != "file":
             continue
