@@ -16,6 +16,10 @@ driver's sysfs root) and ``DIR/<name>/proc/cpuinfo`` (so ``DIR/<name>`` works as
 every symlink is relative and no directory is left empty.  Only the Python 3 standard library is
 used.  File formats follow shared/spec/topology.md (A.1-A.9).
 
+Why one file of ~1,700 lines: the machines are data (the table at the end, each a few builder
+calls) and the writers of each sysfs file format beside the schema they write; a new machine is
+one entry here, and the checked-in check_generator.sh tests the whole file.
+
 Schema (dataclasses below; builder helpers keep a machine to a few lines)
 --------------------------------------------------------------------------
 Machine

@@ -1,5 +1,9 @@
 package e2e
 
+// Why one file of ~870 lines: one test whose scenario objects go through the real scheduler
+// and controller-manager and come back compared with dra-allocate's answer; creating, awaiting,
+// comparing and removing a scenario share its liveScenario state.
+
 import (
 	"context"
 	"encoding/json"

@@ -1,3 +1,7 @@
+// The CEL conformance harness (harness.hpp says what it does). Why one file of ~1,200 lines: the
+// reader of the conformance tests' proto3 JSON, the conversion of their values to ours, the
+// scope rules and the strict comparison are one translation of one format, used by nothing else.
+
 #include "harness.hpp"
 
 #include <algorithm>

@@ -1,5 +1,10 @@
 // The daemon end to end, in-process: a fake API server over real HTTP, a test "kubelet" over
 // the real unix sockets with the generated gRPC stubs, a mocked sysfs tree.
+//
+// Why one file of ~1,000 lines: every test here drives the same fixture (the daemon with a fake
+// API server, a kubelet and a mocked tree) through one story of the daemon's life (start, publish,
+// repair, prepare, health, shutdown); the load and hostile-API tests, which need other fixtures,
+// have their own files.
 
 #include "numadra/daemon/daemon.hpp"
 

@@ -1,5 +1,9 @@
 // The device preparer against mocked machines: real files in temp folders, a mocked /dev whose
 // nodes link to real character devices, the generated /proc with NVIDIA device minors.
+//
+// Why one file of ~900 lines: one fixture (a mocked machine, temp folders, a mocked /dev) and
+// the preparer's one contract (all or nothing, restore after a crash or a reboot), told case by
+// case.
 
 #include "numadra/prepare/preparer.hpp"
 
