@@ -13,6 +13,8 @@
 #include <string_view>
 #include <thread>
 
+#include "api_adapters.hpp"
+#include "daemon_metrics.hpp"
 #include "numadra/common/files.hpp"
 #include "numadra/common/stop_fd.hpp"
 #include "numadra/common/text.hpp"
@@ -32,6 +34,8 @@
 #include "numadra/prepare/preparer.hpp"
 #include "numadra/slices/publisher.hpp"
 #include "numadra/state/checkpoint.hpp"
+#include "server_capabilities.hpp"
+#include "trigger.hpp"
 
 #ifndef NUMADRA_VERSION
 #define NUMADRA_VERSION "0.0.0"
@@ -42,7 +46,6 @@ namespace numadra::daemon {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr auto kClaimFetchTimeout = std::chrono::seconds(10);
 constexpr auto kPublishRetryMin = std::chrono::milliseconds(500);
 constexpr auto kPublishRetryMax = std::chrono::seconds(30);
 constexpr auto kWatchRetry = std::chrono::seconds(2);
@@ -54,209 +57,21 @@ constexpr auto kHandOverWait = std::chrono::seconds(8);
 constexpr auto kHandOverPoll = std::chrono::milliseconds(100);
 // Two passes of the kubelet's plugin manager (pkg/kubelet/pluginmanager: one a second).
 constexpr auto kKubeletRegistersWithin = std::chrono::seconds(2);
-constexpr const char* kNumaListRefused = "numadra_numa_list_refused";
-constexpr const char* kNodeAllocatableDropped = "numadra_node_allocatable_resources_dropped";
 
 std::string fieldSelector(const DaemonConfig& config) {
     return "spec.nodeName=" + config.slices.nodeName + ",spec.driver=" + config.slices.driverName;
 }
 
-void declareMetrics(metrics::Registry& registry) {
-    registry.declareGauge("numadra_build_info", "Build information.", {"version"});
-    registry.gaugeSet("numadra_build_info", {NUMADRA_VERSION}, 1);
-    declareClaimMetrics(registry);
-    declareClaimStatusMetrics(registry);
-    registry.declareCounter("numadra_publish_total",
-                            "ResourceSlice reconciliations that wrote something.");
-    registry.declareCounter("numadra_publish_errors_total",
-                            "ResourceSlice reconciliations that failed.");
-    registry.declareGauge("numadra_devices", "Published devices by type and health.",
-                          {"type", "health"});
-    registry.declareGauge("numadra_startup_seconds",
-                          "From process start to registered and published.");
-    registry.declareHistogram("numadra_discovery_duration_seconds",
-                              "Time of one sysfs scan and slice build.", {},
-                              metrics::latencyBuckets());
-    registry.declareGauge(kNumaListRefused,
-                          "1 when --numa-list=auto fell back to scalar numaNode and pcieRoot "
-                          "attributes because the API server refuses list-typed attributes.");
-    registry.gaugeSet(kNumaListRefused, {}, 0);
-    registry.declareGauge(kNodeAllocatableDropped,
-                          "1 when --node-allocatable-resources=auto publishes without the CPU "
-                          "devices' node-allocatable mappings because the API server drops them.");
-    registry.gaugeSet(kNodeAllocatableDropped, {}, 0);
-    registry.declareCounter(
-        "numadra_kernel_events_total",
-        "Kernel events that started an immediate check: device uevents, link changes of watched "
-        "interfaces, and link messages the kernel dropped (source=link_lost).",
-        {"source"});
-}
-
-const char* healthName(health::State state) {
-    switch (state) {
-        case health::State::Healthy:
-            return "healthy";
-        case health::State::Unhealthy:
-            return "unhealthy";
-        case health::State::Unknown:
-            break;
-    }
-    return "unknown";
-}
-
-void recordDevices(metrics::Registry& registry, const InventorySnapshot& snapshot,
-                   const health::Monitor* monitor) {
-    const auto health =
-        monitor ? monitor->current() : std::map<std::string, health::DeviceHealth>{};
-    std::map<std::pair<std::string, std::string>, double> counts;
-    for (const auto& slice : snapshot.slices) {
-        for (const auto& device : slice.devices) {
-            auto it = device.attributes.find("type");
-            const auto* type =
-                it == device.attributes.end() ? nullptr : std::get_if<std::string>(&it->second);
-            auto state = health.find(device.name);
-            counts[{type ? *type : "unknown",
-                    healthName(state == health.end() ? health::State::Unknown
-                                                     : state->second.state)}] += 1;
-        }
-    }
-    registry.gaugeClear("numadra_devices");
-    for (const auto& [labels, count] : counts)
-        registry.gaugeSet("numadra_devices", {labels.first, labels.second}, count);
-}
-
-// The API server as the publisher sees it.
-class KubeSliceApi : public slices::SliceApi {
-  public:
-    KubeSliceApi(kube::KubeClient& client, std::string selector)
-        : client_(client), selector_(std::move(selector)) {}
-    Result<std::vector<api::Json>> list() override {
-        auto listed = client_.listResourceSlices(selector_);
-        if (!listed)
-            return listed.error();
-        return std::move(listed->items);
-    }
-    Result<api::Json> create(const api::Json& slice) override {
-        return client_.createResourceSlice(slice);
-    }
-    Result<api::Json> update(const api::Json& slice) override {
-        return client_.updateResourceSlice(slice);
-    }
-    Status remove(const std::string& name, const std::string& resourceVersion) override {
-        return client_.deleteResourceSlice(name, resourceVersion);
-    }
-
-  private:
-    kube::KubeClient& client_;
-    std::string selector_;
-};
-
-// --dry-run: the slices go to stdout as a v1 List whenever they change.
-class StdoutSliceApi : public slices::SliceApi {
-  public:
-    Result<std::vector<api::Json>> list() override {
-        std::lock_guard lock(mutex_);
-        std::vector<api::Json> out;
-        for (const auto& [name, object] : objects_)
-            out.push_back(object);
-        return out;
-    }
-    Result<api::Json> create(const api::Json& slice) override { return store(slice); }
-    Result<api::Json> update(const api::Json& slice) override { return store(slice); }
-    Status remove(const std::string& name, const std::string&) override {
-        std::lock_guard lock(mutex_);
-        objects_.erase(name);
-        dirty_ = true;
-        return Status::Ok();
-    }
-    void flush() {
-        std::lock_guard lock(mutex_);
-        if (!dirty_)
-            return;
-        dirty_ = false;
-        api::Json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", api::Json::array()}};
-        for (const auto& [name, object] : objects_)
-            list["items"].push_back(object);
-        std::cout << list.dump(2) << std::endl;
-    }
-
-  private:
-    Result<api::Json> store(api::Json slice) {
-        std::lock_guard lock(mutex_);
-        slice["metadata"]["resourceVersion"] = std::to_string(++version_);
-        objects_[slice["metadata"]["name"].get<std::string>()] = slice;
-        dirty_ = true;
-        return slice;
-    }
-    std::mutex mutex_;
-    std::map<std::string, api::Json> objects_;
-    int version_ = 0;
-    bool dirty_ = false;
-};
-
-constexpr std::chrono::seconds kClaimStatusWriteTimeout{5};
-
-// Server-side apply of claims' status under the driver's name as field manager.
-class ApiClaimStatusSink : public ClaimStatusSink {
-  public:
-    ApiClaimStatusSink(kube::KubeClient& client, std::string fieldManager)
-        : client_(client), fieldManager_(std::move(fieldManager)) {}
-    Result<api::Json> apply(const claims::ClaimRef& claim, const api::Json& body) override {
-        // Short: the publisher retries later, and a shutdown waits for a write in flight.
-        return client_.applyResourceClaimStatus(claim.ns, claim.name, body, fieldManager_,
-                                                Clock::now() + kClaimStatusWriteTimeout);
-    }
-
-  private:
-    kube::KubeClient& client_;
-    std::string fieldManager_;
-};
-
-class ApiClaimSource : public ClaimSource {
-  public:
-    explicit ApiClaimSource(kube::KubeClient& client) : client_(client) {}
-    Result<api::Json> getClaim(const std::string& ns, const std::string& name,
-                               Deadline deadline) override {
-        return client_.getResourceClaim(ns, name,
-                                        std::min(deadline, Clock::now() + kClaimFetchTimeout));
-    }
-
-  private:
-    kube::KubeClient& client_;
-};
-
-// A one-shot "something may have changed" flag threads can wait on.
-class Trigger {
-  public:
-    void fire() {
-        {
-            std::lock_guard lock(mutex_);
-            fired_ = true;
-        }
-        condition_.notify_all();
-    }
-    // True when fired (and resets), false on timeout or stop.
-    bool wait(std::stop_token stop, Clock::duration timeout) {
-        std::unique_lock lock(mutex_);
-        condition_.wait_for(lock, stop, timeout, [&] { return fired_; });
-        const bool fired = fired_;
-        fired_ = false;
-        return fired;
-    }
-
-  private:
-    std::mutex mutex_;
-    std::condition_variable_any condition_;
-    bool fired_ = false;
-};
-
+// The daemon: its components, built in dependency order by assemble(), and the threads that
+// keep the slices true while the kubelet is served.
 class Daemon {
   public:
     Daemon(const DaemonConfig& config, Clock::time_point started, const DaemonHooks& hooks)
         : config_(config), hooks_(hooks), started_(started) {
         declareMetrics(metrics_);
     }
-    // The health thread calls back into members declared after it: stop it before they go.
+    // The health thread and the link watch call back into the Daemon: they stop before
+    // anything they use goes.
     ~Daemon() {
         linkWatch_.reset();
         if (health_)
@@ -265,9 +80,12 @@ class Daemon {
     Daemon(const Daemon&) = delete;
     Daemon& operator=(const Daemon&) = delete;
 
+    // Assembles, serves until `stop` (or a fatal error), shuts down; returns the exit code.
     int run(std::stop_token stop);
 
   private:
+    bool assemble();
+    void serve(std::stop_token stop);
     Result<bool> scan();
     bool rescan();
     Status connectApi();
@@ -291,29 +109,11 @@ class Daemon {
     const DaemonConfig& config_;
     const DaemonHooks& hooks_;
     Clock::time_point started_;
-    metrics::Registry metrics_;
-    metrics::HttpServer http_;
-    discovery::PciNameDatabase names_;
-    Inventory inventory_;
-    std::unique_ptr<kube::KubeClient> client_;
-    std::unique_ptr<slices::SliceApi> sliceApi_;
-    StdoutSliceApi* dryRunApi_ = nullptr;
-    std::unique_ptr<slices::Publisher> publisher_;
-    std::unique_ptr<ClaimSource> claimSource_;
-    std::unique_ptr<prepare::Preparer> devicePreparer_;  // files and checkpoint of a claim
-    std::unique_ptr<health::Monitor> health_;
-    std::unique_ptr<health::LinkWatch> linkWatch_;  // after health_: it calls into it
-    std::mutex buildMutex_;                   // one slice build (scan or health change) at a time
-    std::atomic<bool> taintsDropped_{false};  // the cluster has no DRADeviceTaints
-    std::atomic<bool> listsRefused_{false};   // --numa-list=auto and no DRAListTypeAttributes
-    // --node-allocatable-resources=auto and no DRANodeAllocatableResources
-    std::atomic<bool> nodeAllocatableDropped_{false};
-    // Before claimPreparer_: it reports to them until it is gone.
-    std::unique_ptr<ContainerPinning> pinning_;
-    std::unique_ptr<ApiClaimStatusSink> statusSink_;
-    std::unique_ptr<ClaimStatusPublisher> claimStatus_;
-    std::unique_ptr<ClaimPreparer> claimPreparer_;  // the kubelet's calls: fetch, admit, prepare
-    std::unique_ptr<plugin::PluginServer> server_;
+
+    // What the loops share: what the API server takes, one slice build at a time, the publish
+    // loop's wake-up, and how far the start got.
+    NegotiatedCapabilities capabilities_;
+    std::mutex buildMutex_;
     Trigger publishTrigger_;
     std::atomic<bool> published_{false};
     std::atomic<bool> startupReported_{false};
@@ -322,6 +122,26 @@ class Daemon {
     // misstate the devices, so they go on exit even after a fatal error.
     std::atomic<bool> storedSlicesWrong_{false};
     std::stop_source fatal_;
+
+    // The components, in the order assemble() builds them: each uses only those above it, and
+    // they go in reverse order (the threads calling back into the Daemon first, see ~Daemon).
+    metrics::Registry metrics_;
+    metrics::HttpServer http_;                 // 1. /metrics, /healthz, /readyz
+    std::unique_ptr<health::Monitor> health_;  // 2. with --health
+    discovery::PciNameDatabase names_;         // 3. the first scan: the machine and its slices
+    Inventory inventory_;
+    std::unique_ptr<health::LinkWatch> linkWatch_;  // 4. after the first health round
+    std::unique_ptr<kube::KubeClient> client_;      // 5. the API server (none with --dry-run)
+    std::unique_ptr<slices::SliceApi> sliceApi_;
+    StdoutSliceApi* dryRunApi_ = nullptr;
+    std::unique_ptr<slices::Publisher> publisher_;
+    std::unique_ptr<ClaimSource> claimSource_;
+    std::unique_ptr<prepare::Preparer> devicePreparer_;  // 6. files and checkpoint, restored
+    std::unique_ptr<ApiClaimStatusSink> statusSink_;     // 7. claims' status.devices
+    std::unique_ptr<ClaimStatusPublisher> claimStatus_;
+    std::unique_ptr<ContainerPinning> pinning_;     // 8. NRI
+    std::unique_ptr<ClaimPreparer> claimPreparer_;  // 9. the kubelet's calls: fetch, admit, prepare
+    std::unique_ptr<plugin::PluginServer> server_;  // 10. serving the kubelet
 };
 
 // Scans sysfs and rebuilds the slices; true when what is published changed.
@@ -353,15 +173,16 @@ Result<bool> Daemon::scan() {
 
 slices::SliceOptions Daemon::sliceOptions() const {
     slices::SliceOptions options = config_.slices;
-    if (listsRefused_)
+    const auto taken = capabilities_.current();
+    if (!taken.listAttributes)
         options.numaForm = topology::NumaForm::Scalar;
-    if (nodeAllocatableDropped_)
+    if (!taken.nodeAllocatable)
         options.nodeAllocatableResources = false;
     return options;
 }
 
 std::map<std::string, api::DeviceTaint> Daemon::currentTaints() const {
-    if (!health_ || taintsDropped_)
+    if (!health_ || !capabilities_.current().deviceTaints)
         return {};
     return health::taintsFor(health_->current(), config_.slices.driverName,
                              config_.healthTaintEffect);
@@ -451,7 +272,7 @@ void Daemon::skipUndeclaredNodeAllocatable(const api::Json& node) {
         std::find(declared.begin(), declared.end(), "DRANodeAllocatableResources") !=
             declared.end())
         return;
-    nodeAllocatableDropped_ = true;
+    capabilities_.withdraw(&ServerCapabilities::nodeAllocatable);
     publishWithoutNodeAllocatable(
         "the node's kubelet does not declare DRANodeAllocatableResources");
 }
@@ -544,7 +365,7 @@ void Daemon::publishLoop(std::stop_token stop) {
         if (!stats) {
             metrics_.counterAdd("numadra_publish_errors_total");
             if (stats.error().code == slices::kDroppedTaintsError &&
-                !taintsDropped_.exchange(true)) {
+                capabilities_.withdraw(&ServerCapabilities::deviceTaints)) {
                 spdlog::error(
                     "publishing without device taints error=\"{}\" action=\"unhealthy "
                     "devices are reported on the kubelet's health streams only\"",
@@ -553,7 +374,7 @@ void Daemon::publishLoop(std::stop_token stop) {
                 continue;
             }
             if (stats.error().code == slices::kListAttributesRefusedError && config_.numaListAuto &&
-                !listsRefused_.exchange(true)) {
+                capabilities_.withdraw(&ServerCapabilities::listAttributes)) {
                 spdlog::warn(
                     "publishing numaNode and pcieRoot as scalars error=\"{}\" action=\"the "
                     "cluster runs without DRAListTypeAttributes (--numa-list=auto); a restart "
@@ -564,7 +385,8 @@ void Daemon::publishLoop(std::stop_token stop) {
                 continue;
             }
             if (stats.error().code == slices::kDroppedNodeAllocatableError &&
-                config_.nodeAllocatableAuto && !nodeAllocatableDropped_.exchange(true)) {
+                config_.nodeAllocatableAuto &&
+                capabilities_.withdraw(&ServerCapabilities::nodeAllocatable)) {
                 publishWithoutNodeAllocatable(stats.error().message);
                 continue;
             }
@@ -723,6 +545,16 @@ int Daemon::run(std::stop_token stop) {
     spdlog::info("starting version={} driver={} node={} sysfs_root={} dry_run={}", NUMADRA_VERSION,
                  config_.slices.driverName, config_.slices.nodeName, config_.sysfsRoot,
                  config_.dryRun);
+    if (!assemble())
+        return kExitBadConfig;
+    serve(stop);
+    shutdown();
+    return fatalExit_ >= 0 ? fatalExit_.load() : kExitOk;
+}
+
+// Builds the components in the order of their members, each step logging why it failed; the
+// last one starts serving the kubelet. False: the flags, the tree or the sockets are unusable.
+bool Daemon::assemble() {
     if (!config_.metricsAddr.empty()) {
         // In rolling-update mode the pod that replaces this one may start beside it on a
         // host-network node, with the same port in its arguments.
@@ -732,7 +564,7 @@ int Daemon::run(std::stop_token stop) {
                 config_.metricsAddr, [this](const std::string& p) { return serveHttp(p); }, port);
             !status) {
             spdlog::error("metrics endpoint failed error=\"{}\"", status.error().message);
-            return kExitBadConfig;
+            return false;
         }
     }
     if (config_.health) {
@@ -747,7 +579,7 @@ int Daemon::run(std::stop_token stop) {
     }
     if (auto scanned = scan(); !scanned) {
         spdlog::error("discovery failed error=\"{}\"", scanned.error().message);
-        return kExitBadConfig;
+        return false;
     }
     if (health_) {
         // The first round before anything is published: unhealthy devices start tainted.
@@ -758,11 +590,11 @@ int Daemon::run(std::stop_token stop) {
     }
     if (auto status = connectApi(); !status) {
         spdlog::error("API server configuration failed error=\"{}\"", status.error().message);
-        return kExitBadConfig;
+        return false;
     }
     if (auto status = openCheckpoint(); !status) {
         spdlog::error("prepared-claims checkpoint unusable error=\"{}\"", status.error().message);
-        return kExitBadConfig;
+        return false;
     }
     if (client_) {
         statusSink_ = std::make_unique<ApiClaimStatusSink>(*client_, config_.slices.driverName);
@@ -772,7 +604,7 @@ int Daemon::run(std::stop_token stop) {
     auto pinning = ContainerPinning::start(config_, inventory_, metrics_);
     if (!pinning) {
         spdlog::error("cpu pinning failed error=\"{}\"", pinning.error().message);
-        return kExitBadConfig;
+        return false;
     }
     pinning_ = std::move(pinning).value();
     claimPreparer_ = std::make_unique<ClaimPreparer>(
@@ -782,28 +614,28 @@ int Daemon::run(std::stop_token stop) {
                                                          health_.get());
     if (auto status = server->start(); !status) {
         spdlog::error("kubelet plugin sockets failed error=\"{}\"", status.error().message);
-        return kExitBadConfig;
+        return false;
     }
     server_ = std::move(server);
     spdlog::info("serving kubelet registration={} dra={}", server_->registrationSocketPath(),
                  server_->draSocketPath());
-
-    {
-        std::stop_source workers;
-        std::stop_callback onStop(stop, [&] { workers.request_stop(); });
-        std::stop_callback onFatal(fatal_.get_token(), [&] { workers.request_stop(); });
-        std::jthread publish([this, token = workers.get_token()] { publishLoop(token); });
-        std::jthread rescanning([this, token = workers.get_token()] { rescanLoop(token); });
-        std::jthread watching;
-        if (client_)
-            watching = std::jthread([this, token = workers.get_token()] { watchLoop(token); });
-        Trigger idle;
-        while (!workers.stop_requested())
-            idle.wait(workers.get_token(), std::chrono::hours(1));
-    }  // workers joined
-    shutdown();
-    return fatalExit_ >= 0 ? fatalExit_.load() : kExitOk;
+    return true;
 }
+
+// The publishing, rescanning and watching threads, until `stop` or a fatal error.
+void Daemon::serve(std::stop_token stop) {
+    std::stop_source workers;
+    std::stop_callback onStop(stop, [&] { workers.request_stop(); });
+    std::stop_callback onFatal(fatal_.get_token(), [&] { workers.request_stop(); });
+    std::jthread publish([this, token = workers.get_token()] { publishLoop(token); });
+    std::jthread rescanning([this, token = workers.get_token()] { rescanLoop(token); });
+    std::jthread watching;
+    if (client_)
+        watching = std::jthread([this, token = workers.get_token()] { watchLoop(token); });
+    Trigger idle;
+    while (!workers.stop_requested())
+        idle.wait(workers.get_token(), std::chrono::hours(1));
+}  // the threads are joined here
 
 // Rolling update: the DaemonSet stops this pod once the new one is Ready, but the new pod's
 // readiness probe may have been answered by this one (both listen on the node's metrics port),
