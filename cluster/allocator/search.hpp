@@ -103,6 +103,8 @@ struct ClaimState {
 enum class Step { Found, NotFound, ExceedsMax, Failed, GaveUp };
 
 bool taintsTolerated(const Device& device, const std::vector<Toleration>& tolerations);
+// A capacity below zero: upstream then checks capacity even without capacity requests.
+bool anyNegativeCapacity(const Device& device);
 std::string claimName(const Claim& claim);
 
 // --- Search ---------------------------------------------------------------------------------
