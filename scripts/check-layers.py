@@ -184,10 +184,11 @@ def check_links(root, folder, problems):
 
 
 def source_files(root):
-    """The C++ files git tracks, or every one outside build folders when root is no checkout."""
+    """The C++ files git tracks or would (not ignored), or every one outside build folders."""
     try:
-        listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], check=True,
-                                capture_output=True).stdout.decode().split("\0")
+        listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others",
+                                 "--exclude-standard"],
+                                check=True, capture_output=True).stdout.decode().split("\0")
         paths = [root / name for name in listed if name]
     except (OSError, subprocess.CalledProcessError):
         paths = [p for p in root.rglob("*")
