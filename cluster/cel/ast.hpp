@@ -130,11 +130,14 @@ bool isTypeName(std::string_view name);
 // the types of timestamp() and duration() values (`type(t) == google.protobuf.Timestamp`).
 bool isQualifiedTypeName(std::string_view name);
 
-// Compile-time checks against declarations (see Declarations in cel.hpp). With declarations the
-// resolution of qualified names is decided here, so the tree is adjusted: a Select or call above
-// the resolved name no longer carries a qualified name to look up at evaluation.
+// Compile-time checks against declarations (see Declarations in cel.hpp) that the type checker
+// (checked.hpp) does not make: names, and literal arguments (regex patterns, format strings, the
+// host's literal checks). With declarations the resolution of qualified names is decided here,
+// so the tree is adjusted: a Select or call above the resolved name no longer carries a
+// qualified name to look up at evaluation.
 std::optional<Error> checkDeclarations(Node& root, const Declarations& declarations);
-// The result type a checker deduces without variable types (see Program::resultType).
+// The result type deduced from the parsed tree alone, without variable types: Program::resultType
+// of a program compiled without Declarations::types, and the format-string validation.
 const std::string& deduceType(const Node& node);
 
 // Shared by the evaluator and the standard library.

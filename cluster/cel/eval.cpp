@@ -16,7 +16,7 @@ namespace numadra::cel {
 struct Program::Impl {
     std::string source;
     detail::NodePtr root;
-    const std::string* resultType = nullptr;  // one of deduceType()'s constants
+    const std::string* resultType = nullptr;  // checkedResultType, or deduceType()'s constant
     std::string checkedResultType;            // with declared types: the checker's result
     std::optional<detail::CheckedAst> checked;
 };
@@ -916,7 +916,6 @@ Result<Program> Program::compile(std::string_view expression, const CompileOptio
             return *error;
     auto impl = std::make_shared<Impl>();
     impl->source = std::string(expression);
-    impl->resultType = &detail::deduceType(**root);
     if (options.declarations && options.declarations->types) {
         auto checked = detail::typeCheck(**root, options.declarations->types);
         if (!checked)
@@ -925,6 +924,9 @@ Result<Program> Program::compile(std::string_view expression, const CompileOptio
         markStaticOverloads(**root, *checked, options.declarations->staticOverloads);
         impl->resultType = &impl->checkedResultType;
         impl->checked = std::move(*checked);
+    } else {
+        // No types to check against: the type the parsed tree shows.
+        impl->resultType = &detail::deduceType(**root);
     }
     impl->root = std::move(*root);
     return Program(std::move(impl));

@@ -792,15 +792,40 @@ class TypeChecker {
         setType(expr, makeType(TypeKind::Bool));
     }
 
+    // cel-go's checker.FormatCELType, which names the argument types of a call no overload
+    // accepts: the well-known and null types by their short names.
+    static std::string signatureType(const CelType& type) {
+        switch (type.kind) {
+            case TypeKind::Any:
+                return "any";
+            case TypeKind::Duration:
+                return "duration";
+            case TypeKind::Error:
+                return "!error!";
+            case TypeKind::Null:
+                return "null";
+            case TypeKind::Timestamp:
+                return "timestamp";
+            default:
+                break;
+        }
+        if (type.params.empty())
+            return typeName(type);
+        std::string text = typeName(type) + "(";
+        for (std::size_t i = 0; i < type.params.size(); ++i)
+            text += (i ? ", " : "") + signatureType(*type.params[i]);
+        return text + ")";
+    }
+
     void noMatchingOverload(const CheckedExpr& expr, const std::vector<TypePtr>& argTypes,
                             bool member) {
         std::string applied;
         for (std::size_t i = member ? 1 : 0; i < argTypes.size(); ++i)
             applied += (applied.empty() ? "" : ", ") +
-                       formatType(*substitute(mapping_, argTypes[i], true));
+                       signatureType(*substitute(mapping_, argTypes[i], true));
         std::string signature = "(" + applied + ")";
         if (member)
-            signature = formatType(*substitute(mapping_, argTypes[0], true)) + "." + signature;
+            signature = signatureType(*substitute(mapping_, argTypes[0], true)) + "." + signature;
         fail(expr,
              "found no matching overload for '" + expr.name + "' applied to '" + signature + "'");
     }

@@ -203,6 +203,81 @@ TEST(TypeCheck, TimestampAndDurationTypeNames) {
               "error: line 1, column 1: undeclared reference to 'google'");
 }
 
+// The standard library's operators as upstream's DRA environment declares them (a part of
+// cluster/dracel/declarations.txt), with `device` a map whose values are dyn.
+constexpr std::string_view kOperatorDeclarations =
+    "overload\t!_\tlogical_not\tglobal\t-\tbool\tbool\n"
+    "overload\t@in\tin_list\tglobal\tA\tbool\t~A\tlist(~A)\n"
+    "overload\t@in\tin_map\tglobal\tA,B\tbool\t~A\tmap(~A,~B)\n"
+    "overload\t_&&_\tlogical_and\tglobal\t-\tbool\tbool\tbool\n"
+    "overload\t_+_\tadd_int64\tglobal\t-\tint\tint\tint\n"
+    "overload\t_+_\tadd_string\tglobal\t-\tstring\tstring\tstring\n"
+    "overload\t_+_\tadd_list\tglobal\tA\tlist(~A)\tlist(~A)\tlist(~A)\n"
+    "overload\t_<_\tless_int64\tglobal\t-\tbool\tint\tint\n"
+    "overload\t_<_\tless_int64_double\tglobal\t-\tbool\tint\tdouble\n"
+    "overload\t_<_\tless_uint64_int64\tglobal\t-\tbool\tuint\tint\n"
+    "overload\t_==_\tequals\tglobal\tA\tbool\t~A\t~A\n"
+    "overload\tsize\tsize_string\tglobal\t-\tint\tstring\n"
+    "overload\tsize\tsize_list\tglobal\tA\tint\tlist(~A)\n"
+    "overload\tsize\tlist_size\tmember\tA\tint\tlist(~A)\n"
+    "overload\tsize\tmap_size\tmember\tA,B\tint\tmap(~A,~B)\n"
+    "overload\tformat\tstring_format\tmember\t-\tstring\tstring\tlist(dyn)\n"
+    "variable\tdevice\tmap(string,dyn)\n";
+
+// "ok" or the compile error's message, type-checked against kOperatorDeclarations.
+std::string checkTyped(std::string_view expression) {
+    auto types = TypeEnvironment::parse(kOperatorDeclarations);
+    EXPECT_TRUE(types.ok()) << (types ? "" : types.error().message);
+    CompileOptions options;
+    options.declarations.emplace();
+    options.declarations->variables["device"] = std::nullopt;
+    options.declarations->types = std::make_shared<const TypeEnvironment>(std::move(*types));
+    auto program = Program::compile(expression, options);
+    return program ? "ok" : program.error().message;
+}
+
+TEST(TypeCheckOperators, ListLiteralsHoldOneKnownType) {
+    EXPECT_EQ(checkTyped("[1, 'a'].size() == 2"),
+              "line 1, column 5: expected type 'int' but found 'string'");
+    EXPECT_EQ(checkTyped("[1, 2.0].size() == 2"),
+              "line 1, column 5: expected type 'int' but found 'double'");
+    EXPECT_EQ(checkTyped("[1, 2, 3].size() == 3"), "ok");
+}
+
+TEST(TypeCheckOperators, FormatArgumentsMayMixTypes) {
+    // cel-go exempts format()'s list (and what is inside it) from the homogeneous-literal rule.
+    EXPECT_EQ(checkTyped("'%s and %d'.format(['a', 1]) == 'a and 1'"), "ok");
+    EXPECT_EQ(checkTyped("'%s'.format([[1, 'a']]) == ''"), "ok");
+    EXPECT_EQ(checkTyped("['a', 1].size() == 2"),
+              "line 1, column 7: expected type 'string' but found 'int'");
+}
+
+TEST(TypeCheckOperators, MapLiteralsHoldOneKeyTypeAndOneValueType) {
+    EXPECT_EQ(checkTyped("{'a': 1, 'b': 'x'}.size() == 2"),
+              "line 1, column 15: expected type 'int' but found 'string'");
+    EXPECT_EQ(checkTyped("{1: 'a', 'b': 'c'}.size() == 2"),
+              "line 1, column 10: expected type 'int' but found 'string'");
+}
+
+TEST(TypeCheckOperators, OperandsOfKnownTypesMustFitTheOperator) {
+    EXPECT_EQ(checkTyped("true && 1"), "line 1, column 9: expected type 'bool' but found 'int'");
+    EXPECT_EQ(checkTyped("!1"),
+              "line 1, column 1: found no matching overload for '!_' applied to '(int)'");
+    EXPECT_EQ(checkTyped("1 + 'a' == 'b'"),
+              "line 1, column 3: found no matching overload for '_+_' applied to '(int, string)'");
+    EXPECT_EQ(checkTyped("1 == 1.0"),
+              "line 1, column 3: found no matching overload for '_==_' applied to '(int, double)'");
+    EXPECT_EQ(checkTyped("null == 1"),
+              "line 1, column 6: found no matching overload for '_==_' applied to '(null, int)'");
+    EXPECT_EQ(checkTyped("1 in 'abc'"),
+              "line 1, column 3: found no matching overload for '@in' applied to '(int, string)'");
+    EXPECT_EQ(checkTyped("size(1) == 1"),
+              "line 1, column 1: found no matching overload for 'size' applied to '(int)'");
+    // Numbers of different kinds compare (cross-type numeric comparisons); dyn is not judged.
+    EXPECT_EQ(checkTyped("1 < 1.5 && 1u < 2"), "ok");
+    EXPECT_EQ(checkTyped("device.driver == 1 && device.driver && !device.driver"), "ok");
+}
+
 TEST(TypeUnification, AParameterBindsToTheFirstTypeAndRefusesAnother) {
     TypeMapping mapping;
     const TypePtr param = typeParam("A");

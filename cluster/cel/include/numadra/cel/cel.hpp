@@ -176,7 +176,9 @@ struct Declarations {
         literalArgumentChecks;
     // cel-go's declarations of every function, variable and object field: with them the
     // expression is type-checked as cel-go checks it (overloads resolved, so a call no overload
-    // accepts is a compile error) and its static cost can be estimated (Program::estimateCost).
+    // accepts is a compile error; list and map literals of one type) and its static cost can be
+    // estimated (Program::estimateCost). Without them no types are judged at compile time: only
+    // names and literal arguments are.
     std::shared_ptr<const TypeEnvironment> types;
     // Overload ids whose calls are evaluated by Environment::overloadFunctions when the checker
     // resolved a call to exactly that overload (needs `types`).
@@ -191,11 +193,10 @@ class Program {
     // Parses and expands the macros. An error's message starts with "line L, column C: " (both
     // 1-based, columns in characters) and quotes the offending text.
     static Result<Program> compile(std::string_view expression, const CompileOptions& options = {});
-    // The result type a type checker deduces without knowing variable types: "bool", "int",
-    // "uint", "double", "string", "bytes", "list", "map", "null_type", "type", or "dyn" when it
-    // depends on values (a variable, an index, a host function, an optional). Lets a host
-    // require a bool result at compile time ("must evaluate to bool") as the Kubernetes
-    // environments do.
+    // The result type: compiled with Declarations::types, the checker's (checkedType() by its
+    // name, "dyn" for what values decide); without, deduced from the parsed tree alone: "bool",
+    // "int", "uint", "double", "string", "bytes", "list", "map", "null_type", "type", or "dyn"
+    // when it depends on values (a variable, an index, a host function, an optional).
     const std::string& resultType() const;
     // cel-go's static worst-case cost (checker.Cost) with the host's sizes and function costs;
     // nullopt unless compiled with Declarations::types.

@@ -1,9 +1,18 @@
-// Compile-time work on the parsed tree: the declaration checks a CEL type checker would report
-// (undeclared references, undefined fields of declared objects), literal arguments (regex
-// patterns, format strings) and the deduction of the result type. Where the declarations carry
-// types, cel-go's checker (typecheck.cpp) judges operand and literal types exactly; otherwise the
-// approximate type checks here stay conservative: what they cannot decide is left to evaluation
-// ("dyn").
+// What the parsed tree needs checked that cel-go's checker (typecheck.cpp, the one type
+// checker) does not decide. Typing is not done here: operand types, overloads, homogeneous
+// literals and result types are typecheck.cpp's whenever Declarations::types is given, which
+// every host environment in this tree gives (cluster/dracel's selectors and derived attributes,
+// the conformance harness's checked tests). What remains, each for its reason:
+// - Names against Declarations (undeclared references, undefined fields of declared objects,
+//   namespaces, qualified names), before the typed checker: the evaluator walks the parsed
+//   tree, so how a dotted name resolves is decided here and written into the tree; and these
+//   are the first errors reported, with the messages hosts and tests pin.
+// - Literal arguments: regex patterns, timestamp() and duration() strings, format strings with
+//   a list literal. cel-go validates them after checking (its AST validators and the strings
+//   extension's format validator), not in checker.go, so the port has no place for them.
+// - deduceType(): the result type of a program compiled without typed declarations
+//   (Program::resultType: tests and the fuzzer compile without any), and the argument types of
+//   the format-string validation, which runs on the parsed tree with or without types.
 
 #include <re2/re2.h>
 
@@ -39,10 +48,9 @@ bool isLocal(const Locals* locals, std::string_view name) {
 
 using Fields = std::optional<std::set<std::string>>;
 
-class Checker {
+class Validator {
   public:
-    explicit Checker(const Declarations& declarations)
-        : declarations_(declarations), approximateTypes_(declarations.types == nullptr) {}
+    explicit Validator(const Declarations& declarations) : declarations_(declarations) {}
 
     std::optional<Error> run(Node& root) {
         check(root, nullptr);
@@ -87,129 +95,10 @@ class Checker {
             case NodeKind::Bind:
                 scoped(node, locals);
                 return nullptr;
-            case NodeKind::List:
-                for (auto& child : node.children)
-                    check(*child, locals);
-                if (approximateTypes_ && exemptAggregates_ == 0)
-                    homogeneous(node, 0, 1);
-                return nullptr;
-            case NodeKind::Map:
-                for (auto& child : node.children)
-                    check(*child, locals);
-                if (approximateTypes_ && exemptAggregates_ == 0) {
-                    homogeneous(node, 0, 2);  // the keys
-                    homogeneous(node, 1, 2);  // the values
-                }
-                return nullptr;
-            case NodeKind::Not:
-            case NodeKind::And:
-            case NodeKind::Or:
-            case NodeKind::Conditional:
-            case NodeKind::Binary:
-                for (auto& child : node.children)
-                    check(*child, locals);
-                if (approximateTypes_ && !error_)
-                    checkOperands(node);
-                return nullptr;
             default:
                 for (auto& child : node.children)
                     check(*child, locals);
                 return nullptr;
-        }
-    }
-
-    // Operands whose types are known at compile time (literals and what is built from them)
-    // must fit the operator, as cel-go's checker requires; an operand whose type depends on
-    // values (dyn) is left to evaluation.
-    void checkOperands(const Node& node) {
-        std::vector<const std::string*> types;
-        for (const auto& child : node.children)
-            types.push_back(&deduceType(*child));
-        const auto known = [](const std::string* type) { return *type != "dyn"; };
-        switch (node.kind) {
-            case NodeKind::And:
-            case NodeKind::Or:
-                for (std::size_t i = 0; i < 2; ++i)
-                    if (known(types[i]) && *types[i] != "bool")
-                        return fail(*node.children[i],
-                                    "expected type 'bool' but found '" + typeText(*types[i]) + "'");
-                return;
-            case NodeKind::Not:
-                if (known(types[0]) && *types[0] != "bool")
-                    noOverload(node, "!_", types);
-                return;
-            case NodeKind::Conditional:
-                if ((known(types[0]) && *types[0] != "bool") ||
-                    (known(types[1]) && known(types[2]) && *types[1] != *types[2]))
-                    noOverload(node, "_?_:_", types);
-                return;
-            default:
-                if (known(types[0]) && known(types[1]) &&
-                    !operandsFit(node.op, *types[0], *types[1]))
-                    noOverload(node, binaryOpName(node.op), types);
-                return;
-        }
-    }
-
-    void noOverload(const Node& node, const std::string& function,
-                    const std::vector<const std::string*>& types) {
-        std::string applied;
-        for (const std::string* type : types)
-            applied += (applied.empty() ? "" : ", ") + typeText(*type);
-        fail(node,
-             "found no matching overload for '" + function + "' applied to '(" + applied + ")'");
-    }
-
-    // cel-go's name of a type in its messages.
-    static std::string typeText(const std::string& type) {
-        return type == "null_type" ? "null" : type;
-    }
-
-    // Whether cel-go (with the Kubernetes environments' cross-type numeric comparisons) has an
-    // overload of the operator for two operands of these known types.
-    static bool operandsFit(BinaryOp op, const std::string& left, const std::string& right) {
-        const auto number = [](const std::string& t) {
-            return t == "int" || t == "uint" || t == "double";
-        };
-        switch (op) {
-            case BinaryOp::Add:
-                return left == right &&
-                       (number(left) || left == "string" || left == "bytes" || left == "list");
-            case BinaryOp::Sub:
-            case BinaryOp::Mul:
-            case BinaryOp::Div:
-                return left == right && number(left);
-            case BinaryOp::Mod:
-                return left == right && (left == "int" || left == "uint");
-            case BinaryOp::Less:
-            case BinaryOp::LessEq:
-            case BinaryOp::Greater:
-            case BinaryOp::GreaterEq:
-                return (number(left) && number(right)) ||
-                       (left == right && (left == "string" || left == "bytes" || left == "bool"));
-            case BinaryOp::Eq:
-            case BinaryOp::NotEq:
-                return left == right;
-            case BinaryOp::In:
-                return right == "list" || right == "map";
-        }
-        return true;
-    }
-
-    // Aggregate literals hold one type (the Kubernetes environments enable cel-go's
-    // HomogeneousAggregateLiterals): two elements whose types are known at compile time and
-    // differ are an error at the second. Elements of unknown type (dyn) are not judged.
-    void homogeneous(const Node& node, std::size_t first, std::size_t stride) {
-        const std::string* expected = nullptr;
-        for (std::size_t i = first; i < node.children.size(); i += stride) {
-            const std::string& type = deduceType(*node.children[i]);
-            if (type == "dyn")
-                continue;
-            if (expected == nullptr)
-                expected = &type;
-            else if (type != *expected)
-                fail(*node.children[i],
-                     "expected type '" + *expected + "' but found '" + type + "'");
         }
     }
 
@@ -262,7 +151,8 @@ class Checker {
     }
 
     // `ns.f(...)` with an undeclared single identifier `ns` is a namespaced function (cel.bind,
-    // sets.contains, ...), not a reference to `ns`.
+    // sets.contains, ...), not a reference to `ns`. Literal arguments are validated here
+    // because cel-go validates them outside its checker (see the top of the file).
     void call(Node& node, const Locals* locals) {
         std::size_t first = 0;
         if (node.receiver) {
@@ -276,8 +166,8 @@ class Checker {
                 fail(target, "undeclared reference to '" + target.name + "'");
             first = ns ? 1 : 0;
         }
-        // A literal pattern the parser could not compile is refused now, as cel-go's
-        // checker refuses it, not when a device is evaluated.
+        // A literal pattern the parser could not compile is refused now, as cel-go's regex
+        // validator refuses it, not when a device is evaluated.
         if (node.builtin == Builtin::Matches && !node.regex && !node.children.empty()) {
             const Node& pattern = *node.children.back();
             if (pattern.kind == NodeKind::Literal && pattern.literal.is<std::string>())
@@ -286,28 +176,18 @@ class Checker {
         if (node.receiver && node.children.size() >= 2 &&
             declarations_.regexMemberFunctions.contains(node.name))
             checkRegexLiteral(node, *node.children[1]);
-        // cel-go exempts the arguments of format() (a list of values of any types) from the
-        // homogeneous-literal rule.
-        const bool exempt = node.receiver && node.name == "format";
-        exemptAggregates_ += exempt ? 1 : 0;
         for (std::size_t i = first; i < node.children.size(); ++i)
             check(*node.children[i], locals);
-        exemptAggregates_ -= exempt ? 1 : 0;
         if (!error_ && node.builtin == Builtin::Format)
             checkFormatLiteral(node);
         if (!error_ && !node.receiver && node.children.size() == 1)
             checkLiteralArgument(node);
-        if (approximateTypes_ && !error_ && node.builtin == Builtin::Size &&
-            node.children.size() == 1) {
-            const std::string& type = deduceType(*node.children[0]);
-            if (type != "dyn" && type != "string" && type != "bytes" && type != "list" &&
-                type != "map")
-                noOverload(node, "size", {&type});
-        }
     }
 
-    // cel-go validates a literal format string with a list literal when it compiles: the
-    // clauses, the number of arguments, and each argument's type as far as it is known here.
+    // cel-go's strings extension validates a literal format string with a list literal when it
+    // compiles (a validator, not the checker): the clauses, the number of arguments, and each
+    // argument's type as deduceType() knows it from the parsed tree (with or without typed
+    // declarations, so that both judge format() alike).
     void checkFormatLiteral(const Node& call) {
         if (!call.receiver || call.children.size() != 2)
             return;
@@ -323,6 +203,8 @@ class Checker {
             fail(error->argument ? *error->argument : call, error->message);
     }
 
+    // The host's literal checks (timestamp("..."), duration("...")): cel-go's literal
+    // validators, run after its checker.
     void checkLiteralArgument(const Node& call) {
         const Node& argument = *call.children[0];
         if (argument.kind != NodeKind::Literal || !argument.literal.is<std::string>())
@@ -334,6 +216,8 @@ class Checker {
             fail(argument, *error);
     }
 
+    // The host's regex functions (find, findAll): Kubernetes' regex library validates a literal
+    // pattern at compile time as cel-go does matches().
     void checkRegexLiteral(const Node& call, const Node& pattern) {
         if (pattern.kind != NodeKind::Literal || !pattern.literal.is<std::string>())
             return;
@@ -355,10 +239,13 @@ class Checker {
     }
 
     const Declarations& declarations_;
-    const bool approximateTypes_;  // no typed checker follows: judge the types known here
     std::optional<Error> error_;
-    int exemptAggregates_ = 0;  // inside the arguments of a format() call
 };
+
+// ---- deduceType: the result type without typed declarations ---------------------------------
+// From literals, operators and built-in functions alone; what values decide is "dyn". Kept for
+// what has no typed checker to ask (see the top of the file); a typed program's type is the
+// checker's (Program::checkedType).
 
 const std::string kDyn = "dyn";
 const std::string kBool = "bool";
@@ -483,7 +370,7 @@ const std::string& comprehensionType(const Node& node) {
 }  // namespace
 
 std::optional<Error> checkDeclarations(Node& root, const Declarations& declarations) {
-    return Checker(declarations).run(root);
+    return Validator(declarations).run(root);
 }
 
 const std::string& deduceType(const Node& node) {
