@@ -17,8 +17,10 @@ there is none. scripts/check-layers_test.py proves that it fails on each kind of
 import pathlib
 import posixpath
 import re
-import subprocess
 import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "lib"))
+from source_tree import source_tree_files  # noqa: E402
 
 # folder -> (header name under include/numadra/, the libraries its arrows point at directly).
 LIBRARIES = {
@@ -68,6 +70,7 @@ TARGET_FOLDERS = {
     "numadra_plugin_proto": "plugin",
     "numadra_nri_proto": "node/nri",
     "numadra_fake_apiserver": "tests/fakes/apiserver",
+    "numadra_testing": "tests/support",
 }
 
 # Test code inside a library's folder besides its tests/: the CEL project's conformance suite runs
@@ -102,7 +105,7 @@ def owner(relative):
 def is_test_code(relative, folder):
     if relative.startswith("tests/") or any(relative.startswith(f + "/") for f in TEST_FOLDERS):
         return True
-    inside = relative[len(folder) + 1:] if folder else relative
+    inside = relative[len(folder) + 1:]
     return inside.startswith("tests/") or "/tests/" in inside
 
 
@@ -147,10 +150,7 @@ def check_includes(root, relative, folder, problems):
 def target_folder(target):
     if target in TARGET_FOLDERS:
         return TARGET_FOLDERS[target]
-    name = target[len("numadra_"):]
-    if name == "testing":
-        return "tests/support"
-    return HEADER_OWNERS.get(name)
+    return HEADER_OWNERS.get(target[len("numadra_"):])
 
 
 LIBRARY_CALL = re.compile(r"numadra_library\(\s*(\w+)(.*?)\)", re.S)
@@ -184,16 +184,9 @@ def check_links(root, folder, problems):
 
 
 def source_files(root):
-    """The C++ files git tracks or would (not ignored), or every one outside build folders."""
-    try:
-        listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others",
-                                 "--exclude-standard"],
-                                check=True, capture_output=True).stdout.decode().split("\0")
-        paths = [root / name for name in listed if name]
-    except (OSError, subprocess.CalledProcessError):
-        paths = [p for p in root.rglob("*")
-                 if not re.match(r"build($|-)|\.", p.relative_to(root).parts[0])]
-    return sorted(p for p in paths if p.suffix in SOURCE_SUFFIXES and p.is_file())
+    """The C++ files of the tree, new ones not yet added included."""
+    return sorted(root / p for p in source_tree_files(root, untracked=True)
+                  if p.suffix in SOURCE_SUFFIXES and (root / p).is_file())
 
 
 def main(argv):

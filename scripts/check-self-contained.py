@@ -14,8 +14,10 @@ Exit status: 0 clean, 1 a reference was found (each is printed as FILE:LINE: TEX
 
 import pathlib
 import re
-import subprocess
 import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "lib"))
+from source_tree import source_tree_files  # noqa: E402
 
 INPUT_SUFFIXES = {".cpp", ".hpp", ".h", ".cmake", ".sh", ".py", ".go", ".mod", ".txt", ".yaml",
                   ".yml", ".json", ".in", ""}
@@ -25,16 +27,6 @@ SKIPPED_PARTS = {".git", "docs"}
 # patterns it looks for.
 ALLOWED_FILES = {".ci/run", "scripts/check-self-contained.py"}
 FORBIDDEN = re.compile(r"\.\./shared\b|(?<![\w.])/work/|(?<![\w.])/root/")
-
-
-def tracked_files(source):
-    """The files git tracks (or every file, outside a git checkout), relative to source."""
-    try:
-        listed = subprocess.run(["git", "-C", str(source), "ls-files", "-z"], check=True,
-                                capture_output=True).stdout
-        return [pathlib.Path(name) for name in listed.decode().split("\0") if name]
-    except (OSError, subprocess.CalledProcessError):
-        return [p.relative_to(source) for p in source.rglob("*") if p.is_file()]
 
 
 def is_input(relative):
@@ -52,7 +44,7 @@ def main():
     source = pathlib.Path(sys.argv[1])
     found = []
     checked = 0
-    for relative in tracked_files(source):
+    for relative in source_tree_files(source):
         if not is_input(relative):
             continue
         try:
