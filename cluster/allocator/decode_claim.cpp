@@ -372,20 +372,26 @@ Result<Claim> decodeClaimSpec(const Reader& spec) {
         }
         return false;
     };
+    // The requests a constraint or a config entry names: each once, each a request of the claim.
+    auto readRequestNames = [&](const Reader& item, std::vector<std::string>& named) -> Status {
+        if (Status e = readStrings(item, "requests", named, kMaxResults); !e)
+            return e;
+        if (Status e = validation::rejectDuplicates(item, "requests", named); !e)
+            return e;
+        for (const std::string& name : named)
+            if (!knownRequest(name))
+                return item.fieldError("requests",
+                                       "\"" + name + "\" is not a request of the claim");
+        return Status::Ok();
+    };
     Status constraints = r.each("constraints", [&](const Reader& item) -> Status {
         if (Status u =
                 item.rejectUnknownFields({"requests", "matchAttribute", "distinctAttribute"});
             !u)
             return u;
         Constraint constraint;
-        if (Status e = readStrings(item, "requests", constraint.requests, kMaxResults); !e)
+        if (Status e = readRequestNames(item, constraint.requests); !e)
             return e;
-        if (Status e = validation::rejectDuplicates(item, "requests", constraint.requests); !e)
-            return e;
-        for (const std::string& name : constraint.requests)
-            if (!knownRequest(name))
-                return item.fieldError("requests",
-                                       "\"" + name + "\" is not a request of the claim");
         auto match = item.optionalString("matchAttribute");
         if (!match)
             return match.error();
@@ -419,14 +425,8 @@ Result<Claim> decodeClaimSpec(const Reader& spec) {
         if (Status u = item.rejectUnknownFields({"requests", "opaque"}); !u)
             return u;
         ClaimConfig entry;
-        if (Status e = readStrings(item, "requests", entry.requests, kMaxResults); !e)
+        if (Status e = readRequestNames(item, entry.requests); !e)
             return e;
-        if (Status e = validation::rejectDuplicates(item, "requests", entry.requests); !e)
-            return e;
-        for (const std::string& name : entry.requests)
-            if (!knownRequest(name))
-                return item.fieldError("requests",
-                                       "\"" + name + "\" is not a request of the claim");
         auto opaque = decodeOpaque(item);
         if (!opaque)
             return opaque.error();

@@ -57,11 +57,9 @@ Result<DeviceConfig> decodeOpaque(const Reader& r) {
 
 Result<DeviceClass> decodeClass(const Reader& object) {
     DeviceClass deviceClass;
-    auto metadata = object.requiredObject("metadata");
+    auto metadata = readMetadata(object, deviceClass.name);
     if (!metadata)
         return metadata.error();
-    if (Status s = readRequiredString(*metadata, "name", deviceClass.name); !s)
-        return s.error();
     if (Status s = readString(*metadata, "creationTimestamp", deviceClass.creationTimestamp); !s)
         return s.error();
     auto spec = object.optionalObject("spec");

@@ -15,6 +15,15 @@ Status readString(const Reader& r, std::string_view name, std::string& out) {
     return Status::Ok();
 }
 
+Result<Reader> readMetadata(const Reader& object, std::string& name) {
+    auto metadata = object.requiredObject("metadata");
+    if (!metadata)
+        return metadata.error();
+    if (Status s = readRequiredString(*metadata, "name", name); !s)
+        return s.error();
+    return metadata;
+}
+
 Status readRequiredString(const Reader& r, std::string_view name, std::string& out) {
     auto value = r.optionalString(name);
     if (!value)

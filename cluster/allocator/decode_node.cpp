@@ -7,11 +7,9 @@ namespace numadra::allocator::decoding {
 
 Result<Node> decodeNode(const Reader& object) {
     Node node;
-    auto metadata = object.requiredObject("metadata");
+    auto metadata = readMetadata(object, node.name);
     if (!metadata)
         return metadata.error();
-    if (Status s = readRequiredString(*metadata, "name", node.name); !s)
-        return s.error();
     auto labels = metadata->stringMap("labels");
     if (!labels)
         return labels.error();

@@ -107,11 +107,9 @@ Status decodeNodeAllocatableStatuses(const Reader& status, Pod& pod) {
 
 Result<Pod> decodePod(const Reader& object) {
     Pod pod;
-    auto metadata = object.requiredObject("metadata");
+    auto metadata = readMetadata(object, pod.name);
     if (!metadata)
         return metadata.error();
-    if (Status s = readRequiredString(*metadata, "name", pod.name); !s)
-        return s.error();
     if (Status s = readString(*metadata, "namespace", pod.namespace_); !s)
         return s.error();
     if (Status s = readString(*metadata, "uid", pod.uid); !s)

@@ -135,6 +135,25 @@ Result<std::optional<RequestPolicy>> decodePolicy(const Reader& r) {
     return std::optional<RequestPolicy>(std::move(out));
 }
 
+// What a device's capacity and a shared counter both hold: {value, requestPolicy}.
+struct ValueAndPolicy {
+    Quantity value;
+    std::optional<RequestPolicy> requestPolicy;
+};
+
+Result<ValueAndPolicy> decodeValueAndPolicy(const Reader& r) {
+    if (Status s = r.rejectUnknownFields({"value", "requestPolicy"}); !s)
+        return s.error();
+    ValueAndPolicy out;
+    if (Status s = readRequiredQuantity(r, "value", out.value); !s)
+        return s.error();
+    auto policy = decodePolicy(r);
+    if (!policy)
+        return policy.error();
+    out.requestPolicy = std::move(*policy);
+    return out;
+}
+
 Status decodeNodeAllocatableMapping(const Reader& r,
                                     const std::map<std::string, Capacity>& capacity,
                                     NodeAllocatableResource& out) {
@@ -223,24 +242,19 @@ Result<Device> decodeDevice(const Reader& r, bool perDeviceNodeSelection) {
         return r.fieldError("attributes", "a device may have at most 48 attribute values, has " +
                                               std::to_string(values));
     Status capacity = r.eachEntry("capacity", [&](const std::string& key, const Reader& v) {
-        if (Status s = v.rejectUnknownFields({"value", "requestPolicy"}); !s)
-            return s;
-        Capacity entry;
-        if (Status s = readRequiredQuantity(v, "value", entry.value); !s)
-            return s;
-        auto policy = decodePolicy(v);
-        if (!policy)
-            return Status(policy.error());
+        auto read = decodeValueAndPolicy(v);
+        if (!read)
+            return Status(read.error());
+        Capacity entry{std::move(read->value), std::move(read->requestPolicy)};
         // A policy says how shares of a capacity are sized: a device allocated once has none.
-        if (*policy && !device.allowMultipleAllocations)
+        if (entry.requestPolicy && !device.allowMultipleAllocations)
             return Status(
                 v.fieldError("requestPolicy", "forbidden: allowMultipleAllocations must be true"));
-        if (*policy)
-            if (Status s =
-                    validation::checkRequestPolicy(v.field("requestPolicy"), entry.value, **policy);
+        if (entry.requestPolicy)
+            if (Status s = validation::checkRequestPolicy(v.field("requestPolicy"), entry.value,
+                                                          *entry.requestPolicy);
                 !s)
                 return s;
-        entry.requestPolicy = std::move(*policy);
         device.capacity.emplace(key, std::move(entry));
         return Status::Ok();
     });
@@ -357,11 +371,9 @@ Status readSliceNodeSelection(const Reader& spec, Slice& slice) {
 
 Result<Slice> decodeSlice(const Reader& object) {
     Slice slice;
-    auto metadata = object.requiredObject("metadata");
+    auto metadata = readMetadata(object, slice.name);
     if (!metadata)
         return metadata.error();
-    if (Status s = readRequiredString(*metadata, "name", slice.name); !s)
-        return s.error();
     auto spec = object.requiredObject("spec");
     if (!spec)
         return spec.error();
@@ -419,16 +431,11 @@ Result<Slice> decodeSlice(const Reader& object) {
         if (Status s = readRequiredString(item, "name", set.name); !s)
             return s;
         Status entries = item.eachEntry("counters", [&](const std::string& key, const Reader& v) {
-            if (Status s = v.rejectUnknownFields({"value", "requestPolicy"}); !s)
-                return s;
-            SharedCounter counter;
-            if (Status s = readRequiredQuantity(v, "value", counter.value); !s)
-                return s;
-            auto policy = decodePolicy(v);
-            if (!policy)
-                return Status(policy.error());
-            counter.requestPolicy = std::move(*policy);
-            set.counters.emplace(key, std::move(counter));
+            auto read = decodeValueAndPolicy(v);
+            if (!read)
+                return Status(read.error());
+            set.counters.emplace(
+                key, SharedCounter{std::move(read->value), std::move(read->requestPolicy)});
             return Status::Ok();
         });
         if (!entries)

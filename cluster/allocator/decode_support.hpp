@@ -26,6 +26,8 @@ using documents::Reader;
 Status readString(const Reader& r, std::string_view name, std::string& out);
 // Absent or empty: "required value".
 Status readRequiredString(const Reader& r, std::string_view name, std::string& out);
+// An object's metadata, whose name every kind requires: the reader of the rest of it.
+Result<Reader> readMetadata(const Reader& object, std::string& name);
 Status readBool(const Reader& r, std::string_view name, bool& out);  // absent: false
 Status readStrings(const Reader& r, std::string_view name, std::vector<std::string>& out,
                    size_t limit);
