@@ -40,24 +40,22 @@ PciNameDatabase::~PciNameDatabase() {
 }
 
 std::string PciNameDatabase::vendorName(std::uint16_t vendor) const {
-    if (impl_->access == nullptr)
-        return {};
-    std::lock_guard lock(mutex_);
-    char buffer[256];
-    const char* name = pci_lookup_name(
-        impl_->access, buffer, sizeof buffer,
-        PCI_LOOKUP_VENDOR | PCI_LOOKUP_NO_NUMBERS | PCI_LOOKUP_NO_HWDB, int{vendor});
-    return name ? std::string(name) : std::string();
+    return lookup(PCI_LOOKUP_VENDOR, vendor, 0);
 }
 
 std::string PciNameDatabase::deviceName(std::uint16_t vendor, std::uint16_t device) const {
+    return lookup(PCI_LOOKUP_DEVICE, vendor, device);
+}
+
+// libpci takes the ids as varargs: a vendor lookup reads one, a device lookup two.
+std::string PciNameDatabase::lookup(int what, std::uint16_t vendor, std::uint16_t device) const {
     if (impl_->access == nullptr)
         return {};
     std::lock_guard lock(mutex_);
     char buffer[256];
-    const char* name = pci_lookup_name(
-        impl_->access, buffer, sizeof buffer,
-        PCI_LOOKUP_DEVICE | PCI_LOOKUP_NO_NUMBERS | PCI_LOOKUP_NO_HWDB, int{vendor}, int{device});
+    const char* name = pci_lookup_name(impl_->access, buffer, sizeof buffer,
+                                       what | PCI_LOOKUP_NO_NUMBERS | PCI_LOOKUP_NO_HWDB,
+                                       int{vendor}, int{device});
     return name ? std::string(name) : std::string();
 }
 

@@ -21,6 +21,8 @@ class PciNameDatabase {
     std::string deviceName(std::uint16_t vendor, std::uint16_t device) const;
 
   private:
+    std::string lookup(int what, std::uint16_t vendor, std::uint16_t device) const;
+
     struct Impl;
     std::unique_ptr<Impl> impl_;
     mutable std::mutex mutex_;  // libpci's lookup cache is not thread-safe
