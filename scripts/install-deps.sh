@@ -34,6 +34,8 @@ fi
 
 PACKAGES=(
   build-essential cmake ninja-build pkg-config git ca-certificates bzip2 python3
+  # scripts/build.sh compiles through ccache when it is there: CI's warm-cache budget counts on it
+  ccache
   libhwloc-dev libpci-dev pci.ids
   nlohmann-json3-dev libspdlog-dev libfmt-dev libyaml-cpp-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
