@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"k8s.io/utils/ptr"
+
+	"numadra.dev/tests/e2e/cdispec"
 )
 
 // A real container runtime on the CDI ids the daemon returned (issue 16 §3): rootful podman with
@@ -41,47 +42,19 @@ func containerRuntimeMissing() string {
 	return ""
 }
 
-// cdiEdits is the part of a CDI spec the check reads.
-type cdiEdits struct {
-	Env         []string `json:"env"`
-	DeviceNodes []struct {
-		Path     string  `json:"path"`
-		HostPath string  `json:"hostPath"`
-		Type     string  `json:"type"`
-		Major    *uint64 `json:"major"`
-		Minor    *uint64 `json:"minor"`
-	} `json:"deviceNodes"`
-	Mounts []struct {
-		ContainerPath string `json:"containerPath"`
-	} `json:"mounts"`
-}
-
-type cdiSpec struct {
-	Kind    string `json:"kind"`
-	Devices []struct {
-		Name           string   `json:"name"`
-		ContainerEdits cdiEdits `json:"containerEdits"`
-	} `json:"devices"`
-	ContainerEdits cdiEdits `json:"containerEdits"`
-}
-
 // editsOf gathers the edits of the CDI ids from the specs in dir (spec-wide edits included).
-func editsOf(t testing.TB, dir string, ids []string) cdiEdits {
+func editsOf(t testing.TB, dir string, ids []string) cdispec.Edits {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var all cdiEdits
+	var all cdispec.Edits
 	found := map[string]bool{}
 	for _, file := range files {
-		data, err := os.ReadFile(file)
+		spec, err := cdispec.Read(file)
 		if err != nil {
 			t.Fatal(err)
-		}
-		var spec cdiSpec
-		if err := json.Unmarshal(data, &spec); err != nil {
-			t.Fatalf("CDI spec %s: %v", file, err)
 		}
 		used := false
 		for _, device := range spec.Devices {
@@ -89,12 +62,12 @@ func editsOf(t testing.TB, dir string, ids []string) cdiEdits {
 			for _, wanted := range ids {
 				if wanted == id {
 					found[id], used = true, true
-					add(&all, device.ContainerEdits)
+					all.Add(device.ContainerEdits)
 				}
 			}
 		}
 		if used {
-			add(&all, spec.ContainerEdits)
+			all.Add(spec.ContainerEdits)
 		}
 	}
 	for _, id := range ids {
@@ -103,12 +76,6 @@ func editsOf(t testing.TB, dir string, ids []string) cdiEdits {
 		}
 	}
 	return all
-}
-
-func add(to *cdiEdits, edits cdiEdits) {
-	to.Env = append(to.Env, edits.Env...)
-	to.DeviceNodes = append(to.DeviceNodes, edits.DeviceNodes...)
-	to.Mounts = append(to.Mounts, edits.Mounts...)
 }
 
 // containerReport runs the container and returns what its script printed.

@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"numadra.dev/tests/e2e/cluster"
+	"numadra.dev/tests/e2e/devtree"
 )
 
 const (
@@ -256,7 +257,9 @@ func startDaemonAt(t testing.TB, c *cluster.Cluster, node, root string, args ...
 			t.Fatal(err)
 		}
 	}
-	mockDev(t, filepath.Join(root, "sys"), filepath.Join(dir, "dev"))
+	if err := devtree.Mock(filepath.Join(root, "sys"), filepath.Join(dir, "dev")); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := os.Stat(kubeconfig); err != nil {
 		if err := c.TokenKubeconfig(kubeconfig, driverToken(t, c, node)); err != nil {
 			t.Fatal(err)

@@ -8,8 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -165,64 +163,4 @@ func (n *node) driverLogs(ctx context.Context) string {
 		fmt.Fprintf(&b, "--- %s (%s):\n%s\n", pod.Name, describePod(&pod), out)
 	}
 	return b.String()
-}
-
-// mockDev gives the mocked machine's devices their /dev entries: for every node the driver's
-// CDI edits name (DRM cards, NVIDIA, AMD KFD, VFIO groups, InfiniBand verbs), a symbolic link to
-// one of the machine's real character devices, so that stat() finds a character device with a
-// major and minor. As tests/e2e/devtree_test.go makes it.
-func mockDev(sys, dir string) error {
-	functions, err := filepath.Glob(filepath.Join(sys, "bus", "pci", "devices", "*"))
-	if err != nil {
-		return err
-	}
-	sort.Strings(functions)
-	nodes := map[string]bool{}
-	nvidia := 0
-	for _, function := range functions {
-		driver := ""
-		if target, err := os.Readlink(filepath.Join(function, "driver")); err == nil {
-			driver = filepath.Base(target)
-		}
-		drm, _ := filepath.Glob(filepath.Join(function, "drm", "*"))
-		for _, name := range drm {
-			nodes["dri/"+filepath.Base(name)] = true
-		}
-		switch driver {
-		case "nvidia":
-			nodes["nvidia"+strconv.Itoa(nvidia)] = true
-			nvidia++
-			for _, name := range []string{"nvidiactl", "nvidia-uvm", "nvidia-uvm-tools"} {
-				nodes[name] = true
-			}
-		case "amdgpu":
-			nodes["kfd"] = true
-		case "vfio-pci":
-			if group, err := os.Readlink(filepath.Join(function, "iommu_group")); err == nil {
-				nodes["vfio/"+filepath.Base(group)] = true
-			}
-			nodes["vfio/vfio"] = true
-		}
-		verbs, _ := filepath.Glob(filepath.Join(function, "infiniband_verbs", "*"))
-		for _, name := range verbs {
-			nodes["infiniband/"+filepath.Base(name)] = true
-			nodes["infiniband/rdma_cm"] = true
-		}
-	}
-	real := []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
-	names := make([]string, 0, len(nodes))
-	for name := range nodes {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for i, name := range names {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		if err := os.Symlink(real[i%len(real)], path); err != nil && !os.IsExist(err) {
-			return err
-		}
-	}
-	return os.MkdirAll(dir, 0o755)
 }

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"numadra.dev/tests/e2e/cluster"
+	"numadra.dev/tests/e2e/devtree"
 )
 
 const (
@@ -147,7 +148,7 @@ func (n *node) mirrorMachine() (string, error) {
 // readyMachine gives a mocked machine a /dev of real character devices for the device nodes it
 // names and the host's boot id.
 func readyMachine(dir string) error {
-	if err := mockDev(filepath.Join(dir, "sys"), filepath.Join(dir, "dev")); err != nil {
+	if err := devtree.Mock(filepath.Join(dir, "sys"), filepath.Join(dir, "dev")); err != nil {
 		return err
 	}
 	bootID, err := os.ReadFile("/proc/sys/kernel/random/boot_id")

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
+
+	"numadra.dev/tests/e2e/cdispec"
 )
 
 // workload is a pod of deploy/examples/gpu-nic-cpu-numa running on the node, with its claim.
@@ -236,32 +237,6 @@ func waitFor(t testing.TB, timeout time.Duration, what string, check func() erro
 	}
 }
 
-// cdiEdits is the part of a CDI spec the checks read.
-type cdiEdits struct {
-	Env         []string `json:"env"`
-	DeviceNodes []struct {
-		Path     string  `json:"path"`
-		HostPath string  `json:"hostPath"`
-		Type     string  `json:"type"`
-		Major    *uint64 `json:"major"`
-		Minor    *uint64 `json:"minor"`
-	} `json:"deviceNodes"`
-	Mounts []struct {
-		HostPath      string   `json:"hostPath"`
-		ContainerPath string   `json:"containerPath"`
-		Options       []string `json:"options"`
-	} `json:"mounts"`
-}
-
-type cdiSpec struct {
-	Kind    string `json:"kind"`
-	Devices []struct {
-		Name           string   `json:"name"`
-		ContainerEdits cdiEdits `json:"containerEdits"`
-	} `json:"devices"`
-	ContainerEdits cdiEdits `json:"containerEdits"`
-}
-
 // claimSpecFiles are the CDI spec files the driver wrote for the claim (their names carry its
 // UID: the claim's devices and its metadata).
 func claimSpecFiles(t testing.TB, uid string) []string {
@@ -275,33 +250,20 @@ func claimSpecFiles(t testing.TB, uid string) []string {
 }
 
 // claimEdits gathers the edits of every device of the claim's specs, spec-wide edits included.
-func claimEdits(t testing.TB, uid string) cdiEdits {
+func claimEdits(t testing.TB, uid string) cdispec.Edits {
 	t.Helper()
-	var all cdiEdits
+	var all cdispec.Edits
 	for _, file := range claimSpecFiles(t, uid) {
-		data, err := os.ReadFile(file)
+		spec, err := cdispec.Read(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var spec cdiSpec
-		if err := json.Unmarshal(data, &spec); err != nil {
-			t.Fatalf("CDI spec %s: %v", file, err)
-		}
-		for _, device := range append([]cdiEdits{spec.ContainerEdits}, editsOfDevices(spec)...) {
-			all.Env = append(all.Env, device.Env...)
-			all.DeviceNodes = append(all.DeviceNodes, device.DeviceNodes...)
-			all.Mounts = append(all.Mounts, device.Mounts...)
+		all.Add(spec.ContainerEdits)
+		for _, device := range spec.Devices {
+			all.Add(device.ContainerEdits)
 		}
 	}
 	return all
-}
-
-func editsOfDevices(spec cdiSpec) []cdiEdits {
-	var edits []cdiEdits
-	for _, device := range spec.Devices {
-		edits = append(edits, device.ContainerEdits)
-	}
-	return edits
 }
 
 // exec runs a shell script in the pod's first container with kubectl exec.
