@@ -18,25 +18,13 @@
 namespace numadra::cdi {
 namespace {
 
+using numadra::testing::generatedMachines;
 using numadra::testing::loadMachine;
 using numadra::testing::MockDev;
 using numadra::testing::TempTree;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-// The names of the generated machines (build/testdata/sysfs/<name>), sorted.
-std::vector<std::string> generatedMachines() {
-    std::vector<std::string> names;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(NUMADRA_GENERATED_SYSFS, ec)) {
-        if (entry.is_directory())
-            names.push_back(entry.path().filename().string());
-    }
-    EXPECT_FALSE(ec) << NUMADRA_GENERATED_SYSFS << ": " << ec.message();
-    std::sort(names.begin(), names.end());
-    return names;
-}
 
 bool isPublished(const discovery::PciFunction& f) {
     return f.kind == discovery::kKindGpu || f.kind == discovery::kKindAccelerator ||

@@ -22,20 +22,10 @@
 namespace numadra::cdi {
 namespace {
 
+using numadra::testing::generatedMachines;
+
 constexpr const char* kVendor = "numa.dra.dev";
 constexpr const char* kClass = "claim";
-
-std::vector<std::string> generatedMachines() {
-    std::vector<std::string> names;
-    std::error_code ec;
-    for (const auto& entry : std::filesystem::directory_iterator(NUMADRA_GENERATED_SYSFS, ec)) {
-        if (entry.is_directory())
-            names.push_back(entry.path().filename().string());
-    }
-    EXPECT_FALSE(ec) << NUMADRA_GENERATED_SYSFS << ": " << ec.message();
-    std::sort(names.begin(), names.end());
-    return names;
-}
 
 std::string deviceNameOf(const discovery::PciFunction& f) {
     std::string name = f.kind + "-" + f.address;

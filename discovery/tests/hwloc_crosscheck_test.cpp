@@ -19,6 +19,7 @@
 
 #include "hwloc_view.hpp"
 #include "numadra/discovery/discovery.hpp"
+#include "numadra/testing/machines.hpp"
 
 namespace numadra::discovery {
 namespace {
@@ -30,15 +31,9 @@ namespace fs = std::filesystem;
 const std::string kNotGenerated = "generated_sysfs_missing";
 
 std::vector<std::string> generatedMachines() {
-    std::vector<std::string> names;
-    std::error_code error;
-    for (const auto& entry : fs::directory_iterator(NUMADRA_GENERATED_SYSFS, error)) {
-        if (fs::is_directory(entry.path() / "sys"))
-            names.push_back(entry.path().filename().string());
-    }
+    auto names = numadra::testing::generatedMachines();
     if (names.empty())
         return {kNotGenerated};
-    std::sort(names.begin(), names.end());
     return names;
 }
 

@@ -201,14 +201,22 @@ std::optional<std::string> allocateEverywhere(na::Allocator& allocator,
     return std::nullopt;
 }
 
+// Allocates once with the answers checked; a wrong one ends the benchmark with its reason.
+bool answersChecked(benchmark::State& state, na::Allocator& allocator, const Cluster& c,
+                    std::span<const na::Claim> claims) {
+    if (auto wrong = allocateEverywhere(allocator, c.nodes, claims, true)) {
+        state.SkipWithError(wrong->c_str());
+        return false;
+    }
+    return true;
+}
+
 void BM_ThousandNodes(benchmark::State& state) {
     const Cluster& c = cluster();
     const std::vector<na::Claim> claims{gpuNicClaim(2, false)};
     auto allocator = na::Allocator::create(c.slices, classes());
-    if (auto wrong = allocateEverywhere(allocator, c.nodes, claims, true)) {
-        state.SkipWithError(wrong->c_str());
+    if (!answersChecked(state, allocator, c, claims))
         return;
-    }
     Clock::duration total{};
     for (auto _ : state) {
         const auto start = Clock::now();
@@ -222,13 +230,9 @@ void BM_ThousandNodes(benchmark::State& state) {
 void BM_ThousandNodesCold(benchmark::State& state) {
     const Cluster& c = cluster();
     const std::vector<na::Claim> claims{gpuNicClaim(2, false)};
-    {
-        auto allocator = na::Allocator::create(c.slices, classes());
-        if (auto wrong = allocateEverywhere(allocator, c.nodes, claims, true)) {
-            state.SkipWithError(wrong->c_str());
-            return;
-        }
-    }
+    if (auto allocator = na::Allocator::create(c.slices, classes());
+        !answersChecked(state, allocator, c, claims))
+        return;
     double createMs = 0;
     for (auto _ : state) {
         auto slices = c.slices;

@@ -27,7 +27,8 @@ constexpr std::array<std::string_view, 3> kSelectors = {
 };
 
 numadra::cel::CompileOptions options(bool typed) {
-    numadra::cel::CompileOptions compile{numadra::dracel::deviceDeclarations(ExpressionKind::Selector)};
+    numadra::cel::CompileOptions compile{
+        numadra::dracel::deviceDeclarations(ExpressionKind::Selector)};
     if (!typed)
         compile.declarations->types = nullptr;
     return compile;

@@ -18,21 +18,16 @@
 #include <vector>
 
 #include "numadra/fakes/apiserver.hpp"
+#include "numadra/testing/process.hpp"
+#include "numadra/testing/temp_tree.hpp"
 
 namespace {
-
-std::string tempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "numadra-bench-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr)
-        return {};
-    return pattern;
-}
 
 void BM_DaemonStartup(benchmark::State& state, const std::string& machine) {
     numadra::fakes::FakeApiServer api;
     api.addNode("bench-node", "uid-1");
-    const std::string dir = tempDir();
+    const numadra::testing::TempTree tree;  // removed with the daemon's files on every return
+    const std::string& dir = tree.root();
     std::ofstream(dir + "/kubeconfig")
         << "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n"
            "  cluster:\n    server: "
@@ -60,14 +55,10 @@ void BM_DaemonStartup(benchmark::State& state, const std::string& machine) {
                                   "--keep-slices-on-exit=false"};
     for (auto _ : state) {
         const auto begin = std::chrono::steady_clock::now();
-        pid_t child = ::fork();
-        if (child == 0) {
-            std::vector<char*> argv;
-            for (auto& a : args)
-                argv.push_back(a.data());
-            argv.push_back(nullptr);
-            ::execv(argv[0], argv.data());
-            ::_exit(127);
+        const pid_t child = numadra::testing::startProcess(args);
+        if (child < 0) {  // never kill(-1, ...)
+            state.SkipWithError("fork failed");
+            break;
         }
         while (!(std::filesystem::exists(registration) && !api.resourceSlices().empty())) {
             std::this_thread::sleep_for(std::chrono::microseconds(200));
@@ -81,7 +72,6 @@ void BM_DaemonStartup(benchmark::State& state, const std::string& machine) {
         ::kill(child, SIGTERM);
         ::waitpid(child, nullptr, 0);
     }
-    std::filesystem::remove_all(dir);
 }
 
 BENCHMARK_CAPTURE(BM_DaemonStartup, epyc_2s_nps4, std::string("epyc-2s-nps4"))

@@ -52,6 +52,7 @@
 #include "numadra/slices/builder.hpp"
 #include "numadra/testing/machines.hpp"
 #include "numadra/testing/netns.hpp"
+#include "numadra/testing/process.hpp"
 #include "numadra/testing/temp_tree.hpp"
 
 namespace {
@@ -347,14 +348,6 @@ BENCHMARK(BM_DetectionLatencyLinkEvent)
 
 // ----- the daemon -----
 
-std::string tempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "numadra-health-bench-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr)
-        return {};
-    return pattern;
-}
-
 // utime + stime of every thread of `pid`, in seconds (clock-tick resolution).
 std::optional<double> processCpuSeconds(pid_t pid) {
     std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
@@ -406,11 +399,8 @@ void BM_DaemonIdleCpu(benchmark::State& state) {
     constexpr auto kWindow = 30s;
     if (!nodeReady(state))
         return;
-    const std::string dir = tempDir();
-    if (dir.empty()) {
-        state.SkipWithError("cannot create a temp folder");
-        return;
-    }
+    const numadra::testing::TempTree tree;  // removed with the daemon's files on every return
+    const std::string& dir = tree.root();
     std::filesystem::create_directories(dir + "/claims");
     const std::string registration = dir + "/registry/numa.dra.dev-reg.sock";
     std::vector<std::string> args{std::string(NUMADRA_BIN_DIR) + "/numa-dra-plugin",
@@ -437,18 +427,8 @@ void BM_DaemonIdleCpu(benchmark::State& state) {
                                   "warn"};
     for (auto _ : state) {
         const auto begin = Clock::now();
-        const pid_t child = ::fork();
-        if (child == 0) {
-            const int devNull = ::open("/dev/null", O_WRONLY);
-            if (devNull >= 0)
-                ::dup2(devNull, STDOUT_FILENO);  // the slices, printed on every change
-            std::vector<char*> argv;
-            for (auto& a : args)
-                argv.push_back(a.data());
-            argv.push_back(nullptr);
-            ::execv(argv[0], argv.data());
-            ::_exit(127);
-        }
+        // Quiet: a dry run prints the slices on every change.
+        const pid_t child = numadra::testing::startProcess(args, true);
         if (child < 0) {
             state.SkipWithError("fork failed");
             break;
@@ -491,8 +471,6 @@ void BM_DaemonIdleCpu(benchmark::State& state) {
         state.counters["cpu_percent"] = (*cpuAfter - *cpuBefore) / wall * 100.0;
         state.counters["cpu_percent_schedstat"] = (schedAfter - schedBefore) / wall * 100.0;
     }
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
 }
 BENCHMARK(BM_DaemonIdleCpu)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
 

@@ -1322,6 +1322,14 @@ std::string specText(const Model& m, const MSpec& s) {
     return out.str();
 }
 
+// "cs{a=1 b=2}": counters of the set "cs".
+std::string countersText(const std::map<std::string, std::int64_t>& counters) {
+    std::string text = "cs{";
+    for (const auto& [name, value] : counters)
+        text += (text.size() > 3 ? " " : "") + name + "=" + std::to_string(value);
+    return text + "}";
+}
+
 std::string dumpModel(const Model& m, const Committed* committed = nullptr) {
     std::ostringstream out;
     out << "--- input (node node-1) ---\n";
@@ -1330,13 +1338,8 @@ std::string dumpModel(const Model& m, const Committed* committed = nullptr) {
         out << "pool " << pool.driver << "/" << pool.name << " on "
             << (pool.onNode ? "node-1" : "node-2");
         if (!pool.counterSet.empty()) {
-            out << ", slice " << pool.counterSlice << " sharedCounters cs{";
-            bool first = true;
-            for (const auto& [name, value] : pool.counterSet) {
-                out << (first ? "" : " ") << name << "=" << value;
-                first = false;
-            }
-            out << "}";
+            out << ", slice " << pool.counterSlice << " sharedCounters "
+                << countersText(pool.counterSet);
         }
         out << "\n";
         for (const MSlice& slice : pool.slices) {
@@ -1362,13 +1365,7 @@ std::string dumpModel(const Model& m, const Committed* committed = nullptr) {
                 for (const Taint& t : dev.taints)
                     out << " taint{" << t.key << "=" << t.value << ":" << t.effect << "}";
                 if (!dev.counters.empty()) {
-                    out << " consumes cs{";
-                    bool first = true;
-                    for (const auto& [name, value] : dev.counters) {
-                        out << (first ? "" : " ") << name << "=" << value;
-                        first = false;
-                    }
-                    out << "}";
+                    out << " consumes " << countersText(dev.counters);
                 }
                 out << "\n";
             }

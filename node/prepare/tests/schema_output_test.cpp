@@ -17,15 +17,7 @@
 namespace numadra::prepare {
 namespace {
 
-std::vector<std::string> generatedMachines() {
-    std::vector<std::string> names;
-    for (const auto& entry : std::filesystem::directory_iterator(NUMADRA_GENERATED_SYSFS)) {
-        if (entry.is_directory())
-            names.push_back(entry.path().filename().string());
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-}
+using numadra::testing::generatedMachines;
 
 // One claim holding every device the machine publishes (a share of each CPU device), one
 // request per device type.

@@ -20,17 +20,7 @@
 namespace numadra::probe {
 namespace {
 
-// Every machine testdata/generate_sysfs.py generates.
-std::vector<std::string> generatedMachines() {
-    std::vector<std::string> names;
-    std::error_code error;
-    for (const auto& entry : std::filesystem::directory_iterator(NUMADRA_GENERATED_SYSFS, error)) {
-        if (std::filesystem::is_directory(entry.path() / "sys"))
-            names.push_back(entry.path().filename().string());
-    }
-    std::sort(names.begin(), names.end());
-    return names;
-}
+using numadra::testing::generatedMachines;
 
 struct Flags {
     bool numaList;

@@ -3,7 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
+#include <system_error>
+#include <vector>
 
 #include "numadra/discovery/discovery.hpp"
 
@@ -11,6 +15,19 @@ namespace numadra::testing {
 
 inline std::string machineRoot(const std::string& name) {
     return std::string(NUMADRA_GENERATED_SYSFS) + "/" + name + "/sys";
+}
+
+// The names of the generated machines (a folder with a sys/ tree each), sorted.
+inline std::vector<std::string> generatedMachines() {
+    std::vector<std::string> names;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(NUMADRA_GENERATED_SYSFS, error)) {
+        if (std::filesystem::is_directory(entry.path() / "sys"))
+            names.push_back(entry.path().filename().string());
+    }
+    EXPECT_FALSE(error) << NUMADRA_GENERATED_SYSFS << ": " << error.message();
+    std::sort(names.begin(), names.end());
+    return names;
 }
 
 inline discovery::Machine loadMachine(const std::string& name) {
