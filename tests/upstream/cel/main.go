@@ -242,7 +242,8 @@ type corpusEntry struct {
 	Expression string
 }
 
-func (e corpusEntry) key() string { return e.Kind + "\t" + e.Expression }
+// key names the entry as an expected-differences file does: "kind | expression".
+func (e corpusEntry) key() string { return e.Kind + expectations.Separator + e.Expression }
 
 func corpusHas(corpus []corpusEntry, key string) bool {
 	for _, entry := range corpus {
