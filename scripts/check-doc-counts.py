@@ -96,11 +96,12 @@ def conformance_counts(source):
     classes = {}
     files = 0
     for line in (source / "cluster" / "cel" / "conformance" / "expectations.txt").read_text().splitlines():
-        fields = line.split()
-        if not fields or fields[0] != "file":
+        # `file | <name> | passed=<n> <class>=<n>...` (tests/upstream/README.md, "Expectation files")
+        fields = [field.strip() for field in line.split(" | ", 2)]
+        if len(fields) != 3 or fields[0] != "file":
             continue
         files += 1
-        for field in fields[2:]:
+        for field in fields[2].split():
             name, _, value = field.partition("=")
             classes[name] = classes.get(name, 0) + int(value)
     out_of_scope = sum(classes.get(c, 0) for c in

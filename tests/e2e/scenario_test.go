@@ -224,8 +224,10 @@ func onlyComments(lines []string) bool {
 	return true
 }
 
-// scenarioExpectation is a line of tests/upstream/alloc/scenario-expectations.txt: a scenario
-// upstream's allocator does not answer the same way, and why.
+// scenarioExpectation is an entry of tests/upstream/alloc/scenario-expectations.txt: a scenario
+// upstream's allocator does not answer the same way, and why. The file is read in full by
+// tests/upstream/internal/expectations (the upstream judges' module, which this one cannot
+// import); here only its entries' fields are needed.
 type scenarioExpectation struct{ status, reason string }
 
 func scenarioExpectations(t testing.TB) map[string]scenarioExpectation {
@@ -240,11 +242,11 @@ func scenarioExpectations(t testing.TB) map[string]scenarioExpectation {
 		if line = strings.TrimSpace(line); line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		fields := strings.Fields(line)
+		fields := strings.SplitN(line, " | ", 3)
 		if len(fields) < 3 {
-			t.Fatalf("%s: %q: want scenario, status and reason", path, line)
+			t.Fatalf("%s: %q: want \"scenario | status | reason\"", path, line)
 		}
-		out[fields[0]] = scenarioExpectation{fields[1], strings.Join(fields[2:], " ")}
+		out[strings.TrimSpace(fields[0])] = scenarioExpectation{strings.TrimSpace(fields[1]), strings.TrimSpace(fields[2])}
 	}
 	return out
 }

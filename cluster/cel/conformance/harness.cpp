@@ -15,6 +15,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "numadra/common/text.hpp"
 #include "numadra/dracel/device.hpp"
 #include "numadra/dracel/environment.hpp"
 
@@ -972,25 +973,55 @@ bool isCountClass(std::string_view name) {
            name == kScopeNotInKubernetes || name == kScopeTestFunction;
 }
 
-// `file <name> passed=<n> <class>=<n>...`
-std::optional<std::string> readFileLine(std::string_view rest, Expectations& out) {
-    const auto words = splitOn(rest, " ");
-    if (words.empty() || words[0].empty()) {
-        return "a file line needs a file name";
+// The fields of an entry of an expectations file (tests/upstream/README.md, "Expectation
+// files"), separated by " | ": `count` of them, the last taking the rest of the line, each
+// trimmed and none empty. Returns what is wrong otherwise.
+Result<std::vector<std::string_view>> splitEntry(std::string_view line, std::size_t count,
+                                                 std::string_view layout) {
+    std::vector<std::string_view> fields;
+    while (fields.size() + 1 < count) {
+        const std::size_t at = line.find(kEntrySeparator);
+        if (at == std::string_view::npos) {
+            break;
+        }
+        fields.push_back(trim(line.substr(0, at)));
+        line.remove_prefix(at + kEntrySeparator.size());
     }
+    fields.push_back(trim(line));
+    if (fields.size() < count) {
+        return Error{"want " + std::to_string(count) + " fields `" + std::string(layout) +
+                     "`, got " + std::to_string(fields.size())};
+    }
+    if (std::ranges::any_of(fields, [](std::string_view field) { return field.empty(); })) {
+        return Error{"a field is empty (want `" + std::string(layout) + "`)"};
+    }
+    return fields;
+}
+
+constexpr std::string_view kFileLayout = "file | <name> | passed=<n> [<class>=<n>]...";
+constexpr std::string_view kSkipLayout =
+    "skip | <file>/<section>/<test> | <class> | <answer start> | <why>";
+
+// `file | <name> | passed=<n> <class>=<n>...`
+std::optional<std::string> readFileEntry(std::string_view line, Expectations& out) {
+    const auto fields = splitEntry(line, 3, kFileLayout);
+    if (!fields) {
+        return fields.error().message;
+    }
+    const std::string_view name = (*fields)[1];
     FileExpectation file;
-    for (std::size_t i = 1; i < words.size(); ++i) {
-        if (words[i].empty()) {
+    for (const std::string_view word : splitOn((*fields)[2], " ")) {
+        if (word.empty()) {
             continue;
         }
-        const auto equals = words[i].find('=');
-        const std::string_view key = words[i].substr(0, equals);
+        const auto equals = word.find('=');
+        const std::string_view key = word.substr(0, equals);
         if (equals == std::string_view::npos || !isCountClass(key)) {
-            return "\"" + std::string(words[i]) +
+            return "\"" + std::string(word) +
                    "\" is not <class>=<count> with a class among passed, unchecked, listed, "
                    "protobuf-message, protobuf-enum, not-in-kubernetes, test-function";
         }
-        const std::string_view number = words[i].substr(equals + 1);
+        const std::string_view number = word.substr(equals + 1);
         int count = -1;
         auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), count);
         if (ec != std::errc() || end != number.data() + number.size() || count < 0) {
@@ -1001,70 +1032,72 @@ std::optional<std::string> readFileLine(std::string_view rest, Expectations& out
         }
     }
     if (!file.counts.contains("passed")) {
-        return "a file line needs passed=<n>";
+        return "a file entry needs passed=<n>";
     }
-    if (!out.files.emplace(std::string(words[0]), std::move(file)).second) {
-        return "file " + std::string(words[0]) + " is listed twice";
+    if (!out.files.emplace(std::string(name), std::move(file)).second) {
+        return "file " + std::string(name) + " is listed twice";
     }
     return std::nullopt;
 }
 
-// `skip <file>/<section>/<test> | <class> | <reason> [| <answer>]`
-std::optional<std::string> readSkipLine(std::string_view rest, Expectations& out) {
-    const auto parts = splitOn(rest, " | ");
-    if (parts.size() < 3 || parts.size() > 4 || parts[0].empty() || parts[2].empty()) {
-        return "a skip line is `skip <file>/<section>/<test> | <class> | <reason> [| <answer>]`";
+// `skip | <file>/<section>/<test> | <class> | <answer start> | <why>`
+std::optional<std::string> readSkipEntry(std::string_view line, Expectations& out) {
+    const auto fields = splitEntry(line, 5, kSkipLayout);
+    if (!fields) {
+        return fields.error().message;
     }
-    const std::string_view reasonClass = parts[1];
+    const std::string_view test = (*fields)[1];
+    const std::string_view reasonClass = (*fields)[2];
+    const std::string_view answer = (*fields)[3];
+    const std::string_view reason = (*fields)[4];
     if (reasonClass != kListedKubernetesDiffers && reasonClass != kListedKubernetesRefuses &&
         reasonClass != kListedEngineGap) {
         return "the class of a listed skip is kubernetes-differs, kubernetes-refuses or "
                "engine-gap, not \"" +
                std::string(reasonClass) + "\"";
     }
-    if (parts.size() == 3 && reasonClass != kListedEngineGap) {
-        return "a " + std::string(reasonClass) + " skip gives numadra's answer (a 4th field)";
+    if (std::count(test.begin(), test.end(), '/') < 2) {
+        return "\"" + std::string(test) + "\" is not <file>/<section>/<test>";
     }
-    if (std::count(parts[0].begin(), parts[0].end(), '/') < 2) {
-        return "\"" + std::string(parts[0]) + "\" is not <file>/<section>/<test>";
-    }
-    ListedSkip skip{std::string(reasonClass), std::string(parts[2]), std::nullopt};
-    if (parts.size() == 4) {
-        skip.answer = std::string(parts[3]);
-    }
-    if (!out.skips.emplace(std::string(parts[0]), std::move(skip)).second) {
-        return std::string(parts[0]) + " is listed twice";
+    ListedSkip skip{std::string(reasonClass), std::string(reason), std::string(answer)};
+    if (!out.skips.emplace(std::string(test), std::move(skip)).second) {
+        return std::string(test) + " is listed twice";
     }
     return std::nullopt;
 }
 
+// One entry: its first field says which kind.
+std::optional<std::string> readEntry(std::string_view line, Expectations& out) {
+    const std::string_view kind = trim(line.substr(0, line.find(kEntrySeparator)));
+    if (kind == "file") {
+        return readFileEntry(line, out);
+    }
+    if (kind == "skip") {
+        return readSkipEntry(line, out);
+    }
+    return "unknown entry \"" + std::string(kind) + "\" (want `" + std::string(kFileLayout) +
+           "` or `" + std::string(kSkipLayout) + "`)";
+}
+
 }  // namespace
 
-Result<Expectations> parseExpectations(std::string_view text) {
+Result<Expectations> parseExpectations(std::string_view text, std::string_view source) {
     Expectations out;
     int number = 0;
     while (!text.empty()) {
         const std::size_t end = text.find('\n');
-        const std::string_view line = trim(text.substr(0, end));
+        const std::string_view raw = text.substr(0, end);
         text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
         ++number;
-        if (line.empty() || line.front() == '#') {
-            continue;
-        }
-        const auto space = line.find(' ');
-        const std::string_view keyword = line.substr(0, space);
-        const std::string_view rest =
-            space == std::string_view::npos ? std::string_view() : trim(line.substr(space + 1));
+        const std::string_view line = trim(raw);
         std::optional<std::string> problem;
-        if (keyword == "file") {
-            problem = readFileLine(rest, out);
-        } else if (keyword == "skip") {
-            problem = readSkipLine(rest, out);
-        } else {
-            problem = "unknown line \"" + std::string(keyword) + "\" (file or skip)";
+        if (numadra::text::escapeInvalidUtf8(raw) != raw) {
+            problem = "not UTF-8";
+        } else if (!line.empty() && line.front() != '#') {
+            problem = readEntry(line, out);
         }
         if (problem) {
-            return Error{"expectations line " + std::to_string(number) + ": " + *problem};
+            return Error{std::string(source) + ":" + std::to_string(number) + ": " + *problem};
         }
     }
     return out;
@@ -1075,11 +1108,7 @@ Result<Expectations> loadExpectations(const std::filesystem::path& path) {
     if (!text) {
         return text.error();
     }
-    auto expectations = parseExpectations(*text);
-    if (!expectations) {
-        return Error{path.string() + ": " + expectations.error().message};
-    }
-    return expectations;
+    return parseExpectations(*text, path.string());
 }
 
 CompileOptions compileOptionsFor(const TestCase& test) {

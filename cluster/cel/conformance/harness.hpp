@@ -93,23 +93,27 @@ Result<TestFile> loadTestFile(const std::filesystem::path& path);
 // The names of the files index.json lists (written next to them by export_cel_spec.mjs).
 Result<std::vector<std::string>> loadIndex(const std::filesystem::path& dataDir);
 
-// The committed expectations (expectations.txt):
-//   file <name> passed=<n> [<class>=<n>]...
+// The committed expectations (expectations.txt), in the format of every expectation file
+// (tests/upstream/README.md, "Expectation files": fields separated by " | ", the last taking the
+// rest of the line; # comments; a malformed line or a name given twice is an error naming the
+// line). Two kinds of entry:
+//   file | <name> | passed=<n> [<class>=<n>]...
 //       the counts of one file: passed, unchecked, listed, and each out-of-scope class (a class
 //       not given is 0)
-//   skip <file>/<section>/<test> | <class> | <why> [| <answer>]
-//       one test skipped by name; <answer> is how numadra's answer starts (describe() of the
-//       value, or "compile error: ..."), required for the kubernetes-* classes.
+//   skip | <file>/<section>/<test> | <class> | <answer start> | <why>
+//       one test skipped by name; <answer start> is how numadra's answer starts (describe() of
+//       the value, or "compile error: ...").
 // A test skipped by name still runs: kubernetes-differs and engine-gap must not pass (a pass
 // makes the skip stale: the tier fails); kubernetes-refuses must be refused by the type checker,
 // then runs unchecked and must pass.
+inline constexpr std::string_view kEntrySeparator = " | ";
 struct FileExpectation {
     std::map<std::string, int, std::less<>> counts;  // "passed", "unchecked", ... -> count
 };
 struct ListedSkip {
     std::string reasonClass;
     std::string reason;
-    std::optional<std::string> answer;
+    std::string answer;  // how numadra's answer starts
 };
 struct Expectations {
     std::map<std::string, FileExpectation, std::less<>> files;
@@ -123,7 +127,9 @@ inline constexpr std::string_view kListedKubernetesDiffers = "kubernetes-differs
 inline constexpr std::string_view kListedKubernetesRefuses = "kubernetes-refuses";
 // numadra fails where Kubernetes passes (a known gap, with where it is closed).
 inline constexpr std::string_view kListedEngineGap = "engine-gap";
-Result<Expectations> parseExpectations(std::string_view text);
+// `source` names the text in errors ("<source>:<line>: ...").
+Result<Expectations> parseExpectations(std::string_view text,
+                                       std::string_view source = "expectations");
 Result<Expectations> loadExpectations(const std::filesystem::path& path);
 
 // The compile options of a test: a checked test gets Kubernetes' declarations (the DRA

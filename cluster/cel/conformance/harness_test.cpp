@@ -279,11 +279,13 @@ TEST(ConformanceCompile, UncheckedTestsHaveNoDeclarations) {
 TEST(ConformanceExpectations, Parse) {
     auto parsed = parseExpectations(
         "# a comment\n"
-        "file basic passed=43\n"
-        "file enums passed=0 protobuf-enum=24 protobuf-message=61\n"
+        "file | basic | passed=43\n"
+        "  # an indented comment\n"
+        "file | enums   | passed=0 protobuf-enum=24 protobuf-message=61\n"
         "\n"
-        "skip string_ext/format/a name with spaces | kubernetes-differs | why | \"x\"\n"
-        "skip t/s/gap | engine-gap | why\n");
+        "   \n"
+        "skip | string_ext/format/a name with spaces | kubernetes-differs | \"x\" | why\n"
+        "skip | t/s/gap | engine-gap | 2 | why: a | b, the last field takes the rest\r\n");
     ASSERT_TRUE(parsed.ok()) << parsed.error().message;
     EXPECT_EQ(parsed->files.at("basic").counts.at("passed"), 43);
     EXPECT_EQ(parsed->files.at("enums").counts.at("protobuf-message"), 61);
@@ -291,27 +293,36 @@ TEST(ConformanceExpectations, Parse) {
     EXPECT_EQ(skip.reasonClass, "kubernetes-differs");
     EXPECT_EQ(skip.reason, "why");
     EXPECT_EQ(skip.answer, "\"x\"");
-    EXPECT_EQ(parsed->skips.at("t/s/gap").answer, std::nullopt);
+    const auto& gap = parsed->skips.at("t/s/gap");
+    EXPECT_EQ(gap.answer, "2");
+    EXPECT_EQ(gap.reason, "why: a | b, the last field takes the rest");
 }
 
 TEST(ConformanceExpectations, RefusesWhatItCannotRead) {
     const std::vector<std::pair<std::string, std::string>> cases = {
-        {"fil basic passed=1", "line 1: unknown line \"fil\" (file or skip)"},
-        {"file basic", "line 1: a file line needs passed=<n>"},
-        {"file basic passed=1 skipped=2", "line 1: \"skipped=2\" is not <class>=<count>"},
-        {"file basic passed=-1", "line 1: \"-1\" is not a count"},
-        {"file basic passed=1\nfile basic passed=2", "line 2: file basic is listed twice"},
-        {"skip a/b/c | whatever | why | 1", "line 1: the class of a listed skip is"},
-        {"skip a/b/c | kubernetes-differs | why", "line 1: a kubernetes-differs skip gives"},
-        {"skip a/b | engine-gap | why", "line 1: \"a/b\" is not <file>/<section>/<test>"},
-        {"skip a/b/c | engine-gap", "line 1: a skip line is"},
-        {"skip a/b/c | engine-gap | why\nskip a/b/c | engine-gap | again",
-         "line 2: a/b/c is listed twice"},
+        {"fil | basic | passed=1", ":1: unknown entry \"fil\" (want `file | <name> |"},
+        {"file basic passed=1", ":1: unknown entry \"file basic passed=1\""},
+        {"file | basic", ":1: want 3 fields `file | <name> | passed=<n>"},
+        {"file | basic | skipped=2", ":1: \"skipped=2\" is not <class>=<count>"},
+        {"file |  | passed=1", ":1: a field is empty (want `file | <name> |"},
+        {"file | basic | unchecked=1", ":1: a file entry needs passed=<n>"},
+        {"file | basic | passed=-1", ":1: \"-1\" is not a count"},
+        {"# a comment\nfile | basic | passed=1\nfile | basic | passed=2",
+         ":3: file basic is listed twice"},
+        {"skip | a/b/c | whatever | 1 | why", ":1: the class of a listed skip is"},
+        {"skip | a/b/c | kubernetes-differs | why",
+         ":1: want 5 fields `skip | <file>/<section>/<test> | <class> | <answer start> | <why>`, "
+         "got 4"},
+        {"skip a/b/c | engine-gap | why | 2", ":1: unknown entry \"skip a/b/c\""},
+        {"skip | a/b | engine-gap | 2 | why", ":1: \"a/b\" is not <file>/<section>/<test>"},
+        {"skip | a/b/c | engine-gap | 2 | why\nskip | a/b/c | engine-gap | 3 | again",
+         ":2: a/b/c is listed twice"},
+        {"file | basic | passed=1\n# \xff\n", ":2: not UTF-8"},
     };
     for (const auto& [text, message] : cases) {
-        auto parsed = parseExpectations(text);
+        auto parsed = parseExpectations(text, "x.txt");
         ASSERT_FALSE(parsed.ok()) << text;
-        EXPECT_TRUE(parsed.error().message.starts_with("expectations " + message))
+        EXPECT_TRUE(parsed.error().message.starts_with("x.txt" + message))
             << text << ": " << parsed.error().message;
     }
 }

@@ -331,3 +331,14 @@ func TestASignatureTellsWhatUpstreamAndDraAllocateSaid(t *testing.T) {
 		t.Fatalf("two kinds of difference have one signature: %q", derived)
 	}
 }
+
+// The committed list reads (its format is checked here, not only when the judge runs).
+func TestTheCommittedScenarioExpectationsRead(t *testing.T) {
+	expected, err := readExpectations("scenario-expectations.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(expected) == 0 {
+		t.Fatal("scenario-expectations.txt lists nothing")
+	}
+}

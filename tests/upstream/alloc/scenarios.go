@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"numadra.dev/tests/upstream/internal/expectations"
 	"numadra.dev/tests/upstream/internal/oracle"
 	"os"
 	"path/filepath"
@@ -205,17 +206,23 @@ func scenarioInputs(folder string) ([]string, string, error) {
 	return files, node, nil
 }
 
-// readExpectations reads "scenario status reason..." lines; # starts a comment.
+// scenarioExpectations is the layout of scenario-expectations.txt.
+var scenarioExpectations = expectations.Format{Fields: []string{"scenario", "status", "reason"}, KeyFields: 1}
+
+// readExpectations reads the status each listed scenario must get, by scenario.
 func readExpectations(path string) (map[string]string, error) {
-	return oracle.ReadExpectations(path, func(line string) (string, string, error) {
-		fields := strings.Fields(line)
-		if len(fields) < 3 {
-			return "", "", fmt.Errorf("want \"scenario status reason\"")
-		}
-		switch fields[1] {
+	entries, err := scenarioExpectations.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	expected := map[string]string{}
+	for _, entry := range entries {
+		switch status := entry.Fields[1]; status {
 		case "differs", "unreadable", "skipped":
-			return fields[0], fields[1], nil
+			expected[entry.Fields[0]] = status
+		default:
+			return nil, entry.Errorf("status %q is not differs, unreadable or skipped", status)
 		}
-		return "", "", fmt.Errorf("status %q is not differs, unreadable or skipped", fields[1])
-	})
+	}
+	return expected, nil
 }

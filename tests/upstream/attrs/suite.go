@@ -2,7 +2,6 @@ package main
 
 import (
 	"archive/tar"
-	"bufio"
 	"compress/bzip2"
 	"fmt"
 	"io"
@@ -10,45 +9,44 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"numadra.dev/tests/upstream/internal/expectations"
 )
 
 // The divergences each tree shows, by "machine form" ("epyc-2s-nps4 list"); a tree not named
 // shows none.
-type expectations map[string][]string
+type expectedDivergences map[string][]string
 
-// readExpectations reads lines "MACHINE scalar|list NAME[,NAME...]" ("#" starts a comment).
-func readExpectations(path string) (expectations, error) {
-	file, err := os.Open(path)
+// divergenceExpectations is the layout of expected-divergences.txt.
+var divergenceExpectations = expectations.Format{Fields: []string{"machine", "form", "divergences"}, KeyFields: 2}
+
+// readExpectations reads the divergences each listed tree shows, by "machine form".
+func readExpectations(path string) (expectedDivergences, error) {
+	entries, err := divergenceExpectations.Read(path)
 	if err != nil {
 		return nil, err
 	}
-	defer file.Close()
-	expected := expectations{}
-	scanner := bufio.NewScanner(file)
-	for number := 1; scanner.Scan(); number++ {
-		line, _, _ := strings.Cut(scanner.Text(), "#")
-		fields := strings.Fields(line)
-		if len(fields) == 0 {
-			continue
+	expected := expectedDivergences{}
+	for _, entry := range entries {
+		machine, form := entry.Fields[0], entry.Fields[1]
+		if form != "scalar" && form != "list" {
+			return nil, entry.Errorf("form %q is not scalar or list", form)
 		}
-		if len(fields) != 3 || (fields[1] != "scalar" && fields[1] != "list") {
-			return nil, fmt.Errorf("%s:%d: want MACHINE scalar|list NAME[,NAME...], got %q", path, number, line)
-		}
-		names := strings.Split(fields[2], ",")
+		names := strings.Split(entry.Fields[2], ",")
 		for _, name := range names {
 			if _, known := divergences[name]; !known {
-				return nil, fmt.Errorf("%s:%d: %q is not a divergence the README lists", path, number, name)
+				return nil, entry.Errorf("%q is not a divergence the README lists", name)
 			}
 		}
 		sort.Strings(names)
-		expected[fields[0]+" "+fields[1]] = names
+		expected[machine+" "+form] = names
 	}
-	return expected, scanner.Err()
+	return expected, nil
 }
 
 // runSuite compares every tree (each machine folder's sys/, in both forms) and checks that each
 // shows exactly the divergences expected of it. Returns the exit status.
-func runSuite(probe string, trees map[string]string, expected expectations, out io.Writer) int {
+func runSuite(probe string, trees map[string]string, expected expectedDivergences, out io.Writer) int {
 	status := 0
 	names := make([]string, 0, len(trees))
 	for name := range trees {

@@ -36,6 +36,7 @@ import (
 	"strconv"
 	"strings"
 
+	"numadra.dev/tests/upstream/internal/expectations"
 	"numadra.dev/tests/upstream/internal/oracle"
 
 	resourceapi "k8s.io/api/resource/v1"
@@ -241,7 +242,8 @@ type corpusEntry struct {
 	Expression string
 }
 
-func (e corpusEntry) key() string { return e.Kind + "\t" + e.Expression }
+// key names the entry as an expected-differences file does: "kind | expression".
+func (e corpusEntry) key() string { return e.Kind + expectations.Separator + e.Expression }
 
 func corpusHas(corpus []corpusEntry, key string) bool {
 	for _, entry := range corpus {
@@ -276,15 +278,24 @@ func readCorpus(path string) ([]corpusEntry, error) {
 	return corpus, scanner.Err()
 }
 
-// readExpectations: "selector|derived <TAB> expression <TAB> why" lines.
+// differenceExpectations is the layout of both expected-differences files.
+var differenceExpectations = expectations.Format{Fields: []string{"kind", "expression", "why"}, KeyFields: 2}
+
+// readExpectations reads the expressions that may differ, each with why, by corpusEntry.key().
 func readExpectations(path string) (map[string]string, error) {
-	return oracle.ReadExpectations(path, func(line string) (string, string, error) {
-		fields := strings.Split(line, "\t")
-		if len(fields) != 3 || (fields[0] != "selector" && fields[0] != "derived") {
-			return "", "", fmt.Errorf("want \"selector|derived<TAB>expression<TAB>why\"")
+	entries, err := differenceExpectations.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	expected := map[string]string{}
+	for _, entry := range entries {
+		listed := corpusEntry{Kind: entry.Fields[0], Expression: entry.Fields[1]}
+		if listed.Kind != "selector" && listed.Kind != "derived" {
+			return nil, entry.Errorf("kind %q is not selector or derived", listed.Kind)
 		}
-		return fields[0] + "\t" + fields[1], fields[2], nil
-	})
+		expected[listed.key()] = entry.Fields[2]
+	}
+	return expected, nil
 }
 
 // judge asks both engines the entry on the corpus's device set.

@@ -22,7 +22,7 @@ func TestTheSameSeedGivesTheSameExpression(t *testing.T) {
 
 func TestExpectationsNeedAReason(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "expected.txt")
-	if err := os.WriteFile(path, []byte("selector\t1 == 1\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("selector | 1 == 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := readExpectations(path); err == nil {
@@ -83,6 +83,15 @@ func TestACostOnOneSideOnlyIsADifference(t *testing.T) {
 	} {
 		if got := sameAnswer(c.a, c.b); got != c.same {
 			t.Errorf("%s: same %v, want %v", c.name, got, c.same)
+		}
+	}
+}
+
+// The committed lists read (their format is checked here, not only when the judge runs).
+func TestTheCommittedExpectationsRead(t *testing.T) {
+	for _, path := range []string{"expected-differences.txt", "upstream-tests-expected-differences.txt"} {
+		if _, err := readExpectations(path); err != nil {
+			t.Error(err)
 		}
 	}
 }

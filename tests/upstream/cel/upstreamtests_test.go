@@ -127,12 +127,12 @@ func TestFieldRuleTakesOnlyItsFields(t *testing.T) {
 func TestAskedAsComparesValues(t *testing.T) {
 	env := upstreamCompile("true", false).Environment
 	for expression, want := range map[string]string{
-		`1 + 1 == 2`:            "selector\t1 + 1 == 2",
-		`'abc'.size()`:          "derived\t'abc'.size()",
-		`ip("10.0.0.1")`:        "derived\tstring((ip(\"10.0.0.1\")))",
-		`{'a': 1}`:              "derived\tcel.bind(m0_, ({'a': 1}), m0_.map(k0_, k0_ + \"=\" + string(m0_[k0_])).sort())",
-		`nosuch == 1`:           "selector\tnosuch == 1",
-		`[1.5].map(x, x * 2.0)`: "derived\t([1.5].map(x, x * 2.0)).map(v0_, string(v0_))",
+		`1 + 1 == 2`:            "selector | 1 + 1 == 2",
+		`'abc'.size()`:          "derived | 'abc'.size()",
+		`ip("10.0.0.1")`:        "derived | string((ip(\"10.0.0.1\")))",
+		`{'a': 1}`:              "derived | cel.bind(m0_, ({'a': 1}), m0_.map(k0_, k0_ + \"=\" + string(m0_[k0_])).sort())",
+		`nosuch == 1`:           "selector | nosuch == 1",
+		`[1.5].map(x, x * 2.0)`: "derived | ([1.5].map(x, x * 2.0)).map(v0_, string(v0_))",
 	} {
 		entry, _, _ := askedAs(env, expression)
 		if entry.key() != want {

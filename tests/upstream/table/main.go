@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"numadra.dev/tests/upstream/internal/expectations"
 	"numadra.dev/tests/upstream/internal/oracle"
 	"os"
 	"os/exec"
@@ -313,17 +314,22 @@ func caseStatus(verdicts []verdict) string {
 	return status
 }
 
-// readExpectations: "case | status | reason" lines.
+// tableExpectations is the layout of table-expectations.txt.
+var tableExpectations = expectations.Format{Fields: []string{"case", "status", "reason"}, KeyFields: 1}
+
+// readExpectations reads the status each listed case must get, by case.
 func readExpectations(path string) (map[string]string, error) {
-	return oracle.ReadExpectations(path, func(line string) (string, string, error) {
-		fields := strings.SplitN(strings.TrimSpace(line), " | ", 3)
-		if len(fields) != 3 {
-			return "", "", fmt.Errorf("want \"case | status | reason\"")
-		}
-		status := strings.TrimSpace(fields[1])
+	entries, err := tableExpectations.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	expected := map[string]string{}
+	for _, entry := range entries {
+		status := entry.Fields[1]
 		if status != "differs" && status != "refused-by-dra-allocate" {
-			return "", "", fmt.Errorf("status %q is not differs or refused-by-dra-allocate", status)
+			return nil, entry.Errorf("status %q is not differs or refused-by-dra-allocate", status)
 		}
-		return strings.TrimSpace(fields[0]), status, nil
-	})
+		expected[entry.Fields[0]] = status
+	}
+	return expected, nil
 }

@@ -62,3 +62,14 @@ func TestFewerCasesThanTheFloorFail(t *testing.T) {
 		t.Fatalf("report of 1 case under a floor of 2 returned %d, want 1", status)
 	}
 }
+
+// The committed list reads (its format is checked here, not only when the judge runs).
+func TestTheCommittedTableExpectationsRead(t *testing.T) {
+	expected, err := readExpectations("table-expectations.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(expected) == 0 {
+		t.Fatal("table-expectations.txt lists nothing")
+	}
+}
