@@ -40,26 +40,26 @@ Result<Quantity> roundUpInRange(const Quantity& requested, const CapacityRange& 
     if (useMilli(range)) {
         const auto requestedMilli = requested.exactMilli();
         if (!requestedMilli)
-            return notRepresentable("request " + requested.toString() +
+            return notRepresentable("request " + requested.text() +
                                     " is not a representable milli value");
         const std::int64_t step = *range.step->exactMilli();
         const std::int64_t min = *range.min.exactMilli();
         const std::int64_t steps = ceilDivide(*requestedMilli - min, step);
         if (steps > (kMaxInt64 - min) / step)
-            return notRepresentable("rounding request " + requested.toString() +
+            return notRepresentable("rounding request " + requested.text() +
                                     " up to the next step passes the milli-value range");
         const std::int64_t milli = min + step * steps;
         return milli % 1000 == 0 ? Quantity::fromInt(milli / 1000, format)
                                  : Quantity::fromMilli(milli, format);
     }
     if (Quantity::fromInt(kMaxInt64, format) < requested)
-        return notRepresentable("request " + requested.toString() + " exceeds MaxInt64");
+        return notRepresentable("request " + requested.text() + " exceeds MaxInt64");
     // Whole units, as upstream (Quantity.Value() rounds fractions up).
     const std::int64_t min = range.min.value();
     const std::int64_t step = range.step->value();
     const std::int64_t steps = ceilDivide(requested.value() - min, step);
     if (min >= 0 && steps > (kMaxInt64 - min) / step)
-        return notRepresentable("rounding request " + requested.toString() +
+        return notRepresentable("rounding request " + requested.text() +
                                 " up to the next step passes MaxInt64");
     return Quantity::fromInt(min + step * steps, format);
 }
@@ -104,17 +104,17 @@ std::optional<std::string> policyViolation(const Quantity& amount,
     if (policy->validRange) {
         const CapacityRange& range = *policy->validRange;
         if (range.max && *range.max < amount)
-            return amount.toString() + " is above the maximum " + range.max->toString();
+            return amount.text() + " is above the maximum " + range.max->text();
         if (range.step && range.step->sign() > 0 && !onStep(amount, range))
-            return amount.toString() + " is not " + range.min.toString() + " plus a multiple of " +
-                   range.step->toString();
+            return amount.text() + " is not " + range.min.text() + " plus a multiple of " +
+                   range.step->text();
         return std::nullopt;
     }
     if (!policy->validValues.empty()) {
         for (const Quantity& valid : policy->validValues)
             if (valid == amount)
                 return std::nullopt;
-        return amount.toString() + " is not one of the valid values";
+        return amount.text() + " is not one of the valid values";
     }
     return std::nullopt;
 }
@@ -200,9 +200,9 @@ CapacityFit fitCapacity(const Device& device, const std::string& driver,
         }
         if (capacity.value < total) {
             fit.fits = false;
-            fit.reason = "capacity " + name + ": " + amount.toString() + " requested, " +
-                         (inUse && inUse->contains(name) ? inUse->at(name).toString() : "0") +
-                         " of " + capacity.value.toString() + " in use";
+            fit.reason = "capacity " + name + ": " + amount.text() + " requested, " +
+                         (inUse && inUse->contains(name) ? inUse->at(name).text() : "0") + " of " +
+                         capacity.value.text() + " in use";
             return fit;
         }
     }

@@ -74,7 +74,7 @@ Json encodeAllocation(const Allocation& allocation) {
         if (!result.consumedCapacity.empty()) {
             Json consumed = Json::object();
             for (const auto& [name, amount] : result.consumedCapacity)
-                consumed[name] = amount.toString();
+                consumed[name] = amount.text();
             entry["consumedCapacity"] = std::move(consumed);
         }
         if (!result.skipNodeOperations.empty())

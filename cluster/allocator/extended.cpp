@@ -47,7 +47,7 @@ Result<std::optional<int64_t>> devicesRequested(const Pod& pod, const Container&
         auto count = quantity.asInteger();
         if (!count || *count < 0)
             return Error{"pod " + pod.name + ", container " + container.name + ": " + resource +
-                         " must be a whole number of devices, is " + quantity.toString()};
+                         " must be a whole number of devices, is " + quantity.text()};
         if (*count == 0)
             return std::optional<int64_t>();
         return std::optional<int64_t>(*count);

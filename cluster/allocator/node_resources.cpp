@@ -320,16 +320,16 @@ documents::Json encodeNodeAllocatableStatuses(
         if (!status.mapping.empty()) {
             entry["mapping"] = documents::Json::array();
             for (const auto& [name, quantity] : status.mapping)
-                entry["mapping"].push_back({{"name", name}, {"quantity", quantity.toString()}});
+                entry["mapping"].push_back({{"name", name}, {"quantity", quantity.text()}});
         }
         if (!status.overhead.empty()) {
             entry["overhead"] = documents::Json::array();
             for (const auto& [name, overhead] : status.overhead) {
                 documents::Json o = {{"name", name}};
                 if (overhead.perPod)
-                    o["perPod"] = overhead.perPod->toString();
+                    o["perPod"] = overhead.perPod->text();
                 if (overhead.perContainer)
-                    o["perContainer"] = overhead.perContainer->toString();
+                    o["perContainer"] = overhead.perContainer->text();
                 entry["overhead"].push_back(std::move(o));
             }
         }

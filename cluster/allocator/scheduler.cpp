@@ -264,7 +264,7 @@ Result<std::string> Scheduler::nodeResourcesRefusal(const Node& node, const PodP
     for (const NodeAllocatableClaimStatus& status : answer.statuses) {
         for (const auto& [name, quantity] : status.mapping)
             why += "\nclaim " + status.resourceClaimName + "'s devices map " + name + " " +
-                   quantity.toString() + " of the pod's request";
+                   quantity.text() + " of the pod's request";
     }
     return why;
 }

@@ -62,7 +62,7 @@ CandidateList& Search::candidatesFor(const DeviceClass& deviceClass,
 std::vector<StaticFit>& Search::staticFits(const std::map<std::string, Quantity>& requests) {
     std::string key;
     for (const auto& [name, amount] : requests)
-        key += name + '=' + amount.toString() + '\n';
+        key += name + '=' + amount.text() + '\n';
     std::vector<StaticFit>& fits = impl_.staticFits[key];
     fits.resize(impl_.devices.size(), StaticFit::Unknown);
     return fits;

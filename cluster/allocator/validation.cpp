@@ -109,25 +109,24 @@ std::int64_t rangeUnits(const Quantity& q, bool milli) {
 Status checkRequestRange(const Reader& r, const Quantity& capacity, const Quantity& defaultValue,
                          const CapacityRange& range) {
     const Reader at = r.field("validRange");
-    const std::string cap = capacity.toString();
+    const std::string cap = capacity.text();
     if (capacity < range.min)
-        return at.fieldError("min", "invalid value \"" + range.min.toString() +
+        return at.fieldError("min", "invalid value \"" + range.min.text() +
                                         "\": min is larger than capacity value: " + cap);
     if (defaultValue < range.min)
-        return at.fieldError("default",
-                             "invalid value \"" + defaultValue.toString() +
-                                 "\": default is less than min: " + range.min.toString());
+        return at.fieldError("default", "invalid value \"" + defaultValue.text() +
+                                            "\": default is less than min: " + range.min.text());
     if (range.max) {
         if (*range.max < range.min)
-            return at.fieldError("max", "invalid value \"" + range.min.toString() +
-                                            "\": min is larger than max: " + range.max->toString());
+            return at.fieldError("max", "invalid value \"" + range.min.text() +
+                                            "\": min is larger than max: " + range.max->text());
         if (capacity < *range.max)
-            return at.fieldError("max", "invalid value \"" + range.max->toString() +
+            return at.fieldError("max", "invalid value \"" + range.max->text() +
                                             "\": max is larger than capacity value: " + cap);
         if (*range.max < defaultValue)
             return at.fieldError("default",
-                                 "invalid value \"" + defaultValue.toString() +
-                                     "\": default is more than max: " + range.max->toString());
+                                 "invalid value \"" + defaultValue.text() +
+                                     "\": default is more than max: " + range.max->text());
     }
     const std::vector<std::pair<const char*, const Quantity*>> bounds{
         {"default", &defaultValue},
@@ -141,19 +140,18 @@ Status checkRequestRange(const Reader& r, const Quantity& capacity, const Quanti
     if (milli) {
         for (const auto& [name, q] : bounds)
             if (q != nullptr && !q->exactMilli())
-                return at.fieldError(name, "invalid value \"" + q->toString() +
+                return at.fieldError(name, "invalid value \"" + q->text() +
                                                "\": value cannot be represented as a milli value");
     }
     if (!range.step)
         return Status::Ok();
     const Quantity& step = *range.step;
     if (step.sign() <= 0)
-        return at.fieldError(
-            "step", "invalid value \"" + step.toString() + "\": must be greater than zero");
+        return at.fieldError("step",
+                             "invalid value \"" + step.text() + "\": must be greater than zero");
     if (auto added = range.min.add(step); added && capacity < *added)
-        return at.fieldError("step", "invalid value \"" + step.toString() + "\": one step " +
-                                         added->toString() +
-                                         " is larger than capacity value: " + cap);
+        return at.fieldError("step", "invalid value \"" + step.text() + "\": one step " +
+                                         added->text() + " is larger than capacity value: " + cap);
     if (!milli) {
         const Quantity largest = Quantity::fromInt(std::numeric_limits<std::int64_t>::max(),
                                                    Quantity::Format::DecimalSI);
@@ -161,10 +159,10 @@ Status checkRequestRange(const Reader& r, const Quantity& capacity, const Quanti
             if (q == nullptr)
                 continue;
             if (q->sign() < 0)
-                return at.fieldError(name, "invalid value \"" + q->toString() +
+                return at.fieldError(name, "invalid value \"" + q->text() +
                                                "\": must be greater than or equal to 0");
             if (largest < *q)
-                return at.fieldError(name, "invalid value \"" + q->toString() +
+                return at.fieldError(name, "invalid value \"" + q->text() +
                                                "\": must not be larger than 9223372036854775807");
         }
     }
@@ -172,10 +170,9 @@ Status checkRequestRange(const Reader& r, const Quantity& capacity, const Quanti
     const std::int64_t minUnits = rangeUnits(range.min, milli);
     for (const Quantity* value : {&defaultValue, range.max ? &*range.max : nullptr}) {
         if (value != nullptr && (rangeUnits(*value, milli) - minUnits) % stepUnits != 0)
-            return at.fieldError("step", "invalid value \"" + value->toString() +
+            return at.fieldError("step", "invalid value \"" + value->text() +
                                              "\": value is not a multiple of a given step (" +
-                                             step.toString() + ") from (" + range.min.toString() +
-                                             ")");
+                                             step.text() + ") from (" + range.min.text() + ")");
     }
     return Status::Ok();
 }
@@ -381,15 +378,15 @@ Status checkRequestPolicy(const Reader& r, const Quantity& capacity, const Reque
             if (capacity < policy.validValues[i])
                 return r.field("validValues")
                     .item(i)
-                    .error("invalid value \"" + policy.validValues[i].toString() +
-                           "\": option is larger than capacity value: " + capacity.toString());
+                    .error("invalid value \"" + policy.validValues[i].text() +
+                           "\": option is larger than capacity value: " + capacity.text());
         }
         const bool listed =
             std::any_of(policy.validValues.begin(), policy.validValues.end(),
                         [&](const Quantity& v) { return v == *policy.defaultValue; });
         if (!listed)
             return r.fieldError("validValues",
-                                "invalid value \"" + policy.defaultValue->toString() +
+                                "invalid value \"" + policy.defaultValue->text() +
                                     "\": default value is not valid according to the "
                                     "requestPolicy");
         return Status::Ok();

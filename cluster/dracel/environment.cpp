@@ -23,7 +23,7 @@ namespace numadra::dracel {
 using cel::Value;
 using detail::Args;
 
-cel::Value toValue(Quantity quantity) {
+cel::Value toValue(api::Quantity quantity) {
     return Value(
         std::shared_ptr<const cel::Opaque>(std::make_shared<const Quantity>(std::move(quantity))));
 }
@@ -33,9 +33,11 @@ cel::Value toValue(Semver version) {
         std::shared_ptr<const cel::Opaque>(std::make_shared<const Semver>(std::move(version))));
 }
 
-const Quantity* asQuantity(const cel::Value& value) {
+const api::Quantity* asQuantity(const cel::Value& value) {
     const auto* opaque = std::get_if<std::shared_ptr<const cel::Opaque>>(&value.v);
-    return opaque && *opaque ? dynamic_cast<const Quantity*>(opaque->get()) : nullptr;
+    const auto* quantity =
+        opaque && *opaque ? dynamic_cast<const Quantity*>(opaque->get()) : nullptr;
+    return quantity ? &quantity->quantity() : nullptr;
 }
 
 const Semver* asSemver(const cel::Value& value) {
@@ -63,7 +65,7 @@ Value quantityOf(const Args& args) {
     const std::string* text = args.size() == 1 ? asString(args[0]) : nullptr;
     if (!text)
         return noSuchOverload("quantity", args);
-    auto q = Quantity::parse(*text);
+    auto q = api::Quantity::parse(*text);
     if (!q)
         return Value::error(q.error().message);
     return toValue(std::move(*q));
@@ -73,21 +75,21 @@ Value isQuantity(const Args& args) {
     const std::string* text = args.size() == 1 ? asString(args[0]) : nullptr;
     if (!text)
         return noSuchOverload("isQuantity", args);
-    return Value(Quantity::parse(*text).ok());
+    return Value(api::Quantity::parse(*text).ok());
 }
 
 // q.add(q|int) / q.sub(q|int); an int is taken as a DecimalExponent quantity, as Kubernetes does.
 Value quantityArithmetic(std::string_view name, const Args& args, bool subtract) {
-    const Quantity* a = args.size() == 2 ? asQuantity(args[0]) : nullptr;
+    const api::Quantity* a = args.size() == 2 ? asQuantity(args[0]) : nullptr;
     if (!a)
         return noSuchOverload(name, args);
-    std::optional<Quantity> converted;
-    const Quantity* b = asQuantity(args[1]);
+    std::optional<api::Quantity> converted;
+    const api::Quantity* b = asQuantity(args[1]);
     if (!b) {
         const auto* i = std::get_if<std::int64_t>(&args[1].v);
         if (!i)
             return noSuchOverload(name, args);
-        converted = Quantity::fromInt(*i, Quantity::Format::DecimalExponent);
+        converted = api::Quantity::fromInt(*i, api::Quantity::Format::DecimalExponent);
         b = &*converted;
     }
     auto result = subtract ? a->sub(*b) : a->add(*b);
@@ -141,8 +143,8 @@ Value semverPart(std::string_view name, const Args& args, std::uint64_t (Semver:
 std::optional<int> compareExtension(const Args& args) {
     if (args.size() != 2)
         return std::nullopt;
-    if (const Quantity* a = asQuantity(args[0])) {
-        const Quantity* b = asQuantity(args[1]);
+    if (const api::Quantity* a = asQuantity(args[0])) {
+        const api::Quantity* b = asQuantity(args[1]);
         if (!b)
             return std::nullopt;
         const auto c = *a <=> *b;
@@ -677,22 +679,22 @@ cel::Environment build() {
     global["isSemver"] = isSemver;
 
     member["isInteger"] = [](const Args& args) -> Value {
-        const Quantity* q = args.size() == 1 ? asQuantity(args[0]) : nullptr;
+        const api::Quantity* q = args.size() == 1 ? asQuantity(args[0]) : nullptr;
         return q ? Value(q->isInteger()) : noSuchOverload("isInteger", args);
     };
     member["asInteger"] = [](const Args& args) -> Value {
-        const Quantity* q = args.size() == 1 ? asQuantity(args[0]) : nullptr;
+        const api::Quantity* q = args.size() == 1 ? asQuantity(args[0]) : nullptr;
         if (!q)
             return noSuchOverload("asInteger", args);
         const auto i = q->asInteger();
         return i ? fromInt(*i) : Value::error(i.error().message);
     };
     member["asApproximateFloat"] = [](const Args& args) -> Value {
-        const Quantity* q = args.size() == 1 ? asQuantity(args[0]) : nullptr;
+        const api::Quantity* q = args.size() == 1 ? asQuantity(args[0]) : nullptr;
         return q ? Value(q->asApproximateFloat()) : noSuchOverload("asApproximateFloat", args);
     };
     member["sign"] = [](const Args& args) -> Value {
-        const Quantity* q = args.size() == 1 ? asQuantity(args[0]) : nullptr;
+        const api::Quantity* q = args.size() == 1 ? asQuantity(args[0]) : nullptr;
         return q ? fromInt(q->sign()) : noSuchOverload("sign", args);
     };
     member["add"] = [](const Args& args) { return quantityArithmetic("add", args, false); };

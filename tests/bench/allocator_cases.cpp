@@ -461,19 +461,19 @@ Json objectOf(const char* apiVersion, const char* kind, Json metadata) {
 Json encodePolicy(const na::RequestPolicy& policy) {
     Json out = Json::object();
     if (policy.defaultValue)
-        out["default"] = policy.defaultValue->toString();
+        out["default"] = policy.defaultValue->text();
     if (!policy.validValues.empty()) {
         Json values = Json::array();
         for (const na::Quantity& value : policy.validValues)
-            values.push_back(value.toString());
+            values.push_back(value.text());
         out["validValues"] = std::move(values);
     }
     if (policy.validRange) {
-        Json range = {{"min", policy.validRange->min.toString()}};
+        Json range = {{"min", policy.validRange->min.text()}};
         if (policy.validRange->max)
-            range["max"] = policy.validRange->max->toString();
+            range["max"] = policy.validRange->max->text();
         if (policy.validRange->step)
-            range["step"] = policy.validRange->step->toString();
+            range["step"] = policy.validRange->step->text();
         out["validRange"] = std::move(range);
     }
     return out;
@@ -508,7 +508,7 @@ Json encodeDevice(const na::Device& device) {
     if (!device.capacity.empty()) {
         Json capacity = Json::object();
         for (const auto& [name, entry] : device.capacity) {
-            Json item = {{"value", entry.value.toString()}};
+            Json item = {{"value", entry.value.text()}};
             if (entry.requestPolicy)
                 item["requestPolicy"] = encodePolicy(*entry.requestPolicy);
             capacity[name] = std::move(item);
@@ -521,7 +521,7 @@ Json encodeDevice(const na::Device& device) {
             Json counters = Json::object();
             for (const auto& [name, counter] : use.counters) {
                 if (counter.value)
-                    counters[name] = {{"value", counter.value->toString()}};
+                    counters[name] = {{"value", counter.value->text()}};
                 else
                     counters[name] = {{"valueFrom", {{"capacityKey", *counter.capacityKey}}}};
             }
@@ -582,7 +582,7 @@ Json encodeRequestSpec(const na::DeviceRequestSpec& spec, bool exactly) {
     if (!spec.capacityRequests.empty()) {
         Json requests = Json::object();
         for (const auto& [name, amount] : spec.capacityRequests)
-            requests[name] = amount.toString();
+            requests[name] = amount.text();
         out["capacity"] = {{"requests", std::move(requests)}};
     }
     if (!spec.derivedAttributes.empty()) {
@@ -633,7 +633,7 @@ Json encodeSlice(const na::Slice& slice) {
         for (const na::CounterSet& set : slice.sharedCounters) {
             Json counters = Json::object();
             for (const auto& [name, counter] : set.counters) {
-                Json item = {{"value", counter.value.toString()}};
+                Json item = {{"value", counter.value.text()}};
                 if (counter.requestPolicy)
                     item["requestPolicy"] = encodePolicy(*counter.requestPolicy);
                 counters[name] = std::move(item);

@@ -25,7 +25,7 @@ namespace {
 
 using namespace numadra;
 using api::AttributeValue;
-using dracel::Quantity;
+using api::Quantity;
 
 struct FuzzDevice {
     std::string driver;

@@ -48,8 +48,8 @@ TEST(PodRequests, ContainersAreSummedAndTheLargestInitContainerWins) {
     pod.containers = {container("a", {{"cpu", q("1")}}), container("b", {{"cpu", q("500m")}})};
     pod.initContainers = {container("init", {{"cpu", q("2")}, {"memory", q("1Gi")}})};
     const ResourceList requests = requestsOf(pod);
-    EXPECT_EQ(requests.at("cpu").toString(), "2");
-    EXPECT_EQ(requests.at("memory").toString(), "1Gi");
+    EXPECT_EQ(requests.at("cpu").text(), "2");
+    EXPECT_EQ(requests.at("memory").text(), "1Gi");
 }
 
 TEST(PodRequests, SidecarsRunBesideTheContainersAndLaterInitContainers) {
@@ -58,7 +58,7 @@ TEST(PodRequests, SidecarsRunBesideTheContainersAndLaterInitContainers) {
     pod.initContainers = {container("sidecar", {{"cpu", q("1")}}, {}, true),
                           container("init", {{"cpu", q("1500m")}})};
     // app + sidecar = 2; init with the sidecar before it = 2.5.
-    EXPECT_EQ(requestsOf(pod).at("cpu").toString(), "2500m");
+    EXPECT_EQ(requestsOf(pod).at("cpu").text(), "2500m");
 }
 
 TEST(PodRequests, PodLevelRequestsStandForTheContainersAndOverheadIsAdded) {
@@ -67,8 +67,8 @@ TEST(PodRequests, PodLevelRequestsStandForTheContainersAndOverheadIsAdded) {
     pod.podLevelRequests = {{"cpu", q("4")}};
     pod.overhead = {{"cpu", q("250m")}};
     const ResourceList requests = requestsOf(pod);
-    EXPECT_EQ(requests.at("cpu").toString(), "4250m");
-    EXPECT_EQ(requests.at("memory").toString(), "1Gi");
+    EXPECT_EQ(requests.at("cpu").text(), "4250m");
+    EXPECT_EQ(requests.at("memory").text(), "1Gi");
 }
 
 TEST(PodRequests, ClaimsAddTheirMappingAndOverheadPerPodAndPerContainer) {
@@ -80,8 +80,8 @@ TEST(PodRequests, ClaimsAddTheirMappingAndOverheadPerPodAndPerContainer) {
     status.mapping = {{"cpu", q("8")}};
     status.overhead["memory"] = {q("16Mi"), q("2Mi")};
     const ResourceList requests = requestsOf(pod, {status});
-    EXPECT_EQ(requests.at("cpu").toString(), "9");
-    EXPECT_EQ(requests.at("memory").toString(), "20Mi");
+    EXPECT_EQ(requests.at("cpu").text(), "9");
+    EXPECT_EQ(requests.at("memory").text(), "20Mi");
 }
 
 TEST(NodeAllocatableStatuses, ConsumedCapacityTimesTheMultiplierIsMapped) {
@@ -95,7 +95,7 @@ TEST(NodeAllocatableStatuses, ConsumedCapacityTimesTheMultiplierIsMapped) {
     ASSERT_EQ(statuses->size(), 1u);
     EXPECT_EQ((*statuses)[0].resourceClaimName, "pod-cpus");
     EXPECT_EQ((*statuses)[0].containers, std::vector<std::string>{"app"});
-    EXPECT_EQ((*statuses)[0].mapping.at("cpu").toString(), "4");
+    EXPECT_EQ((*statuses)[0].mapping.at("cpu").text(), "4");
 }
 
 TEST(NodeAllocatableStatuses, ADeviceMultiplierCountsOncePerDevice) {
@@ -110,7 +110,7 @@ TEST(NodeAllocatableStatuses, ADeviceMultiplierCountsOncePerDevice) {
     auto statuses = nodeAllocatableStatuses(Pod{}, {{"gpus", "pod-gpus", &allocation}},
                                             [&](const DeviceResult&) { return &device; });
     ASSERT_TRUE(statuses.ok()) << statuses.error().message;
-    EXPECT_EQ((*statuses)[0].mapping.at("memory").toString(), "8Gi");
+    EXPECT_EQ((*statuses)[0].mapping.at("memory").text(), "8Gi");
 }
 
 TEST(NodeAllocatableStatuses, ClaimsWhoseDevicesMapNothingHaveNoStatusAndTheRestAreSorted) {

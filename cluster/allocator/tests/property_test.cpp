@@ -1439,7 +1439,7 @@ std::string dumpOutcome(const Result<Outcome>& result, bool withSteps = true) {
             if (r.shareID)
                 out << " shareID=" << *r.shareID;
             for (const auto& [name, q] : r.consumedCapacity)
-                out << " consumed{" << name << "=" << q.toString() << "}";
+                out << " consumed{" << name << "=" << q.text() << "}";
             out << " tolerations=" << r.tolerations.size() << "\n";
         }
         if (a.nodeSelector) {

@@ -86,9 +86,9 @@ Json evaluate(const Json& question, const numadra::dracel::Expression& compiled,
     std::map<std::string, AttributeValue> attributes;
     for (const auto& [name, attribute] : objectField(device, "attributes").items())
         attributes.emplace(name, attributeOf(attribute));
-    std::map<std::string, numadra::dracel::Quantity> capacity;
+    std::map<std::string, numadra::api::Quantity> capacity;
     for (const auto& [name, entry] : objectField(device, "capacity").items()) {
-        auto quantity = numadra::dracel::Quantity::parse(entry.at("value").get<std::string>());
+        auto quantity = numadra::api::Quantity::parse(entry.at("value").get<std::string>());
         if (!quantity)
             return {{"inputError", "capacity " + name + ": " + quantity.error().message}};
         capacity.emplace(name, *quantity);

@@ -34,7 +34,7 @@ struct TestDevice {
         {"b", true},
         {"other.example.com/family", std::string("hopper")},
     };
-    std::map<std::string, Quantity> capacity{{"memory", *Quantity::parse("80Gi")}};
+    std::map<std::string, api::Quantity> capacity{{"memory", *api::Quantity::parse("80Gi")}};
     std::string driver = kDriver;
     bool allowMultipleAllocations = true;
 

@@ -10,13 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "numadra/api/quantity.hpp"
 #include "numadra/api/resource_slice.hpp"
-#include "numadra/dracel/quantity.hpp"
 
 namespace numadra::allocator {
 
 using Json = nlohmann::ordered_json;
-using Quantity = dracel::Quantity;
+using Quantity = api::Quantity;
 using AttributeValue = api::AttributeValue;
 
 // --- nodes -------------------------------------------------------------------------------

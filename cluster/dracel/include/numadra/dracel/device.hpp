@@ -34,7 +34,7 @@ namespace numadra::dracel {
 struct DeviceView {
     std::string_view driver;
     const std::map<std::string, api::AttributeValue>* attributes = nullptr;
-    const std::map<std::string, Quantity>* capacity = nullptr;
+    const std::map<std::string, api::Quantity>* capacity = nullptr;
     bool allowMultipleAllocations = false;
 };
 

@@ -33,10 +33,10 @@ inline constexpr std::int64_t kCostLimit = 1'000'000;
 // includes() refuses lists longer than this (ResourceSliceMaxAttributeValuesPerDevice).
 inline constexpr std::size_t kMaxIncludesListSize = 48;
 
-// CEL values of the extension types, and back.
-cel::Value toValue(Quantity quantity);
+// CEL values of the extension types, and back (a quantity travels as a dracel::Quantity).
+cel::Value toValue(api::Quantity quantity);
 cel::Value toValue(Semver version);
-const Quantity* asQuantity(const cel::Value& value);
+const api::Quantity* asQuantity(const cel::Value& value);
 const Semver* asSemver(const cel::Value& value);
 
 }  // namespace numadra::dracel
