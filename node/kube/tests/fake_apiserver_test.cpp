@@ -40,16 +40,20 @@ TEST(FakeApiServer, WithoutListAttributesACreateIsRefusedAsKubeApiserverDoes) {
     KubeClient client(test::configFor(server), quickOptions());
     auto created = client.createResourceSlice(sliceWithAttributes());
     ASSERT_FALSE(created.ok());
-    EXPECT_EQ(created.error().code, 422);
+    EXPECT_EQ(created.error().httpStatus, 422);
+    EXPECT_EQ(created.error().kind, ErrorKind::InvalidArgument);
     EXPECT_EQ(created.error().message,
               "POST /apis/resource.k8s.io/v1/resourceslices: HTTP 422 Invalid: "
               "ResourceSlice.resource.k8s.io \"s\" is invalid: "
               "[spec.devices[0].attributes[resource.kubernetes.io/numaNode]: " +
                   kNoValue + ", spec.devices[0].attributes[numa.dra.dev/names]: " + kNoValue + "]");
-    EXPECT_EQ(created.error().causes,
-              (std::vector<FieldCause>{
-                  {"spec.devices[0].attributes[resource.kubernetes.io/numaNode]", kNoValue},
-                  {"spec.devices[0].attributes[numa.dra.dev/names]", kNoValue}}));
+    EXPECT_EQ(
+        created.error().causes,
+        (std::vector<FieldCause>{
+            {"spec.devices[0].attributes[resource.kubernetes.io/numaNode]", kNoValue,
+             "FieldValueInvalid"},
+            {"spec.devices[0].attributes[numa.dra.dev/names]", kNoValue, "FieldValueInvalid"}}));
+    EXPECT_EQ(created.error().reason, "Invalid");
     EXPECT_FALSE(server.resourceSlice("s").has_value());
 }
 
@@ -83,7 +87,8 @@ TEST(FakeApiServer, WithoutListAttributesAnUpdateIsRefusedToo) {
     server.setRefuseListAttributes(true);
     auto updated = client.updateResourceSlice(*created);
     ASSERT_FALSE(updated.ok());
-    EXPECT_EQ(updated.error().code, 422);
+    EXPECT_EQ(updated.error().httpStatus, 422);
+    EXPECT_EQ(updated.error().kind, ErrorKind::InvalidArgument);
     EXPECT_EQ(updated.error().causes.size(), 2u);
     EXPECT_EQ(server.resourceSlice("s").value(), *created);  // unchanged
 }
@@ -120,7 +125,8 @@ TEST(FakeApiServer, RejectsASliceWithoutAName) {
     slice["metadata"] = Json::object();
     auto created = client.createResourceSlice(slice);
     ASSERT_FALSE(created.ok());
-    EXPECT_EQ(created.error().code, 422);
+    EXPECT_EQ(created.error().httpStatus, 422);
+    EXPECT_EQ(created.error().kind, ErrorKind::InvalidArgument);
 }
 
 TEST(FakeApiServer, RecordsEveryRequest) {
@@ -149,7 +155,8 @@ TEST(FakeApiServer, RemovedClaimsAreNotFound) {
     EXPECT_TRUE(server.removeResourceClaim("ns", "c"));
     auto gone = client.getResourceClaim("ns", "c", Clock::now() + 1s);
     ASSERT_FALSE(gone.ok());
-    EXPECT_EQ(gone.error().code, 404);
+    EXPECT_EQ(gone.error().httpStatus, 404);
+    EXPECT_EQ(gone.error().kind, ErrorKind::NotFound);
 }
 
 TEST(FakeApiServer, AddResourceSliceStoresLikeACreate) {
@@ -189,7 +196,8 @@ TEST(FakeApiServer, UnknownPathsAreNotFoundStatuses) {
     KubeClient client(test::configFor(server), quickOptions());
     auto answer = client.request("GET", "/apis/apps/v1/deployments", nullptr, Clock::now() + 1s);
     ASSERT_FALSE(answer.ok());
-    EXPECT_EQ(answer.error().code, 404);
+    EXPECT_EQ(answer.error().httpStatus, 404);
+    EXPECT_EQ(answer.error().kind, ErrorKind::NotFound);
     EXPECT_THAT(answer.error().message, HasSubstr("NotFound"));
 }
 
