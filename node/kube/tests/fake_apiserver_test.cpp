@@ -93,6 +93,91 @@ TEST(FakeApiServer, WithoutListAttributesAnUpdateIsRefusedToo) {
     EXPECT_EQ(server.resourceSlice("s").value(), *created);  // unchanged
 }
 
+// kube-apiserver v1.37.2's NodeDeclaredFeatureValidator answers with apierrors.NewForbidden:
+// reason Forbidden, no causes, the feature in the message.
+TEST(FakeApiServer, AnUndeclaredNodeAllocatableIsForbiddenAsKubeApiserverDoes) {
+    fakes::FakeApiServer server;
+    server.setCheckDeclaredFeatures(true);
+    server.addNode("n1", "uid-n1", std::vector<std::string>{});
+    KubeClient client(test::configFor(server), quickOptions());
+    Json slice = sliceJson("s", "n1");
+    slice["spec"]["devices"] =
+        Json::array({Json{{"name", "gpu-0"},
+                          {"nodeAllocatableResources", {{"cpu", {{"allocationMultiple", "1"}}}}}}});
+    auto created = client.createResourceSlice(slice);
+    ASSERT_FALSE(created.ok());
+    EXPECT_EQ(created.error().kind, ErrorKind::PermissionDenied);
+    EXPECT_EQ(created.error().httpStatus, 403);
+    EXPECT_EQ(created.error().reason, "Forbidden");
+    EXPECT_TRUE(created.error().causes.empty());
+    EXPECT_THAT(created.error().message,
+                HasSubstr("resourceslices.resource.k8s.io \"s\" is forbidden: node \"n1\" does "
+                          "not support DRANodeAllocatableResources feature"));
+}
+
+Json allocatedClaim() {
+    return Json{{"apiVersion", "resource.k8s.io/v1"},
+                {"kind", "ResourceClaim"},
+                {"metadata", {{"name", "c"}, {"namespace", "ns"}, {"uid", "uid-c"}}},
+                {"status",
+                 {{"allocation",
+                   {{"devices",
+                     {{"results", Json::array({Json{{"request", "r"},
+                                                    {"driver", "numa.dra.dev"},
+                                                    {"pool", "n1"},
+                                                    {"device", "nic-0"}}})}}}}}}}};
+}
+
+Json statusEntry(const std::string& device) {
+    return Json{
+        {"metadata", {{"uid", "uid-c"}}},
+        {"status",
+         {{"devices",
+           Json::array({Json{{"driver", "numa.dra.dev"}, {"pool", "n1"}, {"device", device}}})}}}};
+}
+
+TEST(FakeApiServer, AStatusEntryForAnUnallocatedDeviceIsInvalidAsKubeApiserverSaysIt) {
+    fakes::FakeApiServer server;
+    server.putResourceClaim(allocatedClaim());
+    KubeClient client(test::configFor(server), quickOptions());
+    auto applied = client.applyResourceClaimStatus("ns", "c", statusEntry("nic-9"), "numa.dra.dev",
+                                                   Clock::now() + 5s);
+    ASSERT_FALSE(applied.ok());
+    EXPECT_EQ(applied.error().kind, ErrorKind::InvalidArgument);
+    EXPECT_EQ(applied.error().httpStatus, 422);
+    EXPECT_EQ(applied.error().reason, "Invalid");
+    ASSERT_EQ(applied.error().causes.size(), 1u);
+    EXPECT_EQ(applied.error().causes[0].field, "status.devices[0]");
+    EXPECT_EQ(applied.error().causes[0].reason, "FieldValueInvalid");
+    EXPECT_THAT(applied.error().causes[0].message,
+                HasSubstr("must be an allocated device in the claim"));
+    EXPECT_THAT(applied.error().message,
+                HasSubstr("ResourceClaim.resource.k8s.io \"c\" is invalid: status.devices[0]: "
+                          "Invalid value: "));
+    EXPECT_TRUE(client
+                    .applyResourceClaimStatus("ns", "c", statusEntry("nic-0"), "numa.dra.dev",
+                                              Clock::now() + 5s)
+                    .ok());
+}
+
+TEST(FakeApiServer, AnApplyWithoutAFieldManagerIsInvalidPatchOptions) {
+    fakes::FakeApiServer server;
+    server.putResourceClaim(allocatedClaim());
+    KubeClient client(test::configFor(server), quickOptions());
+    auto applied =
+        client.applyResourceClaimStatus("ns", "c", statusEntry("nic-0"), "", Clock::now() + 5s);
+    ASSERT_FALSE(applied.ok());
+    EXPECT_EQ(applied.error().kind, ErrorKind::InvalidArgument);
+    EXPECT_EQ(applied.error().httpStatus, 422);
+    EXPECT_EQ(
+        applied.error().causes,
+        (std::vector<FieldCause>{{"fieldManager", "Required value: is required for apply patch",
+                                  "FieldValueRequired"}}));
+    EXPECT_THAT(applied.error().message,
+                HasSubstr("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
+                          "value: is required for apply patch"));
+}
+
 TEST(FakeApiServer, OneResourceVersionCounterForAllKinds) {
     fakes::FakeApiServer server;
     KubeClient client(test::configFor(server), quickOptions());
