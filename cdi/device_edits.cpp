@@ -11,6 +11,7 @@
 #include <memory>
 #include <set>
 
+#include "numadra/common/errors.hpp"
 #include "numadra/common/text.hpp"
 
 namespace numadra::cdi {
@@ -69,15 +70,14 @@ Result<std::string> readWholeFile(const std::string& path) {
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "re"),
                                                          &std::fclose);
     if (!file) {
-        const int err = errno;
-        return Error{std::strerror(err), err};
+        return errorFromErrno(errno, "");
     }
     std::string content;
     char buffer[4096];
     for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0;)
         content.append(buffer, n);
     if (std::ferror(file.get()))
-        return Error{"read error", EIO};
+        return errorWithErrno(EIO, "read error");
     return content;
 }
 
@@ -214,13 +214,11 @@ Result<DeviceNode> HostDeviceNodes::node(const std::string& relativePath) const 
     if (::stat(lookup.c_str(), &info) != 0) {
         const int err = errno;
         if (err == ENOENT) {
-            return Error{
-                "device node " + containerPath + " (looked up at " + lookup + ") is missing",
-                ENOENT};
+            return errorFromErrno(err, "").withMessage("device node " + containerPath +
+                                                       " (looked up at " + lookup + ") is missing");
         }
-        return Error{"cannot stat device node " + containerPath + " (looked up at " + lookup +
-                         "): " + std::strerror(err),
-                     err};
+        return errorFromErrno(
+            err, "cannot stat device node " + containerPath + " (looked up at " + lookup + ")");
     }
     DeviceNode node;
     node.path = containerPath;  // hostPath stays empty: it equals path, and setting it needs 0.5.0
@@ -246,9 +244,9 @@ Result<int> HostDeviceNodes::nvidiaMinor(const std::string& pciAddress) const {
     const std::string path = roots_.procRoot + "/driver/nvidia/gpus/" + pciAddress + "/information";
     auto content = readWholeFile(path);
     if (!content) {
-        return Error{"cannot read " + path + " (is the nvidia driver bound to " + pciAddress +
-                         "?): " + content.error().message,
-                     content.error().code};
+        return content.error().withMessage("cannot read " + path +
+                                           " (is the nvidia driver bound to " + pciAddress +
+                                           "?): " + content.error().message);
     }
     constexpr std::string_view kKey = "Device Minor:";
     for (auto line : text::split(content.value(), '\n')) {

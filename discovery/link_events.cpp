@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "netlink_wait.hpp"
+#include "numadra/common/errors.hpp"
 
 namespace numadra::discovery {
 
@@ -81,15 +82,14 @@ std::vector<LinkEvent> parseLinkMessages(std::string_view datagram) {
 Result<LinkEventListener> LinkEventListener::open() {
     UniqueFd fd(::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE));
     if (!fd)
-        return Error{"rtnetlink socket: " + std::generic_category().message(errno), errno};
+        return errorFromErrno(errno, "rtnetlink socket");
     // Best effort: without it the default buffer (about 200 KiB) is used.
     (void)::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &kReceiveBuffer, sizeof kReceiveBuffer);
     sockaddr_nl address{};
     address.nl_family = AF_NETLINK;
     address.nl_groups = RTMGRP_LINK;
     if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
-        return Error{"rtnetlink bind (RTMGRP_LINK): " + std::generic_category().message(errno),
-                     errno};
+        return errorFromErrno(errno, "rtnetlink bind (RTMGRP_LINK)");
     return LinkEventListener(std::move(fd));
 }
 

@@ -212,10 +212,10 @@ bool readCpuIds(Reader& reader, Cpu& cpu) {
     const std::string packageFile = cpuPath(cpu.id, "topology/physical_package_id");
     auto package = reader.sysfs().read(packageFile);
     if (!package) {
-        if (package.error().code == ENOENT &&
+        if (package.error().is(ErrorKind::NotFound) &&
             !reader.sysfs().isDirectory(cpuPath(cpu.id, "topology")))
             return false;
-        if (package.error().code != ENOENT)
+        if (!package.error().is(ErrorKind::NotFound))
             reader.warn(packageFile, package.error().message);
     } else if (auto id = text::parseInt(package.value()); !id) {
         reader.warn(packageFile, "not a decimal integer: '" +

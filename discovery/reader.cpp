@@ -16,7 +16,7 @@ std::optional<std::string> Reader::text(std::string_view relative, bool required
     if (!content) {
         // A missing optional file is normal (no link files on legacy PCI, no SR-IOV, ...);
         // anything else (EACCES, EIO, ...) is worth a warning.
-        if (required || content.error().code != ENOENT) {
+        if (required || !content.error().is(ErrorKind::NotFound)) {
             diagnostics_.push_back(Diagnostic{sysfs_.path(relative), content.error().message});
         }
         return std::nullopt;

@@ -14,6 +14,8 @@
 #include <system_error>
 #include <utility>
 
+#include "numadra/common/errors.hpp"
+
 namespace numadra::discovery {
 
 namespace {
@@ -37,7 +39,7 @@ class FileDescriptor {
 // An Error for a failed call's errno (std::strerror is not thread-safe, generic_category().message
 // is). Callers pass errno straight from the failed call; building the path does not touch it.
 Error systemError(const std::string& path, int error) {
-    return Error{path + ": " + std::generic_category().message(error), error};
+    return errorFromErrno(error, path);
 }
 
 constexpr size_t kMaxSysfsFile = 1 << 20;  // sysfs attributes are at most a page; be generous

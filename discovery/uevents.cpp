@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "netlink_wait.hpp"
+#include "numadra/common/errors.hpp"
 
 namespace numadra::discovery {
 
@@ -49,12 +50,12 @@ Result<UeventListener> UeventListener::open() {
     UniqueFd fd(
         ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_KOBJECT_UEVENT));
     if (!fd)
-        return Error{"netlink uevent socket: " + std::generic_category().message(errno), errno};
+        return errorFromErrno(errno, "netlink uevent socket");
     sockaddr_nl address{};
     address.nl_family = AF_NETLINK;
     address.nl_groups = 1;  // the kernel's broadcast group
     if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
-        return Error{"netlink uevent bind: " + std::generic_category().message(errno), errno};
+        return errorFromErrno(errno, "netlink uevent bind");
     return UeventListener(std::move(fd));
 }
 

@@ -253,13 +253,13 @@ Status createFile(const RequestFiles& files, const DeviceMetadata& metadata,
     if (auto versions = validateVersions(versionsNewestFirst); !versions)
         return versions;
     if (auto made = files::makeDirectories(parentOf(files.hostFile), 0755, deferred); !made)
-        return Error{"creating device metadata folder: " + made.error().message, made.error().code};
+        return made.error().withMessage("creating device metadata folder: " + made.error().message);
     // Atomic, once: the CDI spec that mounts this file is published only afterwards, so no
     // container can see it half-written.
     if (auto written = files::writeFileAtomically(
             files.hostFile, encodeStream(metadata, versionsNewestFirst), 0644, deferred);
         !written) {
-        return Error{"writing device metadata: " + written.error().message, written.error().code};
+        return written.error().withMessage("writing device metadata: " + written.error().message);
     }
     return {};
 }
@@ -270,9 +270,9 @@ Result<std::int64_t> updateFile(const RequestFiles& files, DeviceMetadata metada
         return versions.error();
     auto content = files::readFile(files.hostFile);
     if (!content) {
-        return Error{"device metadata of the request not found in the prepared claim: " +
-                         content.error().message,
-                     content.error().code};
+        return content.error().withMessage(
+            "device metadata of the request not found in the prepared claim: " +
+            content.error().message);
     }
     auto stored = decodeStream(*content, files.hostFile);
     if (!stored)
@@ -288,7 +288,7 @@ Result<std::int64_t> updateFile(const RequestFiles& files, DeviceMetadata metada
     if (auto written =
             files::rewriteFileInPlace(files.hostFile, encodeStream(metadata, versionsNewestFirst));
         !written) {
-        return Error{"updating device metadata: " + written.error().message, written.error().code};
+        return written.error().withMessage("updating device metadata: " + written.error().message);
     }
     return metadata.generation;
 }

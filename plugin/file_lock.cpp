@@ -8,12 +8,14 @@
 #include <cstring>
 #include <thread>
 
+#include "numadra/common/errors.hpp"
+
 namespace numadra::plugin {
 
 Result<FileLock> FileLock::acquire(const std::string& path, claims::Deadline deadline) {
     UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
     if (!fd)
-        return Error{"cannot open lock file " + path + ": " + std::strerror(errno), errno};
+        return errorFromErrno(errno, "cannot open lock file " + path);
     // flock() cannot time out, so poll with LOCK_NB and a short, growing back-off: holders keep
     // the lock for one prepare, typically milliseconds.
     auto backoff = std::chrono::milliseconds(1);
@@ -21,10 +23,10 @@ Result<FileLock> FileLock::acquire(const std::string& path, claims::Deadline dea
         if (errno == EINTR)
             continue;
         if (errno != EWOULDBLOCK)
-            return Error{"cannot lock " + path + ": " + std::strerror(errno), errno};
+            return errorFromErrno(errno, "cannot lock " + path);
         auto now = std::chrono::steady_clock::now();
         if (now >= deadline)
-            return Error{"timed out waiting for the lock on " + path, ETIMEDOUT};
+            return Error{"timed out waiting for the lock on " + path, ErrorKind::DeadlineExceeded};
         std::this_thread::sleep_for(
             std::min<std::chrono::steady_clock::duration>(backoff, deadline - now));
         backoff = std::min(backoff * 2, std::chrono::milliseconds(20));

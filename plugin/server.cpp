@@ -14,6 +14,7 @@
 
 #include "dra_service.hpp"
 #include "health_service.hpp"
+#include "numadra/common/errors.hpp"
 #include "registration_service.hpp"
 #include "unix_listener.hpp"
 #include "worker_pool.hpp"
@@ -36,20 +37,18 @@ Status ensureDirectory(const std::string& path, std::optional<gid_t> group) {
     if (std::filesystem::is_directory(path, error))
         return Status::Ok();
     if (std::filesystem::exists(path, error))
-        return Error{path + " exists and is not a directory", ENOTDIR};
+        return errorWithErrno(ENOTDIR, path + " exists and is not a directory");
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), error);
     if (error)
-        return Error{"cannot create " + path + ": " + error.message(), error.value()};
+        return errorFromErrno(error.value(), "cannot create " + path);
     if (::mkdir(path.c_str(), 0750) != 0 && errno != EEXIST)
-        return Error{"cannot create " + path + ": " + std::strerror(errno), errno};
+        return errorFromErrno(errno, "cannot create " + path);
     // Set the mode explicitly: mkdir's is filtered through the umask. With a socket group the
     // group needs to traverse the directory to reach the socket.
     if (group && ::chown(path.c_str(), static_cast<uid_t>(-1), *group) != 0)
-        return Error{"cannot give " + path + " to group " + std::to_string(*group) + ": " +
-                         std::strerror(errno),
-                     errno};
+        return errorFromErrno(errno, "cannot give " + path + " to group " + std::to_string(*group));
     if (::chmod(path.c_str(), 0750) != 0)
-        return Error{"cannot chmod " + path + ": " + std::strerror(errno), errno};
+        return errorFromErrno(errno, "cannot chmod " + path);
     return Status::Ok();
 }
 

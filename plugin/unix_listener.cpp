@@ -16,21 +16,22 @@
 #include <utility>
 
 #include "hash.hpp"
+#include "numadra/common/errors.hpp"
 
 namespace numadra::plugin {
 namespace {
 
 Error systemError(const std::string& what, int code = errno) {
-    return Error{what + ": " + std::strerror(code), code};
+    return errorFromErrno(code, what);
 }
 
 Result<sockaddr_un> unixAddress(const std::string& path) {
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
     if (path.size() >= sizeof(address.sun_path))
-        return Error{"socket path too long (" + std::to_string(path.size()) + " bytes, max " +
-                         std::to_string(sizeof(address.sun_path) - 1) + "): " + path,
-                     ENAMETOOLONG};
+        return errorWithErrno(
+            ENAMETOOLONG, "socket path too long (" + std::to_string(path.size()) + " bytes, max " +
+                              std::to_string(sizeof(address.sun_path) - 1) + "): " + path);
     std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
     return address;
 }
@@ -45,7 +46,7 @@ Status refuseNonSocket(const std::string& path) {
         return systemError("cannot inspect " + path);
     }
     if (!S_ISSOCK(info.st_mode))
-        return Error{path + " exists and is not a socket; refusing to replace it", EEXIST};
+        return errorWithErrno(EEXIST, path + " exists and is not a socket; refusing to replace it");
     return Status::Ok();
 }
 
@@ -76,7 +77,7 @@ Status makePrivateDirectory(const std::string& dir) {
         return systemError("cannot create " + dir);
     struct stat info {};
     if (::lstat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) || info.st_uid != ::geteuid())
-        return Error{dir + " exists and is not our private directory", EEXIST};
+        return errorWithErrno(EEXIST, dir + " exists and is not our private directory");
     if (::chmod(dir.c_str(), 0700) != 0)
         return systemError("cannot chmod " + dir);
     std::string leftover = dir + "/s";
@@ -142,10 +143,10 @@ class UnixListener::BindSite {
                 site.socket_ = socketPath;
                 return site;
             }
-            if (bound.error().code != EADDRINUSE)
+            if (!bound.error().is(ErrorKind::AlreadyExists))
                 return bound.error();
         }
-        return Error{"cannot find a free temporary socket name in " + parent, EADDRINUSE};
+        return errorWithErrno(EADDRINUSE, "cannot find a free temporary socket name in " + parent);
     }
 
     std::string socket_;

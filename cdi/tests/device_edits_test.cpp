@@ -207,7 +207,7 @@ TEST(CdiNvidiaEdits, FailNamingTheMissingGpuNode) {
     ASSERT_FALSE(edits.ok());
     EXPECT_EQ(edits.error().message,
               "device node /dev/nvidia1 (looked up at " + host.dev().root + "/nvidia1) is missing");
-    EXPECT_EQ(edits.error().code, ENOENT);
+    EXPECT_EQ(edits.error().errnoValue, ENOENT);
 }
 
 TEST(CdiNvidiaEdits, FailNamingTheProcFileWhenTheDriverDoesNotListTheGpu) {
@@ -220,7 +220,7 @@ TEST(CdiNvidiaEdits, FailNamingTheProcFileWhenTheDriverDoesNotListTheGpu) {
     ASSERT_FALSE(edits.ok());
     EXPECT_THAT(edits.error().message, HasSubstr("cannot read " + proc.root() +
                                                  "/driver/nvidia/gpus/0000:21:00.0/information"));
-    EXPECT_EQ(edits.error().code, ENOENT);
+    EXPECT_EQ(edits.error().errnoValue, ENOENT);
 }
 
 TEST(CdiNvidiaMinor, ReadsTheGeneratedInformationFile) {
@@ -511,7 +511,7 @@ TEST(CdiHostDeviceNodes, ADanglingSymlinkIsMissing) {
     EXPECT_FALSE(host.exists("nvidiactl"));
     auto node = host.node("nvidiactl");
     ASSERT_FALSE(node.ok());
-    EXPECT_EQ(node.error().code, ENOENT);
+    EXPECT_EQ(node.error().errnoValue, ENOENT);
     EXPECT_THAT(node.error().message, HasSubstr("device node /dev/nvidiactl (looked up at "));
 }
 

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 
+#include "numadra/common/errors.hpp"
 #include "numadra/common/unique_fd.hpp"
 
 namespace numadra::files {
@@ -17,7 +18,7 @@ namespace numadra::files {
 namespace {
 
 Error systemError(const std::string& what, const std::string& path, int error) {
-    return Error{what + " " + path + ": " + std::strerror(error), error};
+    return errorFromErrno(error, what + " " + path);
 }
 
 std::string parentOf(const std::string& path) {
@@ -141,7 +142,7 @@ Result<std::string> readFile(const std::string& path) {
 
 Status makeDirectories(const std::string& path, mode_t mode, PendingDirectorySyncs* deferred) {
     if (path.empty())
-        return Error{"cannot create a folder with an empty path", EINVAL};
+        return errorWithErrno(EINVAL, "cannot create a folder with an empty path");
     // Usually the folder or its parent exists: try the deepest level first and only walk up on
     // ENOENT (a prepare creates two levels below a metadata root that is always there).
     if (::mkdir(path.c_str(), mode) == 0) {
@@ -157,7 +158,8 @@ Status makeDirectories(const std::string& path, mode_t mode, PendingDirectorySyn
     if (errno == EEXIST) {
         struct stat info {};
         if (::stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
-            return Error{"creating folder " + path + ": exists and is not a folder", ENOTDIR};
+            return errorWithErrno(ENOTDIR,
+                                  "creating folder " + path + ": exists and is not a folder");
         return {};
     }
     if (errno != ENOENT)

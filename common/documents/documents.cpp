@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "internal.hpp"
+#include "numadra/common/errors.hpp"
 #include "numadra/common/files.hpp"
 #include "numadra/documents/reader.hpp"
 
@@ -193,8 +194,8 @@ Status parseInto(std::string_view text, const std::string& fileName, std::vector
 Status loadFile(const std::string& path, std::vector<Object>& out) {
     auto text = files::readFile(path);
     if (!text)
-        return Error{"cannot read " + path + ": " + std::strerror(text.error().code),
-                     text.error().code};
+        return text.error().withMessage("cannot read " + path + ": " +
+                                        std::strerror(text.error().errnoValue));
     return parseInto(*text, path, out);
 }
 
@@ -205,8 +206,8 @@ bool isManifestName(std::string_view name) {
 Status loadDirectory(const std::string& path, std::vector<Object>& out) {
     auto names = files::listDirectory(path);  // sorted
     if (!names)
-        return Error{"cannot read directory " + path + ": " + std::strerror(names.error().code),
-                     names.error().code};
+        return names.error().withMessage("cannot read directory " + path + ": " +
+                                         std::strerror(names.error().errnoValue));
     const std::string prefix = path.back() == '/' ? path : path + "/";
     for (const auto& name : *names) {
         if (!isManifestName(name))
@@ -268,9 +269,8 @@ Result<std::vector<Object>> load(const std::vector<std::string>& paths, std::ist
             struct stat info {};
             if (path.empty() || ::stat(path.c_str(), &info) != 0) {
                 const int error = path.empty() ? ENOENT : errno;
-                return Error{"cannot read " + (path.empty() ? std::string("\"\"") : path) + ": " +
-                                 std::strerror(error),
-                             error};
+                return errorFromErrno(error,
+                                      "cannot read " + (path.empty() ? std::string("\"\"") : path));
             }
             status = S_ISDIR(info.st_mode) ? loadDirectory(path, out) : loadFile(path, out);
         }

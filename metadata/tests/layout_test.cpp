@@ -247,7 +247,7 @@ TEST(UpdateFile, MissingFileFailsWithEnoent) {
     const auto files = filesFor(tree);
     auto updated = updateFile(files, metadataFor(), {kV1alpha1});
     ASSERT_FALSE(updated.ok());
-    EXPECT_EQ(updated.error().code, ENOENT);
+    EXPECT_EQ(updated.error().errnoValue, ENOENT);
     EXPECT_NE(updated.error().message.find(files.hostFile), std::string::npos)
         << updated.error().message;
     EXPECT_FALSE(files::exists(files.hostFile));

@@ -19,11 +19,22 @@ std::string claimName(const claims::ClaimRef& claim) {
     return claim.ns + "/" + claim.name;
 }
 
-// Statuses that another attempt cannot change: the claim is gone or was re-created (404, 409
-// on the uid), the entry is refused (422), or the driver may not write it (401, 403).
+// Answers that another attempt cannot change: the claim is gone or was re-created (NotFound,
+// Conflict on the uid), the entry is refused (InvalidArgument: 400, 422; Unsupported: 415), or
+// the driver may not write it (Unauthenticated, PermissionDenied: 401, 403).
 bool permanent(const Error& error) {
-    return error.code == 400 || error.code == 401 || error.code == 403 || error.code == 404 ||
-           error.code == 409 || error.code == 415 || error.code == 422;
+    switch (error.kind) {
+        case ErrorKind::InvalidArgument:
+        case ErrorKind::Unauthenticated:
+        case ErrorKind::PermissionDenied:
+        case ErrorKind::NotFound:
+        case ErrorKind::AlreadyExists:
+        case ErrorKind::Conflict:
+        case ErrorKind::Unsupported:
+            return true;
+        default:
+            return false;
+    }
 }
 
 }  // namespace
@@ -157,7 +168,8 @@ void ClaimStatusPublisher::write(Pending pending) {
                          body["status"]["devices"].size());
         return;
     }
-    if (removing && result.error().code == 404) {  // the claim is gone, and its status with it
+    if (removing &&
+        result.error().is(ErrorKind::NotFound)) {  // the claim is gone, and its status with it
         std::lock_guard lock(mutex_);
         applied_.erase(pending.claim.uid);
         return;

@@ -13,8 +13,6 @@ namespace numadra::daemon {
 
 namespace {
 
-constexpr int kNotFound = 404;
-
 std::string claimName(const claims::ClaimRef& ref) {
     return ref.ns + "/" + ref.name;
 }
@@ -42,7 +40,8 @@ class FileClaimSource : public ClaimSource {
             }
             return std::move(objects->front().json);
         }
-        return Error{"ResourceClaim " + ns + "/" + name + " not found in " + directory_, kNotFound};
+        return Error{"ResourceClaim " + ns + "/" + name + " not found in " + directory_,
+                     ErrorKind::NotFound};
     }
 
   private:
@@ -249,10 +248,10 @@ Result<api::Json> ClaimPreparer::fetch(const claims::ClaimRef& ref, claims::Dead
         auto claim = source_.getClaim(ref.ns, ref.name, deadline);
         if (claim)
             return claim;
-        if (claim.error().code == kNotFound)
-            return Error{"ResourceClaim " + claimName(ref) + " not found", kNotFound};
-        return Error{"fetching ResourceClaim " + claimName(ref) + ": " + claim.error().message,
-                     claim.error().code};
+        if (claim.error().is(ErrorKind::NotFound))
+            return claim.error().withMessage("ResourceClaim " + claimName(ref) + " not found");
+        return claim.error().withMessage("fetching ResourceClaim " + claimName(ref) + ": " +
+                                         claim.error().message);
     });
     if (!fetched.value)
         return Error{"deadline exceeded waiting for the API server's answer for ResourceClaim " +

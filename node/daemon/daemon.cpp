@@ -364,7 +364,8 @@ void Daemon::publishLoop(std::stop_token stop) {
         auto stats = publisher_->reconcile(inventory_.current()->slices);
         if (!stats) {
             metrics_.counterAdd("numadra_publish_errors_total");
-            if (stats.error().code == slices::kDroppedTaintsError &&
+            const slices::Refusal refusal = slices::refusalOf(stats.error());
+            if (refusal == slices::Refusal::DroppedTaints &&
                 capabilities_.withdraw(&ServerCapabilities::deviceTaints)) {
                 spdlog::error(
                     "publishing without device taints error=\"{}\" action=\"unhealthy "
@@ -373,7 +374,7 @@ void Daemon::publishLoop(std::stop_token stop) {
                 healthChanged();  // rebuilds the slices without taints
                 continue;
             }
-            if (stats.error().code == slices::kListAttributesRefusedError && config_.numaListAuto &&
+            if (refusal == slices::Refusal::ListAttributesRefused && config_.numaListAuto &&
                 capabilities_.withdraw(&ServerCapabilities::listAttributes)) {
                 spdlog::warn(
                     "publishing numaNode and pcieRoot as scalars error=\"{}\" action=\"the "
@@ -384,18 +385,17 @@ void Daemon::publishLoop(std::stop_token stop) {
                 rebuildSlices("list attributes refused");
                 continue;
             }
-            if (stats.error().code == slices::kDroppedNodeAllocatableError &&
-                config_.nodeAllocatableAuto &&
+            if (refusal == slices::Refusal::NodeAllocatableRefused && config_.nodeAllocatableAuto &&
                 capabilities_.withdraw(&ServerCapabilities::nodeAllocatable)) {
                 publishWithoutNodeAllocatable(stats.error().message);
                 continue;
             }
-            if (stats.error().code == slices::kDroppedFieldsError ||
-                stats.error().code == slices::kDroppedNodeAllocatableError ||
-                stats.error().code == slices::kListAttributesRefusedError) {
+            if (refusal == slices::Refusal::DroppedFields ||
+                refusal == slices::Refusal::NodeAllocatableRefused ||
+                refusal == slices::Refusal::ListAttributesRefused) {
                 spdlog::critical("publishing refused error=\"{}\"", stats.error().message);
                 // Stored without what the flags promise: gone, rather than used without it.
-                storedSlicesWrong_ = stats.error().code != slices::kListAttributesRefusedError;
+                storedSlicesWrong_ = refusal != slices::Refusal::ListAttributesRefused;
                 fatalExit_ = kExitFatal;
                 fatal_.request_stop();
                 return;
@@ -452,7 +452,7 @@ void Daemon::watchLoop(std::stop_token stop) {
             },
             stop);
         if (!status) {
-            if (status.error().code == 410) {
+            if (status.error().is(ErrorKind::Expired)) {
                 resourceVersion.clear();  // too old: list again
             } else {
                 spdlog::warn("slice watch ended error=\"{}\"", status.error().message);

@@ -112,7 +112,8 @@ Result<nri::PinningInputs> ContainerPinning::currentInputs() const {
         auto record = checkpoint_.read(uid);
         if (record) {
             records.push_back(std::move(record).value());
-        } else if (record.error().code != ENOENT) {  // ENOENT: unprepared since the listing
+        } else if (!record.error().is(
+                       ErrorKind::NotFound)) {  // ENOENT: unprepared since the listing
             return Error{"checkpoint record of claim " + uid + ": " + record.error().message};
         }
     }

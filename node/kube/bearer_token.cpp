@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "numadra/common/errors.hpp"
+
 namespace numadra::kube::detail {
 namespace {
 
@@ -34,7 +36,7 @@ Result<std::string> BearerTokenSource::current() {
             return cachedToken_;
         if (!literalToken_.empty())
             return literalToken_;
-        return Error{"token file " + tokenFile_ + ": " + std::strerror(errno), errno};
+        return errorFromErrno(errno, "token file " + tokenFile_);
     }
     const FileIdentity identity{info.st_dev, info.st_ino, info.st_size, info.st_mtim.tv_sec,
                                 info.st_mtim.tv_nsec};

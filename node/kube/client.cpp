@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "client_impl.hpp"
+#include "numadra/kube/errors.hpp"
 
 namespace numadra::kube {
 namespace {
@@ -28,7 +29,8 @@ bool isRetryable(std::string_view method, const detail::HttpResponse& response) 
 
 Error describeTransportFailure(std::string_view method, const std::string& pathAndQuery,
                                const detail::HttpResponse& response) {
-    return Error{std::string(method) + " " + pathAndQuery + ": " + response.transportError, 0};
+    return Error{std::string(method) + " " + pathAndQuery + ": " + response.transportError,
+                 detail::transportErrorKind(response.transportCode)};
 }
 
 Error describeOversizedAnswer(std::string_view method, const std::string& pathAndQuery,
@@ -38,7 +40,7 @@ Error describeOversizedAnswer(std::string_view method, const std::string& pathAn
         message += " (HTTP " + std::to_string(response.status) + ")";
     return Error{message + " is over " + detail::describeBytes(limit.bytes) + ", more than " +
                      limit.what + " can weigh; it was cut off unread",
-                 0};
+                 ErrorKind::ResourceExhausted};
 }
 
 Result<Json> parseSuccess(std::string_view method, const std::string& pathAndQuery,
@@ -49,7 +51,8 @@ Result<Json> parseSuccess(std::string_view method, const std::string& pathAndQue
     Json parsed = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
     if (parsed.is_discarded())
         return Error{std::string(method) + " " + pathAndQuery + ": HTTP " +
-                     std::to_string(response.status) + " with a body that is not JSON"};
+                         std::to_string(response.status) + " with a body that is not JSON",
+                     ErrorKind::Internal};
     return parsed;
 }
 
@@ -82,14 +85,29 @@ std::string describeBytes(std::size_t bytes) {
     return std::to_string(bytes) + " bytes";
 }
 
+ErrorKind transportErrorKind(CURLcode code) {
+    switch (code) {
+        case CURLE_OPERATION_TIMEDOUT:
+            return ErrorKind::DeadlineExceeded;
+        case CURLE_OUT_OF_MEMORY:
+        case CURLE_FILESIZE_EXCEEDED:
+            return ErrorKind::ResourceExhausted;
+        default:
+            // No answer came: refused, reset, unresolved, a TLS handshake that failed. Retried
+            // like a 503, as it always was: a server being replaced looks exactly like this.
+            return ErrorKind::Unavailable;
+    }
+}
+
 Error describeHttpFailure(std::string_view method, const std::string& pathAndQuery, long status,
                           std::string_view body) {
     std::string message =
         std::string(method) + " " + pathAndQuery + ": HTTP " + std::to_string(status);
     const Json parsed = Json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+    std::string reason;
     std::vector<FieldCause> causes;
     if (stringField(parsed, "kind") == "Status") {
-        const std::string reason = stringField(parsed, "reason");
+        reason = stringField(parsed, "reason");
         if (!reason.empty())
             message += " " + reason;
         message += ": " + stringField(parsed, "message");
@@ -99,7 +117,8 @@ Error describeHttpFailure(std::string_view method, const std::string& pathAndQue
         constexpr size_t kExcerpt = 200;
         message += ": " + std::string(body.substr(0, kExcerpt));
     }
-    return Error{std::move(message), static_cast<int>(status), std::move(causes)};
+    return errorFromHttp(static_cast<int>(status), std::move(reason), std::move(message),
+                         std::move(causes));
 }
 
 std::vector<FieldCause> statusCauses(const Json& status) {
@@ -111,8 +130,9 @@ std::vector<FieldCause> statusCauses(const Json& status) {
     if (listed == details->end() || !listed->is_array())
         return causes;
     for (const auto& cause : *listed) {
-        FieldCause named{stringField(cause, "field"), stringField(cause, "message")};
-        if (!named.field.empty() || !named.message.empty())
+        FieldCause named{stringField(cause, "field"), stringField(cause, "message"),
+                         stringField(cause, "reason")};
+        if (!named.field.empty() || !named.message.empty() || !named.reason.empty())
             causes.push_back(std::move(named));
     }
     return causes;
@@ -275,7 +295,7 @@ Status KubeClient::deleteResourceSlice(const std::string& name,
                        {"preconditions", {{"resourceVersion", resourceVersion}}}};
     auto deleted = impl_->request("DELETE", resourceSlicePath(name), options ? &*options : nullptr,
                                   impl_->defaultDeadline(), impl_->objectLimit("a ResourceSlice"));
-    if (!deleted && deleted.error().code != 404)
+    if (!deleted && !deleted.error().is(ErrorKind::NotFound))
         return deleted.error();
     return Status::Ok();
 }

@@ -41,13 +41,17 @@ namespace detail {
 // network and must not throw.
 std::string stringField(const Json& object, const std::string& key);
 
-// The field causes of a Status body (details.causes[]: field, message); none when absent.
+// The field causes of a Status body (details.causes[]: field, message, reason); none when absent.
 std::vector<FieldCause> statusCauses(const Json& status);
 
 // "GET /path: HTTP 404 NotFound: <Status.message>", from the API's Status body when it has one,
-// with its field causes.
+// with its reason and field causes.
 Error describeHttpFailure(std::string_view method, const std::string& pathAndQuery, long status,
                           std::string_view body);
+
+// The kind of a transfer that got no HTTP answer: a timeout, an answer too big to hold, or
+// (mostly) a server that cannot be reached for now.
+ErrorKind transportErrorKind(CURLcode code);
 
 // "3 MiB", "512 KiB", "100 bytes": a limit as a person reads it.
 std::string describeBytes(std::size_t bytes);

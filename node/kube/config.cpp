@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 
+#include "numadra/common/errors.hpp"
 #include "numadra/kube/base64.hpp"
 
 namespace numadra::kube {
@@ -20,7 +21,7 @@ namespace fs = std::filesystem;
 Result<std::string> readWholeFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in)
-        return Error{std::strerror(errno), errno};
+        return errorFromErrno(errno, "");
     std::ostringstream text;
     text << in.rdbuf();
     return text.str();
@@ -278,8 +279,8 @@ Result<ClusterConfig> loadInClusterConfig(const std::map<std::string, std::strin
 Result<ClusterConfig> loadKubeconfig(const std::string& path, const std::string& context) {
     auto text = readWholeFile(path);
     if (!text)
-        return Error{"kubeconfig " + path + ": cannot read: " + text.error().message,
-                     text.error().code};
+        return text.error().withMessage("kubeconfig " + path +
+                                        ": cannot read: " + text.error().message);
     try {
         const YAML::Node root = YAML::Load(*text);
         if (!root.IsMap())

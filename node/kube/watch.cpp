@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "client_impl.hpp"
+#include "numadra/kube/errors.hpp"
 
 namespace numadra::kube {
 namespace {
@@ -123,7 +124,7 @@ class WatchStream {
     }
 
     // The object of an ERROR event is a Status; its code (410 for an expired resourceVersion)
-    // becomes the Error's.
+    // and reason ("Expired") make the Error's kind.
     Error errorEvent(const Json& status) const {
         const auto code =
             status.is_object() && status.contains("code") && status["code"].is_number_integer()
@@ -135,7 +136,8 @@ class WatchStream {
         const std::string text = detail::stringField(status, "message");
         if (!text.empty())
             message += ": " + text;
-        return Error{std::move(message), code};
+        return errorFromHttp(code, detail::stringField(status, "reason"), std::move(message),
+                             detail::statusCauses(status));
     }
 
     CURL* easy_;
@@ -206,7 +208,8 @@ Status KubeClient::Impl::watch(const std::string& pathAndQuery,
     if (status != 0 && status != 200)
         return detail::describeHttpFailure("GET", pathAndQuery, status, stream.errorBody());
     if (*result != CURLE_OK)
-        return Error{description + ": " + (*transfer)->describe(*result), 0};
+        return Error{description + ": " + (*transfer)->describe(*result),
+                     detail::transportErrorKind(*result)};
     Status lastLine = stream.finish();
     stream.rethrowCallbackException();
     return lastLine;

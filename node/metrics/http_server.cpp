@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <system_error>
 
+#include "numadra/common/errors.hpp"
+
 namespace numadra::metrics {
 
 namespace {
@@ -72,22 +74,19 @@ Status HttpServer::start(const std::string& address, HttpHandler handler, Port s
     std::unique_ptr<addrinfo, void (*)(addrinfo*)> addresses(found, ::freeaddrinfo);
     int fd = ::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
     if (fd < 0)
-        return Error{"metrics socket: " + std::generic_category().message(errno), errno};
+        return errorFromErrno(errno, "metrics socket");
     int one = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (sharing == Port::SharedWithSameUser &&
         ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) {
         const int error = errno;
         ::close(fd);
-        return Error{"metrics address '" + address +
-                         "': SO_REUSEPORT: " + std::generic_category().message(error),
-                     error};
+        return errorFromErrno(error, "metrics address '" + address + "': SO_REUSEPORT");
     }
     if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0 || ::listen(fd, 64) != 0) {
         const int error = errno;
         ::close(fd);
-        return Error{"metrics address '" + address + "': " + std::generic_category().message(error),
-                     error};
+        return errorFromErrno(error, "metrics address '" + address + "'");
     }
     sockaddr_storage bound{};
     socklen_t length = sizeof bound;

@@ -20,6 +20,7 @@
 #include "github.com/containerd/nri/pkg/api/api.pb.h"
 #include "github.com/containerd/ttrpc/request.pb.h"
 #include "numadra/cdi/device_edits.hpp"
+#include "numadra/common/errors.hpp"
 #include "numadra/common/stop_fd.hpp"
 #include "numadra/common/text.hpp"
 #include "numadra/common/unique_fd.hpp"
@@ -109,10 +110,10 @@ Result<UniqueFd> dial(const std::string& path) {
     std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
     UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (!fd)
-        return Error{"socket: " + std::string(std::strerror(errno)), errno};
+        return errorFromErrno(errno, "socket");
     // A unix socket connects or fails at once; EAGAIN (backlog full) is a retry later.
     if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0)
-        return Error{"connect " + path + ": " + std::strerror(errno), errno};
+        return errorFromErrno(errno, "connect " + path);
     return fd;
 }
 
@@ -120,11 +121,11 @@ Result<UniqueFd> dial(const std::string& path) {
 Result<std::optional<UniqueFd>> tryLock(const std::string& path) {
     UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
     if (!fd)
-        return Error{"open " + path + ": " + std::strerror(errno), errno};
+        return errorFromErrno(errno, "open " + path);
     if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
         if (errno == EWOULDBLOCK)
             return std::optional<UniqueFd>{};
-        return Error{"flock " + path + ": " + std::strerror(errno), errno};
+        return errorFromErrno(errno, "flock " + path);
     }
     return std::optional<UniqueFd>{std::move(fd)};
 }
@@ -140,7 +141,7 @@ Status writeAll(int fd, std::string_view bytes, std::chrono::milliseconds timeou
         if (written < 0 && errno == EINTR)
             continue;
         if (written < 0 && errno != EAGAIN)
-            return Error{"writing to the runtime: " + std::string(std::strerror(errno)), errno};
+            return errorFromErrno(errno, "writing to the runtime");
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0)

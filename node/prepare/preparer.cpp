@@ -79,10 +79,6 @@ class ClaimLocks {
 
 }  // namespace
 
-// Error code of a repair that found the claim's devices changed: the record can never be
-// honoured again (as opposed to, say, a write that failed and may work on the next try).
-constexpr int kDeviceChanged = -1001;
-
 // The devices a claim holds on this node (prepared, or being prepared).
 struct Holding {
     std::string claimNamespace, claimName;
@@ -315,14 +311,21 @@ struct Preparer::State {
         return syncs.syncAll();
     }
 
-    // A prepared claim: checks its devices, re-creates files that are missing or stale (after a
-    // reboot /var/run/cdi is empty and device numbers may have changed), refreshes the record.
-    // Error code kDeviceChanged when the devices are not the prepared ones any more.
-    Result<size_t> repair(ClaimRecord& record, const NodeView& node) {
+    // A prepared claim whose devices are still the prepared ones: an error when one changed, and
+    // then the record can never be honoured again (as opposed to, say, a write that failed in
+    // repair and may work on the next try).
+    static Status devicesUnchanged(const ClaimRecord& record, const NodeView& node) {
         for (const auto& device : record.devices) {
             if (auto same = detail::verifyIdentity(device, node); !same)
-                return Error{same.error().message, kDeviceChanged};
+                return same;
         }
+        return Status::Ok();
+    }
+
+    // A prepared claim whose devices are unchanged: re-creates files that are missing or stale
+    // (after a reboot /var/run/cdi is empty and device numbers may have changed), refreshes the
+    // record.
+    Result<size_t> repair(ClaimRecord& record, const NodeView& node) {
         auto plan = detail::buildPlan(
             {record.claimNamespace, record.claimName, record.claimUid, record.podClaimName},
             record.devices, node, options, host);
@@ -375,7 +378,7 @@ struct Preparer::State {
         auto wanted = request.object;
         auto content = files::readFile(request.files.hostFile);
         if (!content) {
-            if (content.error().code != ENOENT)
+            if (!content.error().is(ErrorKind::NotFound))
                 return content.error();
             wanted.generation = last + 1;
             if (auto created =
@@ -405,14 +408,9 @@ struct Preparer::State {
         return true;
     }
 
-    // After a failed repair: a claim whose devices changed is quarantined; anything else (a
-    // write that failed, a device node the driver has not created yet after a reboot) keeps the
-    // record and its devices, and the next Prepare tries again.
+    // After a failed repair (a write that failed, a device node the driver has not created yet
+    // after a reboot): the record and its devices are kept, and the next Prepare tries again.
     void repairFailed(const ClaimRecord& record, const Error& error) {
-        if (error.code == kDeviceChanged) {
-            quarantine(record, error.message);
-            return;
-        }
         metrics.counterAdd(kRepairFailures);
         spdlog::error(
             "prepared claim could not be repaired claim={} error=\"{}\" action=\"kept; "
@@ -494,13 +492,15 @@ Result<RestoreReport> Preparer::restore(const NodeView& node) {
     for (auto& record : completed) {
         const bool earlierBoot = record.bootId != s.options.bootId;
         report.fromEarlierBoot += earlierBoot ? 1 : 0;
+        if (auto same = State::devicesUnchanged(record, node); !same) {
+            s.quarantine(record, same.error().message);
+            ++report.quarantined;
+            continue;
+        }
         auto repaired = s.repair(record, node);
         if (!repaired) {
             s.repairFailed(record, repaired.error());
-            if (repaired.error().code == kDeviceChanged)
-                ++report.quarantined;
-            else
-                ++report.repairFailed;
+            ++report.repairFailed;
             continue;
         }
         s.commit(record);
@@ -519,13 +519,17 @@ std::optional<Result<std::vector<claims::PreparedDevice>>> Preparer::preparedCla
     auto record = s.recordOf(claim.uid);
     if (!record)
         return std::nullopt;  // unprepared while we waited
+    if (auto same = State::devicesUnchanged(*record, node); !same) {
+        s.quarantine(*record, same.error().message);
+        return Result<std::vector<claims::PreparedDevice>>(
+            same.error().withMessage("claim was prepared, but " + same.error().message +
+                                     "; its checkpoint entry was quarantined"));
+    }
     auto repaired = s.repair(*record, node);
     if (!repaired) {
         s.repairFailed(*record, repaired.error());
-        return Result<std::vector<claims::PreparedDevice>>(Error{
-            "claim was prepared, but " + repaired.error().message +
-            (repaired.error().code == kDeviceChanged ? "; its checkpoint entry was quarantined"
-                                                     : "; the next Prepare retries")});
+        return Result<std::vector<claims::PreparedDevice>>(repaired.error().withMessage(
+            "claim was prepared, but " + repaired.error().message + "; the next Prepare retries"));
     }
     s.commit(*record);
     return Result<std::vector<claims::PreparedDevice>>(detail::preparedDevices(record->devices));
@@ -653,7 +657,7 @@ Result<size_t> Preparer::syncWithCheckpoint() {
             continue;
         auto record = s.store.read(uid);
         if (!record) {
-            if (record.error().code != ENOENT) {
+            if (!record.error().is(ErrorKind::NotFound)) {
                 // Left in place: the next start's restore quarantines it with its reason.
                 spdlog::warn("checkpoint record unreadable uid={} error=\"{}\"", uid,
                              record.error().message);

@@ -16,7 +16,6 @@ namespace numadra::slices {
 namespace {
 
 constexpr int kConflictRetries = 5;
-constexpr int kHttpConflict = 409;
 // Slice writes in flight at once: the API server validates each (devices, admission policy) for
 // tens of milliseconds, so a big node's ten slices written one by one took 250 ms of start-up.
 constexpr size_t kParallelWrites = 4;
@@ -140,6 +139,34 @@ bool sameContent(const api::Json& desired, const api::Json& existing) {
     return equal;
 }
 
+// The names refusalOf reads back from an Error's reason.
+struct RefusalName {
+    Refusal refusal;
+    std::string_view reason;
+};
+constexpr RefusalName kRefusalNames[] = {
+    {Refusal::DroppedFields, "DroppedFields"},
+    {Refusal::DroppedTaints, "DroppedTaints"},
+    {Refusal::ListAttributesRefused, "ListAttributesRefused"},
+    {Refusal::NodeAllocatableRefused, "NodeAllocatableRefused"},
+};
+
+Error refusalError(Refusal refusal, std::string message, std::vector<FieldCause> causes = {}) {
+    std::string reason;
+    for (const auto& name : kRefusalNames) {
+        if (name.refusal == refusal)
+            reason = name.reason;
+    }
+    return Error{.message = std::move(message),
+                 .kind = ErrorKind::FailedPrecondition,
+                 .reason = std::move(reason),
+                 .causes = std::move(causes)};
+}
+
+bool contains(std::string_view text, std::string_view part) {
+    return text.find(part) != std::string_view::npos;
+}
+
 Error droppedFieldsError(const std::string& name, const std::vector<std::string>& dropped) {
     constexpr size_t kShown = 4;
     std::string fields;
@@ -147,18 +174,35 @@ Error droppedFieldsError(const std::string& name, const std::vector<std::string>
         fields += (fields.empty() ? "" : ", ") + dropped[i];
     if (dropped.size() > kShown)
         fields += " and " + std::to_string(dropped.size() - kShown) + " more";
-    return Error{"the API server dropped fields of ResourceSlice " + name + " (" + fields +
-                     "): a feature gate the driver's flags rely on is off in this cluster (e.g. "
-                     "DRAListTypeAttributes for --numa-list, DRASharedConsumableCapacity for "
-                     "--shared-consumable-capacity); fix the flags or the cluster",
-                 kDroppedFieldsError};
+    return refusalError(Refusal::DroppedFields,
+                        "the API server dropped fields of ResourceSlice " + name + " (" + fields +
+                            "): a feature gate the driver's flags rely on is off in this cluster "
+                            "(e.g. DRAListTypeAttributes for --numa-list, "
+                            "DRASharedConsumableCapacity for --shared-consumable-capacity); fix "
+                            "the flags or the cluster");
 }
 
-// kube-apiserver's NodeDeclaredFeatures admission (1.37): a slice whose devices declare
-// nodeAllocatableResources for a node whose kubelet does not declare the feature is forbidden.
+// kube-apiserver's NodeDeclaredFeatureValidator admission plugin forbids a slice whose devices
+// declare nodeAllocatableResources for a node whose kubelet does not declare the feature. In
+// v1.37.2 (plugin/pkg/admission/nodedeclaredfeatures/admission.go,
+// validateNodeAllocatableDRADeclaredFeature) that is admission.NewForbidden, so
+// apierrors.NewForbidden: a Status with code 403, reason Forbidden, details {group
+// resource.k8s.io, kind resourceslices, name} and no causes, the feature named in its message
+// only: `resourceslices.resource.k8s.io "NAME" is forbidden: node "NODE" does not support
+// DRANodeAllocatableResources feature`. An RBAC refusal has the same shape, so what decides is
+// the feature: named by a cause (its field a device's nodeAllocatableResources, or its message
+// the feature), should a release give causes; else named in the message, whatever the wording.
+constexpr std::string_view kNodeAllocatableFeature = "DRANodeAllocatableResources";
+
 bool refusedNodeAllocatable(const Error& error) {
-    return error.code == 403 &&
-           error.message.find("does not support DRANodeAllocatableResources") != std::string::npos;
+    if (!error.is(ErrorKind::PermissionDenied))
+        return false;
+    const bool aCauseNamesIt =
+        std::any_of(error.causes.begin(), error.causes.end(), [](const FieldCause& cause) {
+            return contains(cause.field, ".nodeAllocatableResources") ||
+                   contains(cause.message, kNodeAllocatableFeature);
+        });
+    return aCauseNamesIt || contains(error.message, kNodeAllocatableFeature);
 }
 
 // "spec.devices[3].attributes[resource.kubernetes.io/numaNode]" -> (3, name).
@@ -191,22 +235,35 @@ bool sentAsList(const api::Json& sent, size_t device, const std::string& attribu
            value->contains("versions");
 }
 
-// Whether a 422 cause says an attribute has no value: kube-apiserver 1.37's declarative
-// validation says "must specify one of: `int`, ...", its handwritten validation (earlier
-// releases, and 1.37 with declarative validation off) "exactly one value must be specified".
-bool saysAttributeHasNoValue(const std::string& message) {
-    return message.find("must specify one of:") != std::string::npos ||
-           message.find("exactly one value must be specified") != std::string::npos;
+// Whether a 422 cause says an attribute has no value. kube-apiserver v1.37.2 validates an
+// attribute as a union of int, bool, string, version, ints, bools, strings and versions: its
+// handwritten validation (pkg/apis/resource/validation/validation.go, validateDeviceAttribute)
+// with field.Invalid(path, "", "exactly one value must be specified"), its declarative
+// validation (pkg/apis/resource/v1/zz_generated.validations.go, Validate_DeviceAttribute, calls
+// k8s.io/apimachinery/pkg/api/validate/union.go's Union, whose ErrorForEmpty is
+// field.Invalid(path, "", "must specify one of: `int`, ...")). apierrors.NewInvalid makes each a
+// cause {reason FieldValueInvalid, field spec.devices[i].attributes[NAME], message `Invalid
+// value: "": ...`} (field.Error.ErrorBody: the bad value "" quoted). So the structure decides:
+// a FieldValueRequired cause, or a FieldValueInvalid one whose bad value is empty; the two
+// wordings are the last resort (a cause without its reason, a bad value rendered otherwise).
+bool saysAttributeHasNoValue(const FieldCause& cause) {
+    constexpr std::string_view kEmptyValue = R"(Invalid value: "": )";
+    if (cause.reason == "FieldValueRequired")
+        return true;
+    if (cause.reason == "FieldValueInvalid" && cause.message.rfind(kEmptyValue, 0) == 0)
+        return true;
+    return contains(cause.message, "must specify one of:") ||
+           contains(cause.message, "exactly one value must be specified");
 }
 
 // The attributes sent as lists that a 422 says have no value left: what kube-apiserver answers
 // when DRAListTypeAttributes is off (it strips list values, then validation finds none).
 std::vector<std::string> refusedListAttributes(const api::Json& sent, const Error& error) {
     std::vector<std::string> names;
-    if (error.code != 422)
+    if (!error.is(ErrorKind::InvalidArgument))
         return names;
     for (const auto& cause : error.causes) {
-        if (!saysAttributeHasNoValue(cause.message))
+        if (!saysAttributeHasNoValue(cause))
             continue;
         const auto attribute = deviceAttributeOfField(cause.field);
         if (!attribute || !sentAsList(sent, attribute->first, attribute->second))
@@ -219,17 +276,29 @@ std::vector<std::string> refusedListAttributes(const api::Json& sent, const Erro
 
 Error listAttributesRefusedError(const std::string& name, const std::vector<std::string>& refused,
                                  const Error& answer) {
-    return Error{"the API server refused ResourceSlice " + name +
-                     " because it has no list-typed "
-                     "attributes (feature gate DRAListTypeAttributes is off) and " +
-                     text::join(refused, ", ") +
-                     " were sent as lists: run without --numa-list, with --numa-list=auto, or "
-                     "enable DRAListTypeAttributes (" +
-                     answer.message + ")",
-                 kListAttributesRefusedError, answer.causes};
+    return refusalError(Refusal::ListAttributesRefused,
+                        "the API server refused ResourceSlice " + name +
+                            " because it has no list-typed attributes (feature gate "
+                            "DRAListTypeAttributes is off) and " +
+                            text::join(refused, ", ") +
+                            " were sent as lists: run without --numa-list, with "
+                            "--numa-list=auto, or enable DRAListTypeAttributes (" +
+                            answer.message + ")",
+                        answer.causes);
 }
 
 }  // namespace
+
+Refusal refusalOf(const Error& error) {
+    // An API answer is never a refusal of ours, whatever its reason says.
+    if (!error.is(ErrorKind::FailedPrecondition) || error.httpStatus != 0)
+        return Refusal::None;
+    for (const auto& name : kRefusalNames) {
+        if (name.reason == error.reason)
+            return name.refusal;
+    }
+    return Refusal::None;
+}
 
 bool sentFieldsPreserved(const api::Json& sent, const api::Json& stored,
                          std::vector<std::string>* dropped) {
@@ -258,9 +327,12 @@ api::Json Publisher::encode(const api::ResourceSlice& slice, std::int64_t genera
 Result<PublishStats> Publisher::reconcile(const std::vector<api::ResourceSlice>& desired) {
     for (int attempt = 0;; ++attempt) {
         auto result = reconcileOnce(desired);
-        if (result || result.error().code != kHttpConflict || attempt + 1 >= kConflictRetries)
+        // Someone changed a slice under us (a previous instance, the kubelet), or created one we
+        // were about to: look again.
+        const bool raced = !result && (result.error().is(ErrorKind::Conflict) ||
+                                       result.error().is(ErrorKind::AlreadyExists));
+        if (!raced || attempt + 1 >= kConflictRetries)
             return result;
-        // Someone changed a slice under us (a previous instance, the kubelet): look again.
     }
 }
 
@@ -327,11 +399,11 @@ Result<PublishStats> Publisher::reconcileOnce(const std::vector<api::ResourceSli
             if (auto refused = refusedListAttributes(sent, stored.error()); !refused.empty())
                 return listAttributesRefusedError(nameOf(sent), refused, stored.error());
             if (refusedNodeAllocatable(stored.error())) {
-                return Error{"the API server refused ResourceSlice " + nameOf(sent) +
-                                 ": the node does not declare DRANodeAllocatableResources (its "
-                                 "kubelet runs without the feature gate): " +
-                                 stored.error().message,
-                             kDroppedNodeAllocatableError};
+                return refusalError(Refusal::NodeAllocatableRefused,
+                                    "the API server refused ResourceSlice " + nameOf(sent) +
+                                        ": the node does not declare DRANodeAllocatableResources "
+                                        "(its kubelet runs without the feature gate): " +
+                                        stored.error().message);
             }
             return stored.error();
         }
@@ -351,16 +423,16 @@ Result<PublishStats> Publisher::reconcileOnce(const std::vector<api::ResourceSli
                 });
             // Both gates off: the mappings first; the next pass finds the taints alone.
             if (onlyOptional && !onlyTaints) {
-                return Error{
-                    "the API server dropped the nodeAllocatableResources of "
-                    "ResourceSlice " +
-                        nameOf(sent) + " (feature gate DRANodeAllocatableResources is off)",
-                    kDroppedNodeAllocatableError};
+                return refusalError(Refusal::NodeAllocatableRefused,
+                                    "the API server dropped the nodeAllocatableResources of "
+                                    "ResourceSlice " +
+                                        nameOf(sent) +
+                                        " (feature gate DRANodeAllocatableResources is off)");
             }
             if (onlyTaints) {
-                return Error{"the API server dropped the device taints of ResourceSlice " +
-                                 nameOf(sent) + " (feature gate DRADeviceTaints is off)",
-                             kDroppedTaintsError};
+                return refusalError(Refusal::DroppedTaints,
+                                    "the API server dropped the device taints of ResourceSlice " +
+                                        nameOf(sent) + " (feature gate DRADeviceTaints is off)");
             }
             return droppedFieldsError(nameOf(sent), dropped);
         }

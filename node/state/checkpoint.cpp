@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "numadra/common/crc32c.hpp"
+#include "numadra/common/errors.hpp"
 #include "numadra/common/text.hpp"
 
 namespace numadra::state {
@@ -321,7 +322,7 @@ Result<std::string> encodeExactly(const ClaimRecord& record) {
     try {
         compact = claim.dump(-1, ' ', false, Json::error_handler_t::strict);
     } catch (const Json::type_error& e) {
-        return Error{std::string("text that is not valid UTF-8: ") + e.what(), EINVAL};
+        return errorWithErrno(EINVAL, std::string("text that is not valid UTF-8: ") + e.what());
     }
     Json document = Json::object();
     document["version"] = kCheckpointVersion;

@@ -9,6 +9,7 @@
 #include <system_error>
 #include <utility>
 
+#include "numadra/common/errors.hpp"
 #include "numadra/common/files.hpp"
 #include "numadra/common/text.hpp"
 #include "numadra/state/checkpoint.hpp"
@@ -53,9 +54,9 @@ Status checkClaimUid(const std::string& uid) {
     }
     if (uid.size() > 64)
         shown += "...";
-    return Error{"invalid claim UID \"" + shown + "\" (" + std::to_string(uid.size()) +
-                     " characters; expected 1-128 of [A-Za-z0-9-])",
-                 EINVAL};
+    return errorWithErrno(EINVAL, "invalid claim UID \"" + shown + "\" (" +
+                                      std::to_string(uid.size()) +
+                                      " characters; expected 1-128 of [A-Za-z0-9-])");
 }
 
 // What the temp file of an interrupted files::writeFileAtomically looks like:
@@ -65,7 +66,7 @@ bool isInterruptedWrite(const std::string& name) {
 }
 
 Error systemError(const std::string& what, int error) {
-    return Error{what + ": " + std::generic_category().message(error), error};
+    return errorFromErrno(error, what);
 }
 
 // Moves <fromDir>/<name> to <quarantineDir>/<name>.<unix-seconds> (plus ".N" when that is
@@ -100,7 +101,7 @@ Result<std::string> moveToQuarantine(const std::string& fromDir, const std::stri
     return target;
 }
 
-// The record in <dir>/<name>, or why it cannot be honoured. Error::code is ENOENT only when the
+// The record in <dir>/<name>, or why it cannot be honoured. Of kind NotFound only when the
 // file vanished after it was listed.
 Result<ClaimRecord> readRecord(const std::string& dir, const std::string& name) {
     const std::string path = dir + "/" + name;
@@ -109,7 +110,7 @@ Result<ClaimRecord> readRecord(const std::string& dir, const std::string& name) 
         return Error{path + ": the file name is not a claim UID"};
     auto content = files::readFile(path);
     if (!content) {
-        if (content.error().code == ENOENT)
+        if (content.error().is(ErrorKind::NotFound))
             return content.error();
         // Unreadable is treated like damaged: moving the file aside loses nothing, while
         // failing the load would keep the driver from starting at all.
@@ -135,9 +136,8 @@ Result<CheckpointStore> CheckpointStore::open(const std::string& stateDir) {
     // 0700: the records list the claims of every pod on the node and the files made for them.
     for (const auto* folder : {&store.checkpointDir_, &store.quarantineDir_}) {
         if (auto made = files::makeDirectories(*folder, 0700); !made) {
-            return Error{
-                "cannot create the checkpoint folder " + *folder + ": " + made.error().message,
-                made.error().code};
+            return made.error().withMessage("cannot create the checkpoint folder " + *folder +
+                                            ": " + made.error().message);
         }
     }
     return store;
@@ -158,8 +158,8 @@ Status CheckpointStore::save(const ClaimRecord& record) {
     // quarantine the record after a restart.
     auto content = encodeExactly(record);
     if (!content)
-        return Error{"cannot checkpoint claim " + record.claimUid + ": " + content.error().message,
-                     EINVAL};
+        return errorWithErrno(
+            EINVAL, "cannot checkpoint claim " + record.claimUid + ": " + content.error().message);
     return files::writeFileAtomically(recordPath(record.claimUid), *content, 0600);
 }
 
@@ -189,7 +189,7 @@ Result<LoadedCheckpoint> CheckpointStore::load() {
             loaded.records.push_back(std::move(record).value());
             continue;
         }
-        if (record.error().code == ENOENT)
+        if (record.error().is(ErrorKind::NotFound))
             continue;  // removed since it was listed (an Unprepare)
 
         const std::string& reason = record.error().message;
@@ -235,7 +235,7 @@ Status CheckpointStore::quarantine(const std::string& claimUid, const std::strin
         return valid;
     const std::string path = recordPath(claimUid);
     if (!files::exists(path))
-        return Error{"no checkpoint record to quarantine at " + path, ENOENT};
+        return errorWithErrno(ENOENT, "no checkpoint record to quarantine at " + path);
     auto moved = moveToQuarantine(checkpointDir_, quarantineDir_,
                                   claimUid + std::string(kRecordSuffix), reason);
     if (!moved)
@@ -248,7 +248,7 @@ Status CheckpointStore::removeQuarantined(const std::string& claimUid) {
         return valid;
     auto names = files::listDirectory(quarantineDir_);
     if (!names)
-        return names.error().code == ENOENT ? Status{} : Status(names.error());
+        return names.error().is(ErrorKind::NotFound) ? Status{} : Status(names.error());
     // "<uid>.json." and nothing shorter: claim "ab" must not take claim "abc"'s files.
     const std::string prefix = claimUid + std::string(kRecordSuffix) + ".";
     Status result;
@@ -266,7 +266,7 @@ Result<std::string> readBootId(const std::string& procRoot) {
     const std::string path = procRoot + "/sys/kernel/random/boot_id";
     auto content = files::readFile(path);
     if (!content)
-        return Error{"cannot read the boot id: " + content.error().message, content.error().code};
+        return content.error().withMessage("cannot read the boot id: " + content.error().message);
     const auto id = text::trim(*content);
     if (id.empty())
         return Error{"cannot read the boot id: " + path + " is empty"};

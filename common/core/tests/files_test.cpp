@@ -47,7 +47,7 @@ TEST(WriteFileAtomically, FailsNamingThePathWhenTheFolderIsMissing) {
     TempTree tree;
     auto written = writeFileAtomically(tree.path("missing/a"), "x");
     ASSERT_FALSE(written);
-    EXPECT_EQ(written.error().code, ENOENT);
+    EXPECT_EQ(written.error().errnoValue, ENOENT);
     EXPECT_NE(written.error().message.find(tree.path("missing")), std::string::npos);
 }
 
@@ -64,7 +64,7 @@ TEST(RewriteFileInPlace, DoesNotCreateAMissingFile) {
     TempTree tree;
     auto written = rewriteFileInPlace(tree.path("gone"), "x");
     ASSERT_FALSE(written);
-    EXPECT_EQ(written.error().code, ENOENT);
+    EXPECT_EQ(written.error().errnoValue, ENOENT);
     EXPECT_FALSE(exists(tree.path("gone")));
 }
 
@@ -72,7 +72,7 @@ TEST(ReadFile, ReportsAMissingFileWithEnoent) {
     TempTree tree;
     auto content = readFile(tree.path("nope"));
     ASSERT_FALSE(content);
-    EXPECT_EQ(content.error().code, ENOENT);
+    EXPECT_EQ(content.error().errnoValue, ENOENT);
 }
 
 TEST(MakeDirectories, CreatesNestedFoldersWithTheMode) {
@@ -116,7 +116,7 @@ TEST(ListDirectory, ListsSortedNames) {
     tree.file("a", "");
     tree.dir("c");
     EXPECT_EQ(listDirectory(tree.root()).value(), (std::vector<std::string>{"a", "b", "c"}));
-    EXPECT_EQ(listDirectory(tree.path("none")).error().code, ENOENT);
+    EXPECT_EQ(listDirectory(tree.path("none")).error().errnoValue, ENOENT);
 }
 
 TEST(Crc32c, MatchesTheStandardCheckValue) {

@@ -8,6 +8,8 @@
 #include <deque>
 #include <mutex>
 
+#include "numadra/kube/errors.hpp"
+
 namespace numadra::daemon {
 namespace {
 
@@ -111,7 +113,8 @@ TEST_F(ClaimStatusTest, AClaimWithoutANicInterfaceIsNotWritten) {
 }
 
 TEST_F(ClaimStatusTest, AServerErrorIsRetriedAndCounted) {
-    sink.failures.push_back(Error{"PATCH ...: 503 Service Unavailable", 503});
+    sink.failures.push_back(
+        kube::errorFromHttp(503, "ServiceUnavailable", "PATCH ...: 503 Service Unavailable"));
     ClaimStatusPublisher publisher(sink, "numa.dra.dev", metrics);
     publisher.prepared(kClaim, {nic("nic-0000-01-02-0", "ens1f0v0")});
     ASSERT_TRUE(publisher.waitIdle(10s));
@@ -121,7 +124,7 @@ TEST_F(ClaimStatusTest, AServerErrorIsRetriedAndCounted) {
 }
 
 TEST_F(ClaimStatusTest, AForbiddenWriteIsNotRetried) {
-    sink.failures.push_back(Error{"PATCH ...: 403 Forbidden", 403});
+    sink.failures.push_back(kube::errorFromHttp(403, "Forbidden", "PATCH ...: 403 Forbidden"));
     ClaimStatusPublisher publisher(sink, "numa.dra.dev", metrics);
     publisher.prepared(kClaim, {nic("nic-0000-01-02-0", "ens1f0v0")});
     ASSERT_TRUE(publisher.waitIdle(5s));
@@ -130,7 +133,8 @@ TEST_F(ClaimStatusTest, AForbiddenWriteIsNotRetried) {
 }
 
 TEST_F(ClaimStatusTest, AnUnprepareQueuedBehindAPrepareWins) {
-    sink.failures.push_back(Error{"PATCH ...: 503 Service Unavailable", 503});
+    sink.failures.push_back(
+        kube::errorFromHttp(503, "ServiceUnavailable", "PATCH ...: 503 Service Unavailable"));
     ClaimStatusPublisher publisher(sink, "numa.dra.dev", metrics);
     publisher.prepared(kClaim, {nic("nic-0000-01-02-0", "ens1f0v0")});
     publisher.unprepared(kClaim);  // before or during the failed first try

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "numadra/kube/errors.hpp"
 #include "numadra/slices/builder.hpp"
 #include "numadra/state/checkpoint.hpp"
 #include "numadra/testing/dev_tree.hpp"
@@ -31,7 +32,7 @@ class MapClaimSource : public ClaimSource {
         beforeAnswer();
         auto it = claims.find(ns + "/" + name);
         if (it == claims.end())
-            return Error{"not found", 404};
+            return kube::errorFromHttp(404, "NotFound", "not found");
         return it->second;
     }
 };
@@ -388,7 +389,7 @@ TEST(FileClaimSource, ReadsJsonAndYamlAndReportsMissing) {
     const auto deadline = std::chrono::steady_clock::now();
     EXPECT_EQ(source->getClaim("ns", "a", deadline).value()["metadata"]["uid"], "u1");
     EXPECT_EQ(source->getClaim("ns", "b", deadline).value()["metadata"]["uid"], "u2");
-    EXPECT_EQ(source->getClaim("ns", "missing", deadline).error().code, 404);
+    EXPECT_EQ(source->getClaim("ns", "missing", deadline).error().kind, ErrorKind::NotFound);
     auto bad = source->getClaim("ns", "bad", deadline);
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.error().message.find("ns_bad.json"), std::string::npos);

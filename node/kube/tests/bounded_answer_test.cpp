@@ -63,7 +63,7 @@ TEST_F(BoundedAnswerTest, ATricklingBodyEndsAtTheCallersDeadline) {
     auto claim = client_.getResourceClaim("ns", "c", started + 700ms);
     const auto took = Clock::now() - started;
     ASSERT_FALSE(claim.ok());
-    EXPECT_EQ(claim.error().code, 0);
+    EXPECT_EQ(claim.error().httpStatus, 0);
     EXPECT_GE(took, 600ms);
     EXPECT_LT(took, 2s) << "no GET outlives its caller's deadline";
     // And nothing is still reading it afterwards.

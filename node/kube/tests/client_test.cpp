@@ -63,7 +63,9 @@ TEST_F(KubeClientTest, CreateOfAnExistingNameIsAlreadyExists409) {
     ASSERT_TRUE(client_.createResourceSlice(sliceJson("s", "n1")).ok());
     auto again = client_.createResourceSlice(sliceJson("s", "n1"));
     ASSERT_FALSE(again.ok());
-    EXPECT_EQ(again.error().code, 409);
+    EXPECT_EQ(again.error().httpStatus, 409);
+    EXPECT_EQ(again.error().kind, ErrorKind::AlreadyExists);
+    EXPECT_EQ(again.error().reason, "AlreadyExists");
     EXPECT_THAT(again.error().message, HasSubstr("AlreadyExists"));
     EXPECT_EQ(server_.requestCount("POST", kResourceSlicesPath), 2);  // not retried
 }
@@ -87,7 +89,9 @@ TEST_F(KubeClientTest, UpdateWithAStaleResourceVersionIsConflict409) {
     ASSERT_TRUE(client_.updateResourceSlice(*created).ok());
     auto stale = client_.updateResourceSlice(*created);  // the first update moved it on
     ASSERT_FALSE(stale.ok());
-    EXPECT_EQ(stale.error().code, 409);
+    EXPECT_EQ(stale.error().httpStatus, 409);
+    EXPECT_EQ(stale.error().kind, ErrorKind::Conflict);
+    EXPECT_EQ(stale.error().reason, "Conflict");
     EXPECT_THAT(stale.error().message, HasSubstr("PUT /apis/resource.k8s.io/v1/resourceslices/s"));
     EXPECT_THAT(stale.error().message, HasSubstr("the object has been modified"));
 }
@@ -97,7 +101,8 @@ TEST_F(KubeClientTest, UpdateOfAMissingSliceIsNotFound404) {
     slice["metadata"]["resourceVersion"] = "1";
     auto updated = client_.updateResourceSlice(slice);
     ASSERT_FALSE(updated.ok());
-    EXPECT_EQ(updated.error().code, 404);
+    EXPECT_EQ(updated.error().httpStatus, 404);
+    EXPECT_EQ(updated.error().kind, ErrorKind::NotFound);
 }
 
 TEST_F(KubeClientTest, UpdateWithoutAResourceVersionIsRefusedBeforeSending) {
@@ -132,7 +137,8 @@ TEST_F(KubeClientTest, DeleteWithAStaleResourceVersionIsConflict409) {
     ASSERT_TRUE(client_.updateResourceSlice(*created).ok());
     Status deleted = client_.deleteResourceSlice("s", resourceVersionOf(*created));
     ASSERT_FALSE(deleted.ok());
-    EXPECT_EQ(deleted.error().code, 409);
+    EXPECT_EQ(deleted.error().httpStatus, 409);
+    EXPECT_EQ(deleted.error().kind, ErrorKind::Conflict);
     EXPECT_THAT(deleted.error().message, HasSubstr("Precondition failed"));
     EXPECT_EQ(server_.resourceSlices().size(), 1u);
 }
@@ -170,7 +176,8 @@ TEST_F(KubeClientTest, FieldSelectorIsUrlEncoded) {
 TEST_F(KubeClientTest, AnUnsupportedFieldSelectorIsBadRequest400) {
     auto list = client_.listResourceSlices("spec.pool.name=n1");
     ASSERT_FALSE(list.ok());
-    EXPECT_EQ(list.error().code, 400);
+    EXPECT_EQ(list.error().httpStatus, 400);
+    EXPECT_EQ(list.error().kind, ErrorKind::InvalidArgument);
     EXPECT_THAT(list.error().message, HasSubstr("field label not supported: spec.pool.name"));
 }
 
@@ -190,7 +197,8 @@ TEST_F(KubeClientTest, GetsNodesAndResourceClaims) {
 TEST_F(KubeClientTest, AMissingClaimIsNotFound404WithTheApiMessage) {
     auto claim = client_.getResourceClaim("team-a", "nope", Clock::now() + 2s);
     ASSERT_FALSE(claim.ok());
-    EXPECT_EQ(claim.error().code, 404);
+    EXPECT_EQ(claim.error().httpStatus, 404);
+    EXPECT_EQ(claim.error().kind, ErrorKind::NotFound);
     EXPECT_EQ(claim.error().message,
               "GET /apis/resource.k8s.io/v1/namespaces/team-a/resourceclaims/nope: HTTP 404 "
               "NotFound: resourceclaims.resource.k8s.io \"nope\" not found");
@@ -275,7 +283,8 @@ TEST_F(KubeClientTest, GivesUpAfterMaxAttemptsWithTheLastError) {
     server_.failNext(100, 503);
     auto list = client.listResourceSlices("");
     ASSERT_FALSE(list.ok());
-    EXPECT_EQ(list.error().code, 503);
+    EXPECT_EQ(list.error().httpStatus, 503);
+    EXPECT_EQ(list.error().kind, ErrorKind::Unavailable);
     EXPECT_THAT(list.error().message, HasSubstr("injected fault"));
     EXPECT_THAT(list.error().message, HasSubstr("(attempt 3)"));
     EXPECT_EQ(server_.requestCount("GET", kResourceSlicesPath), 3);
@@ -292,7 +301,8 @@ TEST_F(KubeClientTest, RetriesStopAtTheDeadline) {
     auto claim = client.getResourceClaim("ns", "c", start + 400ms);
     const auto elapsed = Clock::now() - start;
     ASSERT_FALSE(claim.ok());
-    EXPECT_EQ(claim.error().code, 503);
+    EXPECT_EQ(claim.error().httpStatus, 503);
+    EXPECT_EQ(claim.error().kind, ErrorKind::Unavailable);
     EXPECT_LT(elapsed, 600ms);
     EXPECT_GT(server_.requestCount("GET", "/apis"), 1);
 }
@@ -302,7 +312,8 @@ TEST_F(KubeClientTest, ARetryAfterBeyondTheDeadlineEndsAtOnce) {
     const auto start = Clock::now();
     auto claim = client_.getResourceClaim("ns", "c", start + 2s);
     ASSERT_FALSE(claim.ok());
-    EXPECT_EQ(claim.error().code, 429);
+    EXPECT_EQ(claim.error().httpStatus, 429);
+    EXPECT_EQ(claim.error().kind, ErrorKind::Unavailable);
     EXPECT_LT(Clock::now() - start, 1s);
 }
 
@@ -311,7 +322,7 @@ TEST_F(KubeClientTest, DoesNotRetryClientErrors) {
         server_.failNext(1, status);
         auto list = client_.listResourceSlices("");
         ASSERT_FALSE(list.ok());
-        EXPECT_EQ(list.error().code, status);
+        EXPECT_EQ(list.error().httpStatus, status);
     }
     EXPECT_EQ(server_.requestCount("GET", kResourceSlicesPath), 6);
 }
@@ -334,7 +345,7 @@ TEST_F(KubeClientTest, TransportFailuresHaveCodeZeroAndNameTheRequest) {
     KubeClient client(config, options);
     auto node = client.getNode("n1");
     ASSERT_FALSE(node.ok());
-    EXPECT_EQ(node.error().code, 0);
+    EXPECT_EQ(node.error().httpStatus, 0);
     EXPECT_THAT(node.error().message, HasSubstr("GET /api/v1/nodes/n1: "));
     EXPECT_THAT(node.error().message, HasSubstr("(attempt 3)"));
 }
@@ -346,7 +357,8 @@ TEST_F(KubeClientTest, RequestSendsAnArbitraryCall) {
     EXPECT_EQ((*node)["metadata"]["name"], "n1");
     auto unknown = client_.request("GET", "/api/v1/pods", nullptr, Clock::now() + 2s);
     ASSERT_FALSE(unknown.ok());
-    EXPECT_EQ(unknown.error().code, 404);
+    EXPECT_EQ(unknown.error().httpStatus, 404);
+    EXPECT_EQ(unknown.error().kind, ErrorKind::NotFound);
 }
 
 TEST_F(KubeClientTest, IsSafeToUseFromSeveralThreads) {

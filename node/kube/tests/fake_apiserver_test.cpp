@@ -40,16 +40,20 @@ TEST(FakeApiServer, WithoutListAttributesACreateIsRefusedAsKubeApiserverDoes) {
     KubeClient client(test::configFor(server), quickOptions());
     auto created = client.createResourceSlice(sliceWithAttributes());
     ASSERT_FALSE(created.ok());
-    EXPECT_EQ(created.error().code, 422);
+    EXPECT_EQ(created.error().httpStatus, 422);
+    EXPECT_EQ(created.error().kind, ErrorKind::InvalidArgument);
     EXPECT_EQ(created.error().message,
               "POST /apis/resource.k8s.io/v1/resourceslices: HTTP 422 Invalid: "
               "ResourceSlice.resource.k8s.io \"s\" is invalid: "
               "[spec.devices[0].attributes[resource.kubernetes.io/numaNode]: " +
                   kNoValue + ", spec.devices[0].attributes[numa.dra.dev/names]: " + kNoValue + "]");
-    EXPECT_EQ(created.error().causes,
-              (std::vector<FieldCause>{
-                  {"spec.devices[0].attributes[resource.kubernetes.io/numaNode]", kNoValue},
-                  {"spec.devices[0].attributes[numa.dra.dev/names]", kNoValue}}));
+    EXPECT_EQ(
+        created.error().causes,
+        (std::vector<FieldCause>{
+            {"spec.devices[0].attributes[resource.kubernetes.io/numaNode]", kNoValue,
+             "FieldValueInvalid"},
+            {"spec.devices[0].attributes[numa.dra.dev/names]", kNoValue, "FieldValueInvalid"}}));
+    EXPECT_EQ(created.error().reason, "Invalid");
     EXPECT_FALSE(server.resourceSlice("s").has_value());
 }
 
@@ -83,9 +87,95 @@ TEST(FakeApiServer, WithoutListAttributesAnUpdateIsRefusedToo) {
     server.setRefuseListAttributes(true);
     auto updated = client.updateResourceSlice(*created);
     ASSERT_FALSE(updated.ok());
-    EXPECT_EQ(updated.error().code, 422);
+    EXPECT_EQ(updated.error().httpStatus, 422);
+    EXPECT_EQ(updated.error().kind, ErrorKind::InvalidArgument);
     EXPECT_EQ(updated.error().causes.size(), 2u);
     EXPECT_EQ(server.resourceSlice("s").value(), *created);  // unchanged
+}
+
+// kube-apiserver v1.37.2's NodeDeclaredFeatureValidator answers with apierrors.NewForbidden:
+// reason Forbidden, no causes, the feature in the message.
+TEST(FakeApiServer, AnUndeclaredNodeAllocatableIsForbiddenAsKubeApiserverDoes) {
+    fakes::FakeApiServer server;
+    server.setCheckDeclaredFeatures(true);
+    server.addNode("n1", "uid-n1", std::vector<std::string>{});
+    KubeClient client(test::configFor(server), quickOptions());
+    Json slice = sliceJson("s", "n1");
+    slice["spec"]["devices"] =
+        Json::array({Json{{"name", "gpu-0"},
+                          {"nodeAllocatableResources", {{"cpu", {{"allocationMultiple", "1"}}}}}}});
+    auto created = client.createResourceSlice(slice);
+    ASSERT_FALSE(created.ok());
+    EXPECT_EQ(created.error().kind, ErrorKind::PermissionDenied);
+    EXPECT_EQ(created.error().httpStatus, 403);
+    EXPECT_EQ(created.error().reason, "Forbidden");
+    EXPECT_TRUE(created.error().causes.empty());
+    EXPECT_THAT(created.error().message,
+                HasSubstr("resourceslices.resource.k8s.io \"s\" is forbidden: node \"n1\" does "
+                          "not support DRANodeAllocatableResources feature"));
+}
+
+Json allocatedClaim() {
+    return Json{{"apiVersion", "resource.k8s.io/v1"},
+                {"kind", "ResourceClaim"},
+                {"metadata", {{"name", "c"}, {"namespace", "ns"}, {"uid", "uid-c"}}},
+                {"status",
+                 {{"allocation",
+                   {{"devices",
+                     {{"results", Json::array({Json{{"request", "r"},
+                                                    {"driver", "numa.dra.dev"},
+                                                    {"pool", "n1"},
+                                                    {"device", "nic-0"}}})}}}}}}}};
+}
+
+Json statusEntry(const std::string& device) {
+    return Json{
+        {"metadata", {{"uid", "uid-c"}}},
+        {"status",
+         {{"devices",
+           Json::array({Json{{"driver", "numa.dra.dev"}, {"pool", "n1"}, {"device", device}}})}}}};
+}
+
+TEST(FakeApiServer, AStatusEntryForAnUnallocatedDeviceIsInvalidAsKubeApiserverSaysIt) {
+    fakes::FakeApiServer server;
+    server.putResourceClaim(allocatedClaim());
+    KubeClient client(test::configFor(server), quickOptions());
+    auto applied = client.applyResourceClaimStatus("ns", "c", statusEntry("nic-9"), "numa.dra.dev",
+                                                   Clock::now() + 5s);
+    ASSERT_FALSE(applied.ok());
+    EXPECT_EQ(applied.error().kind, ErrorKind::InvalidArgument);
+    EXPECT_EQ(applied.error().httpStatus, 422);
+    EXPECT_EQ(applied.error().reason, "Invalid");
+    ASSERT_EQ(applied.error().causes.size(), 1u);
+    EXPECT_EQ(applied.error().causes[0].field, "status.devices[0]");
+    EXPECT_EQ(applied.error().causes[0].reason, "FieldValueInvalid");
+    EXPECT_THAT(applied.error().causes[0].message,
+                HasSubstr("must be an allocated device in the claim"));
+    EXPECT_THAT(applied.error().message,
+                HasSubstr("ResourceClaim.resource.k8s.io \"c\" is invalid: status.devices[0]: "
+                          "Invalid value: "));
+    EXPECT_TRUE(client
+                    .applyResourceClaimStatus("ns", "c", statusEntry("nic-0"), "numa.dra.dev",
+                                              Clock::now() + 5s)
+                    .ok());
+}
+
+TEST(FakeApiServer, AnApplyWithoutAFieldManagerIsInvalidPatchOptions) {
+    fakes::FakeApiServer server;
+    server.putResourceClaim(allocatedClaim());
+    KubeClient client(test::configFor(server), quickOptions());
+    auto applied =
+        client.applyResourceClaimStatus("ns", "c", statusEntry("nic-0"), "", Clock::now() + 5s);
+    ASSERT_FALSE(applied.ok());
+    EXPECT_EQ(applied.error().kind, ErrorKind::InvalidArgument);
+    EXPECT_EQ(applied.error().httpStatus, 422);
+    EXPECT_EQ(
+        applied.error().causes,
+        (std::vector<FieldCause>{{"fieldManager", "Required value: is required for apply patch",
+                                  "FieldValueRequired"}}));
+    EXPECT_THAT(applied.error().message,
+                HasSubstr("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required "
+                          "value: is required for apply patch"));
 }
 
 TEST(FakeApiServer, OneResourceVersionCounterForAllKinds) {
@@ -120,7 +210,8 @@ TEST(FakeApiServer, RejectsASliceWithoutAName) {
     slice["metadata"] = Json::object();
     auto created = client.createResourceSlice(slice);
     ASSERT_FALSE(created.ok());
-    EXPECT_EQ(created.error().code, 422);
+    EXPECT_EQ(created.error().httpStatus, 422);
+    EXPECT_EQ(created.error().kind, ErrorKind::InvalidArgument);
 }
 
 TEST(FakeApiServer, RecordsEveryRequest) {
@@ -149,7 +240,8 @@ TEST(FakeApiServer, RemovedClaimsAreNotFound) {
     EXPECT_TRUE(server.removeResourceClaim("ns", "c"));
     auto gone = client.getResourceClaim("ns", "c", Clock::now() + 1s);
     ASSERT_FALSE(gone.ok());
-    EXPECT_EQ(gone.error().code, 404);
+    EXPECT_EQ(gone.error().httpStatus, 404);
+    EXPECT_EQ(gone.error().kind, ErrorKind::NotFound);
 }
 
 TEST(FakeApiServer, AddResourceSliceStoresLikeACreate) {
@@ -189,7 +281,8 @@ TEST(FakeApiServer, UnknownPathsAreNotFoundStatuses) {
     KubeClient client(test::configFor(server), quickOptions());
     auto answer = client.request("GET", "/apis/apps/v1/deployments", nullptr, Clock::now() + 1s);
     ASSERT_FALSE(answer.ok());
-    EXPECT_EQ(answer.error().code, 404);
+    EXPECT_EQ(answer.error().httpStatus, 404);
+    EXPECT_EQ(answer.error().kind, ErrorKind::NotFound);
     EXPECT_THAT(answer.error().message, HasSubstr("NotFound"));
 }
 

@@ -159,7 +159,7 @@ TEST_F(TlsTest, RefusesAServerSignedByAnotherCa) {
     KubeClient client(configWithData(server), clientOptions);
     auto node = client.getNode("n1");
     ASSERT_FALSE(node.ok());
-    EXPECT_EQ(node.error().code, 0);
+    EXPECT_EQ(node.error().httpStatus, 0);
     EXPECT_EQ(server.requestCount("", ""), 0);
 }
 
@@ -187,7 +187,7 @@ TEST_F(TlsTest, AServerThatWantsAClientCertificateRefusesAClientWithout) {
     KubeClient client(config, clientOptions);
     auto node = client.getNode("n1");
     ASSERT_FALSE(node.ok());
-    EXPECT_EQ(node.error().code, 0);
+    EXPECT_EQ(node.error().httpStatus, 0);
 }
 
 TEST_F(TlsTest, MalformedCaDataIsAnError) {

@@ -117,7 +117,8 @@ TEST_F(WatchTest, ATooOldResourceVersionIsGone410) {
     const auto result = watch.waitForEnd();
     ASSERT_TRUE(result.has_value()) << "the watch should end by itself";
     ASSERT_FALSE(result->ok());
-    EXPECT_EQ(result->error().code, 410);
+    EXPECT_EQ(result->error().httpStatus, 410);
+    EXPECT_EQ(result->error().kind, ErrorKind::Expired);
     EXPECT_THAT(result->error().message, HasSubstr("too old resource version"));
     EXPECT_TRUE(watch.changes().empty());
 }
@@ -128,7 +129,8 @@ TEST_F(WatchTest, AnHttp410IsGoneToo) {
     const auto result = watch.waitForEnd();
     ASSERT_TRUE(result.has_value());
     ASSERT_FALSE(result->ok());
-    EXPECT_EQ(result->error().code, 410);
+    EXPECT_EQ(result->error().httpStatus, 410);
+    EXPECT_EQ(result->error().kind, ErrorKind::Expired);
 }
 
 TEST_F(WatchTest, OtherHttpErrorsCarryTheirStatus) {
@@ -137,7 +139,8 @@ TEST_F(WatchTest, OtherHttpErrorsCarryTheirStatus) {
     const auto result = watch.waitForEnd();
     ASSERT_TRUE(result.has_value());
     ASSERT_FALSE(result->ok());
-    EXPECT_EQ(result->error().code, 403);
+    EXPECT_EQ(result->error().httpStatus, 403);
+    EXPECT_EQ(result->error().kind, ErrorKind::PermissionDenied);
     EXPECT_THAT(result->error().message,
                 HasSubstr("GET /apis/resource.k8s.io/v1/resourceslices?watch=true"));
 }

@@ -100,7 +100,7 @@ TEST(HttpServer, AnExclusivePortIsRefusedToASecondServer) {
     auto status = second.start("127.0.0.1:" + std::to_string(first.port()), answering("second\n"),
                                HttpServer::Port::SharedWithSameUser);
     ASSERT_FALSE(status.ok());
-    EXPECT_EQ(status.error().code, EADDRINUSE) << status.error().message;
+    EXPECT_EQ(status.error().errnoValue, EADDRINUSE) << status.error().message;
 }
 
 // A rolling update on a host-network node: the new driver pod listens beside the old one, and

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
 
 namespace numadra::slices {
 namespace {
@@ -21,6 +22,8 @@ class MemoryApi : public SliceApi {
     bool dropListAttributes = false;
     // A 422 with these causes for every create and update, as the kube client reports one.
     std::vector<FieldCause> invalidCauses;
+    // When set, the answer to every create and update (a 403 of an admission plugin...).
+    std::optional<Error> refusal;
     int conflictsToInject = 0;
 
     Result<std::vector<api::Json>> list() override {
@@ -36,25 +39,29 @@ class MemoryApi : public SliceApi {
         const std::string name = slice["metadata"]["name"];
         std::lock_guard lock(mutex_);  // the publisher writes from several threads
         calls.push_back("create " + name);
+        if (refusal)
+            return *refusal;
         if (!invalidCauses.empty())
-            return Error{"HTTP 422 Invalid", 422, invalidCauses};
+            return answer(422, "Invalid", "HTTP 422 Invalid", invalidCauses);
         if (objects.count(name))
-            return Error{"exists", 409};
+            return answer(409, "AlreadyExists", "exists");
         return store(slice);
     }
     Result<api::Json> update(const api::Json& slice) override {
         const std::string name = slice["metadata"]["name"];
         std::lock_guard lock(mutex_);
         calls.push_back("update " + name);
+        if (refusal)
+            return *refusal;
         if (conflictsToInject > 0) {
             --conflictsToInject;
-            return Error{"conflict", 409};
+            return answer(409, "Conflict", "conflict");
         }
         auto it = objects.find(name);
         if (it == objects.end())
-            return Error{"not found", 404};
+            return answer(404, "NotFound", "not found");
         if (it->second["metadata"]["resourceVersion"] != slice["metadata"]["resourceVersion"]) {
-            return Error{"conflict", 409};
+            return answer(409, "Conflict", "conflict");
         }
         return store(slice);
     }
@@ -63,6 +70,22 @@ class MemoryApi : public SliceApi {
         calls.push_back("delete " + name);
         objects.erase(name);
         return Status::Ok();
+    }
+
+    // An Error as the kube client makes it of an API server's Status (kube/errors.hpp: slices
+    // does not see the client, so the kinds are spelled out here).
+    static Error answer(int status, std::string reason, std::string message,
+                        std::vector<FieldCause> causes = {}) {
+        const ErrorKind kind = status == 422               ? ErrorKind::InvalidArgument
+                               : status == 404             ? ErrorKind::NotFound
+                               : status == 403             ? ErrorKind::PermissionDenied
+                               : reason == "AlreadyExists" ? ErrorKind::AlreadyExists
+                                                           : ErrorKind::Conflict;
+        return Error{.message = std::move(message),
+                     .kind = kind,
+                     .httpStatus = status,
+                     .reason = std::move(reason),
+                     .causes = std::move(causes)};
     }
 
   private:
@@ -252,7 +275,7 @@ TEST_F(PublisherTest, DroppedListAttributesAreAFatalConfigurationError) {
         std::vector<std::int64_t>{5, 4, 6, 7};
     auto stats = publisher.reconcile({s});
     ASSERT_FALSE(stats.ok());
-    EXPECT_EQ(stats.error().code, kDroppedFieldsError);
+    EXPECT_EQ(refusalOf(stats.error()), Refusal::DroppedFields);
     EXPECT_NE(stats.error().message.find("resource.kubernetes.io/numaNode"), std::string::npos)
         << stats.error().message;
     EXPECT_NE(stats.error().message.find("DRAListTypeAttributes"), std::string::npos);
@@ -275,7 +298,7 @@ TEST_F(PublisherTest, ARefusedListAttributeIsRecognised) {
         std::vector<std::int64_t>{5, 4, 6, 7};
     auto stats = publisher.reconcile({s});
     ASSERT_FALSE(stats.ok());
-    EXPECT_EQ(stats.error().code, kListAttributesRefusedError);
+    EXPECT_EQ(refusalOf(stats.error()), Refusal::ListAttributesRefused);
     for (const char* named : {"ResourceSlice s0", "resource.kubernetes.io/numaNode",
                               "DRAListTypeAttributes", "--numa-list=auto", "HTTP 422"}) {
         EXPECT_NE(stats.error().message.find(named), std::string::npos)
@@ -289,7 +312,7 @@ TEST_F(PublisherTest, ARefusedListAttributeIsRecognisedInTheHandwrittenValidatio
     s.devices[0].attributes["resource.kubernetes.io/numaNode"] = std::vector<std::int64_t>{5, 4};
     auto stats = publisher.reconcile({s});
     ASSERT_FALSE(stats.ok());
-    EXPECT_EQ(stats.error().code, kListAttributesRefusedError);
+    EXPECT_EQ(refusalOf(stats.error()), Refusal::ListAttributesRefused);
 }
 
 TEST_F(PublisherTest, A422AboutAScalarAttributeIsAnOrdinaryError) {
@@ -298,7 +321,9 @@ TEST_F(PublisherTest, A422AboutAScalarAttributeIsAnOrdinaryError) {
     s.devices[0].attributes["resource.kubernetes.io/numaNode"] = std::int64_t{5};
     auto stats = publisher.reconcile({s});
     ASSERT_FALSE(stats.ok());
-    EXPECT_EQ(stats.error().code, 422);
+    EXPECT_EQ(stats.error().kind, ErrorKind::InvalidArgument);
+    EXPECT_EQ(stats.error().httpStatus, 422);
+    EXPECT_EQ(refusalOf(stats.error()), Refusal::None);
 }
 
 TEST_F(PublisherTest, A422NamingAnotherDeviceIsAnOrdinaryError) {
@@ -308,7 +333,130 @@ TEST_F(PublisherTest, A422NamingAnotherDeviceIsAnOrdinaryError) {
     s.devices[0].attributes["resource.kubernetes.io/numaNode"] = std::vector<std::int64_t>{5, 4};
     auto stats = publisher.reconcile({s});
     ASSERT_FALSE(stats.ok());
-    EXPECT_EQ(stats.error().code, 422);
+    EXPECT_EQ(stats.error().kind, ErrorKind::InvalidArgument);
+    EXPECT_EQ(stats.error().httpStatus, 422);
+    EXPECT_EQ(refusalOf(stats.error()), Refusal::None);
+}
+
+// The structure of kube-apiserver v1.37.2's cause (apierrors.NewInvalid of field.Invalid(path,
+// "", ...)), decisive whatever the message's words.
+TEST_F(PublisherTest, ARefusedListAttributeIsRecognisedByAnInvalidEmptyValueCause) {
+    api.invalidCauses = {{"spec.devices[0].attributes[resource.kubernetes.io/numaNode]",
+                          "Invalid value: \"\": words of a later release", "FieldValueInvalid"}};
+    auto s = slice("s0", {"gpu-0"});
+    s.devices[0].attributes["resource.kubernetes.io/numaNode"] = std::vector<std::int64_t>{5, 4};
+    auto stats = publisher.reconcile({s});
+    ASSERT_FALSE(stats.ok());
+    EXPECT_EQ(refusalOf(stats.error()), Refusal::ListAttributesRefused);
+    EXPECT_EQ(stats.error().kind, ErrorKind::FailedPrecondition);
+    EXPECT_EQ(stats.error().causes, api.invalidCauses);
+}
+
+TEST_F(PublisherTest, ARefusedListAttributeIsRecognisedByARequiredValueCause) {
+    api.invalidCauses = {{"spec.devices[0].attributes[resource.kubernetes.io/numaNode]",
+                          "Required value", "FieldValueRequired"}};
+    auto s = slice("s0", {"gpu-0"});
+    s.devices[0].attributes["resource.kubernetes.io/numaNode"] = std::vector<std::int64_t>{5, 4};
+    auto stats = publisher.reconcile({s});
+    ASSERT_FALSE(stats.ok());
+    EXPECT_EQ(refusalOf(stats.error()), Refusal::ListAttributesRefused);
+}
+
+TEST_F(PublisherTest, ARefusedListAttributeIsRecognisedInTheServersWordsWithItsReason) {
+    FieldCause cause = kNumaNodeValueRequired;
+    cause.reason = "FieldValueInvalid";  // all of what kube-apiserver 1.37.2 sends
+    api.invalidCauses = {cause};
+    auto s = slice("s0", {"gpu-0"});
+    s.devices[0].attributes["resource.kubernetes.io/numaNode"] = std::vector<std::int64_t>{5, 4};
+    auto stats = publisher.reconcile({s});
+    ASSERT_FALSE(stats.ok());
+    EXPECT_EQ(refusalOf(stats.error()), Refusal::ListAttributesRefused);
+}
+
+TEST_F(PublisherTest, AnInvalidListValueIsAnOrdinaryError) {
+    // A bad value that is not empty: the list was kept and found wrong, not stripped.
+    api.invalidCauses = {{"spec.devices[0].attributes[resource.kubernetes.io/numaNode]",
+                          "Invalid value: [5,4]: some other rule", "FieldValueInvalid"}};
+    auto s = slice("s0", {"gpu-0"});
+    s.devices[0].attributes["resource.kubernetes.io/numaNode"] = std::vector<std::int64_t>{5, 4};
+    auto stats = publisher.reconcile({s});
+    ASSERT_FALSE(stats.ok());
+    EXPECT_EQ(stats.error().httpStatus, 422);
+    EXPECT_EQ(refusalOf(stats.error()), Refusal::None);
+}
+
+// kube-apiserver v1.37.2's NodeDeclaredFeatureValidator: apierrors.NewForbidden, reason Forbidden,
+// no causes, the feature in the message.
+Error forbidden(std::string message, std::vector<FieldCause> causes = {}) {
+    return Error{.message = std::move(message),
+                 .kind = ErrorKind::PermissionDenied,
+                 .httpStatus = 403,
+                 .reason = "Forbidden",
+                 .causes = std::move(causes)};
+}
+
+TEST_F(PublisherTest, ARefusedNodeAllocatableIsRecognisedInTheServersWords) {
+    api.refusal = forbidden(
+        "POST /apis/resource.k8s.io/v1/resourceslices: HTTP 403 Forbidden: "
+        "resourceslices.resource.k8s.io \"s0\" is forbidden: node \"node-a\" does not support "
+        "DRANodeAllocatableResources feature");
+    auto stats = publisher.reconcile({slice("s0", {"gpu-0"})});
+    ASSERT_FALSE(stats.ok());
+    EXPECT_EQ(refusalOf(stats.error()), Refusal::NodeAllocatableRefused);
+    EXPECT_NE(stats.error().message.find("does not support"), std::string::npos);
+}
+
+TEST_F(PublisherTest, ARefusedNodeAllocatableIsRecognisedInOtherWordsNamingTheFeature) {
+    api.refusal = forbidden("node \"node-a\" has not declared DRANodeAllocatableResources");
+    auto stats = publisher.reconcile({slice("s0", {"gpu-0"})});
+    ASSERT_FALSE(stats.ok());
+    EXPECT_EQ(refusalOf(stats.error()), Refusal::NodeAllocatableRefused);
+}
+
+TEST_F(PublisherTest, ARefusedNodeAllocatableIsRecognisedByACauseOnTheField) {
+    api.refusal = forbidden("resourceslices.resource.k8s.io \"s0\" is forbidden",
+                            {{"spec.devices[0].nodeAllocatableResources",
+                              "Forbidden: the node does not declare it", "FieldValueForbidden"}});
+    auto stats = publisher.reconcile({slice("s0", {"gpu-0"})});
+    ASSERT_FALSE(stats.ok());
+    EXPECT_EQ(refusalOf(stats.error()), Refusal::NodeAllocatableRefused);
+}
+
+TEST_F(PublisherTest, ARefusedNodeAllocatableIsRecognisedByACauseNamingTheFeature) {
+    api.refusal = forbidden("resourceslices.resource.k8s.io \"s0\" is forbidden",
+                            {{"", "DRANodeAllocatableResources is not declared", ""}});
+    auto stats = publisher.reconcile({slice("s0", {"gpu-0"})});
+    ASSERT_FALSE(stats.ok());
+    EXPECT_EQ(refusalOf(stats.error()), Refusal::NodeAllocatableRefused);
+}
+
+TEST_F(PublisherTest, AnRbacRefusalIsAnOrdinaryError) {
+    api.refusal = forbidden(
+        "resourceslices.resource.k8s.io is forbidden: User \"system:serviceaccount:x:y\" cannot "
+        "create resource \"resourceslices\" in API group \"resource.k8s.io\" at the cluster scope");
+    auto stats = publisher.reconcile({slice("s0", {"gpu-0"})});
+    ASSERT_FALSE(stats.ok());
+    EXPECT_EQ(stats.error().kind, ErrorKind::PermissionDenied);
+    EXPECT_EQ(refusalOf(stats.error()), Refusal::None);
+}
+
+TEST_F(PublisherTest, AnUnmappedDeviceIsAnOrdinaryError) {
+    // The same admission plugin's other refusal: the feature is not what is missing.
+    api.refusal = forbidden(
+        "resourceslices.resource.k8s.io \"s0\" is forbidden: device \"gpu-0\" in ResourceSlice "
+        "has NodeAllocatableResources but does not map to any nodes");
+    auto stats = publisher.reconcile({slice("s0", {"gpu-0"})});
+    ASSERT_FALSE(stats.ok());
+    EXPECT_EQ(refusalOf(stats.error()), Refusal::None);
+}
+
+TEST(RefusalOf, AnApiAnswerIsNeverARefusal) {
+    EXPECT_EQ(refusalOf(Error{.message = "x",
+                              .kind = ErrorKind::FailedPrecondition,
+                              .httpStatus = 412,
+                              .reason = "DroppedFields"}),
+              Refusal::None);
+    EXPECT_EQ(refusalOf(Error{"x"}), Refusal::None);
 }
 
 TEST_F(PublisherTest, RemoveAllDeletesOnlyThisDriversSlices) {

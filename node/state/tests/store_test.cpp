@@ -294,7 +294,7 @@ TEST_F(StoreTest, QuarantiningTheSameClaimTwiceKeepsBothFiles) {
 TEST_F(StoreTest, QuarantineOfAMissingRecordFails) {
     auto moved = store().quarantine("a", "why");
     ASSERT_FALSE(moved);
-    EXPECT_EQ(moved.error().code, ENOENT);
+    EXPECT_EQ(moved.error().errnoValue, ENOENT);
     EXPECT_TRUE(list(quarantine()).empty());
 }
 
@@ -367,7 +367,7 @@ TEST(ReadBootId, MissingFileIsAnErrorNamingIt) {
     auto id = readBootId(tree.path("proc"));
     ASSERT_FALSE(id.ok());
     EXPECT_THAT(id.error().message, HasSubstr(tree.path("proc/sys/kernel/random/boot_id")));
-    EXPECT_EQ(id.error().code, ENOENT);
+    EXPECT_EQ(id.error().errnoValue, ENOENT);
 }
 
 TEST(ReadBootId, BlankFileIsAnErrorNamingIt) {

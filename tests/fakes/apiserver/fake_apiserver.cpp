@@ -145,6 +145,13 @@ void stampTaints(Json& slice) {
     }
 }
 
+// One of a Status's details.causes, as apierrors.NewInvalid makes it of a field.Error: reason
+// the error's type (FieldValueRequired, FieldValueInvalid...), message its ErrorBody ("Required
+// value: ...", "Invalid value: \"x\": ..."), field its path.
+Json fieldCause(const std::string& reason, const std::string& field, const std::string& message) {
+    return Json{{"reason", reason}, {"message", message}, {"field", field}};
+}
+
 // kube-apiserver 1.37.2's words (declarative validation of the attribute union) for an attribute
 // left without a value.
 constexpr const char* kNoAttributeValue =
@@ -173,18 +180,20 @@ std::vector<Json> stripListAttributeValues(Json& slice) {
                 value.erase(listField);
             if (!value.empty())
                 continue;
-            causes.push_back(Json{
-                {"reason", "FieldValueInvalid"},
-                {"message", kNoAttributeValue},
-                {"field", "spec.devices[" + std::to_string(index) + "].attributes[" + name + "]"}});
+            causes.push_back(
+                fieldCause("FieldValueInvalid",
+                           "spec.devices[" + std::to_string(index) + "].attributes[" + name + "]",
+                           kNoAttributeValue));
         }
     }
     return causes;
 }
 
-// kube-apiserver's 422 for an invalid object: "<Kind>.<group> "<name>" is invalid: <errors>",
-// the errors bracketed when there are several, and details with one cause per field.
-Json invalidStatus(const std::string& name, const std::vector<Json>& causes) {
+// kube-apiserver's 422 for an invalid object (apierrors.NewInvalid): "<Kind>.<group> "<name>" is
+// invalid: <errors>", the errors bracketed when there are several, reason Invalid, and details
+// with the group, the kind, the name and one cause per field.
+Json invalidStatus(const std::string& group, const std::string& kind, const std::string& name,
+                   const std::vector<Json>& causes) {
     std::vector<std::string> errors;
     for (const auto& cause : causes)
         errors.push_back(stringAt(cause, "field") + ": " + stringAt(cause, "message"));
@@ -193,12 +202,22 @@ Json invalidStatus(const std::string& name, const std::vector<Json>& causes) {
         joined += (joined.empty() ? "" : ", ") + error;
     if (errors.size() > 1)
         joined = "[" + joined + "]";
-    Json status = statusObject(
-        422, "ResourceSlice.resource.k8s.io \"" + name + "\" is invalid: " + joined, "Invalid");
-    status["details"] = Json{{"name", name},
-                             {"group", "resource.k8s.io"},
-                             {"kind", "ResourceSlice"},
-                             {"causes", causes}};
+    Json status = statusObject(422, kind + "." + group + " \"" + name + "\" is invalid: " + joined,
+                               "Invalid");
+    status["details"] = Json{{"name", name}, {"group", group}, {"kind", kind}, {"causes", causes}};
+    return status;
+}
+
+Json invalidSliceStatus(const std::string& name, const std::vector<Json>& causes) {
+    return invalidStatus("resource.k8s.io", "ResourceSlice", name, causes);
+}
+
+// kube-apiserver's 403 of an admission plugin (admission.NewForbidden, so apierrors.NewForbidden):
+// reason Forbidden, details naming the resource (not the kind) and the object, no causes.
+Json forbiddenSliceStatus(const std::string& name, const std::string& message) {
+    Json status = statusObject(403, message, "Forbidden");
+    status["details"] =
+        Json{{"name", name}, {"group", "resource.k8s.io"}, {"kind", "resourceslices"}};
     return status;
 }
 
@@ -719,8 +738,8 @@ class FakeApiServer::Impl {
     }
 
     // Validates and stores a new slice (mutex held). Returns the HTTP status, 201 on success;
-    // `invalid` is set for a 422 that carries field causes.
-    int storeNewSlice(Json& slice, std::string& problem, std::optional<Json>* invalid = nullptr) {
+    // `refusal` is set to the whole Status for a 422 that carries field causes and for a 403.
+    int storeNewSlice(Json& slice, std::string& problem, std::optional<Json>* refusal = nullptr) {
         if (!slice.is_object() || (slice.contains("metadata") && !slice["metadata"].is_object())) {
             problem = "the body is not a ResourceSlice object";
             return 400;
@@ -750,12 +769,14 @@ class FakeApiServer::Impl {
         stampExisting(slice, "resource.k8s.io/v1", "ResourceSlice");
         if (auto forbidden = undeclaredNodeAllocatable(slice)) {
             problem = *forbidden;
+            if (refusal != nullptr)
+                *refusal = forbiddenSliceStatus(name, *forbidden);
             return 403;
         }
         if (refuseListAttributes_) {
             if (auto causes = stripListAttributeValues(slice); !causes.empty()) {
-                if (invalid != nullptr)
-                    *invalid = invalidStatus(name, causes);
+                if (refusal != nullptr)
+                    *refusal = invalidSliceStatus(name, causes);
                 problem = "invalid";
                 return 422;
             }
@@ -824,16 +845,13 @@ class FakeApiServer::Impl {
             return;
         std::lock_guard lock(mutex_);
         std::string problem;
-        std::optional<Json> invalid;
-        const int code = storeNewSlice(*slice, problem, &invalid);
+        std::optional<Json> refusal;
+        const int code = storeNewSlice(*slice, problem, &refusal);
         if (code == 201)
             return reply(response, 201, *slice);
-        if (invalid)
-            return reply(response, code, *invalid);
-        replyStatus(response, code, problem,
-                    code == 409   ? "AlreadyExists"
-                    : code == 403 ? "Forbidden"
-                                  : "");
+        if (refusal)
+            return reply(response, code, *refusal);
+        replyStatus(response, code, problem, code == 409 ? "AlreadyExists" : "");
     }
 
     void updateSlice(const std::string& name, const Request& request, Response& response) {
@@ -862,10 +880,10 @@ class FakeApiServer::Impl {
             metadata["generation"] = metadata["generation"].get<std::int64_t>() + 1;
         stampExisting(*slice, "resource.k8s.io/v1", "ResourceSlice");
         if (auto forbidden = undeclaredNodeAllocatable(*slice))
-            return replyStatus(response, 403, *forbidden, "Forbidden");
+            return reply(response, 403, forbiddenSliceStatus(name, *forbidden));
         if (refuseListAttributes_) {
             if (auto causes = stripListAttributeValues(*slice); !causes.empty())
-                return reply(response, 422, invalidStatus(name, causes));
+                return reply(response, 422, invalidSliceStatus(name, causes));
         }
         dropWhatTheGatesDrop(*slice);
         stampTaints(*slice);
@@ -934,8 +952,14 @@ class FakeApiServer::Impl {
                                "the body of the request was in an unknown format - accepted "
                                "media types include: application/apply-patch+yaml");
         const std::string manager = request.get_param_value("fieldManager");
+        // kube-apiserver v1.37.2 (apiserver's handlers/patch.go): ValidatePatchOptions, then
+        // apierrors.NewInvalid(PatchOptions.meta.k8s.io, "", errs).
         if (manager.empty())
-            return replyStatus(response, 422, "PATCH, fieldManager: Required value");
+            return reply(response, 422,
+                         invalidStatus("meta.k8s.io", "PatchOptions", "",
+                                       {fieldCause("FieldValueRequired", "fieldManager",
+                                                   "Required value: is required for apply "
+                                                   "patch")}));
         auto body = parseBody(request, response);
         if (!body)
             return;
@@ -963,15 +987,20 @@ class FakeApiServer::Impl {
                                                   {"shareID", stringAt(result, "shareID")}}));
         const Json applied = body->value("status", Json::object()).value("devices", Json::array());
         std::set<std::string> keys;
-        for (const auto& entry : applied) {
+        for (size_t index = 0; index < applied.size(); ++index) {
+            const Json& entry = applied[index];
+            // kube-apiserver v1.37.2 (pkg/apis/resource/validation, validateDeviceStatus):
+            // field.Invalid(status.devices[i], <the shared device ID>, "must be an allocated
+            // device in the claim"); the fake quotes the ID as driver/pool/device[/shareID].
             if (allocated.count(deviceStatusKey(entry)) == 0)
-                return replyStatus(response, 422,
-                                   "ResourceClaim.resource.k8s.io \"" + name +
-                                       "\" is invalid: status.devices: Invalid value: \"" +
-                                       deviceStatusKey(entry) +
-                                       "\": must be an allocated device in "
-                                       "the claim",
-                                   "Invalid");
+                return reply(
+                    response, 422,
+                    invalidStatus("resource.k8s.io", "ResourceClaim", name,
+                                  {fieldCause("FieldValueInvalid",
+                                              "status.devices[" + std::to_string(index) + "]",
+                                              "Invalid value: \"" + deviceStatusKey(entry) +
+                                                  "\": must be an allocated device in the "
+                                                  "claim")}));
             keys.insert(deviceStatusKey(entry));
         }
         auto& owned = statusOwners_[{ns, name}][manager];

@@ -106,8 +106,8 @@ Status createFile(const RequestFiles& files, const DeviceMetadata& metadata,
                   files::PendingDirectorySyncs* deferred = nullptr);
 
 // Rewrites an existing file in place (same inode) with generation = stored generation + 1 and
-// podClaimName kept from the stored object; returns the new generation. ENOENT-coded error when
-// the file does not exist.
+// podClaimName kept from the stored object; returns the new generation. An error of kind NotFound
+// when the file does not exist.
 Result<std::int64_t> updateFile(const RequestFiles& files, DeviceMetadata metadata,
                                 const std::vector<std::string>& versionsNewestFirst);
 

@@ -1,7 +1,8 @@
 #pragma once
 // File operations for state that must survive a crash at any instant: a reader (the container
 // runtime, the kubelet, our own restart) sees either the old content or the whole new content,
-// never a partial file. Errors name the path and carry errno in Error::code.
+// never a partial file. Errors name the path; their kind is errno's (common/errors.hpp), errno kept
+// in Error::errnoValue.
 
 #include <sys/types.h>
 
@@ -33,10 +34,10 @@ Status writeFileAtomically(const std::string& path, std::string_view content, mo
 
 // Truncates and rewrites an existing file keeping its inode (a single-file bind mount pins the
 // inode, so a rename would never be seen by a running container), then fsyncs it.
-// Fails with code ENOENT when the file does not exist.
+// Fails with kind NotFound (ENOENT) when the file does not exist.
 Status rewriteFileInPlace(const std::string& path, std::string_view content);
 
-// Whole file; Error::code is errno (ENOENT when missing).
+// Whole file; kind NotFound (ENOENT) when missing.
 Result<std::string> readFile(const std::string& path);
 
 // mkdir -p with `mode` for the folders it creates, each made durable (its parent fsynced, now or
@@ -52,7 +53,8 @@ Status removeTree(const std::string& path);
 
 Status syncDirectory(const std::string& path);
 
-// Names of the entries of a folder (no "." / ".."), sorted; code ENOENT when it does not exist.
+// Names of the entries of a folder (no "." / ".."), sorted; kind NotFound when it does not
+// exist.
 Result<std::vector<std::string>> listDirectory(const std::string& path);
 
 bool exists(const std::string& path);

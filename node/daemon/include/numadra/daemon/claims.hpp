@@ -27,7 +27,7 @@ using Deadline = std::chrono::steady_clock::time_point;
 class ClaimSource {
   public:
     virtual ~ClaimSource() = default;
-    // Error.code 404 when the claim does not exist.
+    // An Error of kind NotFound when the claim does not exist.
     virtual Result<api::Json> getClaim(const std::string& ns, const std::string& name,
                                        Deadline deadline) = 0;
 };

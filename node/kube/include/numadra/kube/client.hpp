@@ -2,9 +2,11 @@
 // A small kube-apiserver client over libcurl: the few requests the driver makes (ResourceSlices,
 // ResourceClaims, Nodes), with retries and backoff, and a ResourceSlice watch.
 //
-// Every call is thread-safe. Error.code is the HTTP status (404, 409, 410, 422, 429, 500...) or
-// 0 when no HTTP answer came (connection refused, TLS failure, timeout, malformed body); the
-// message has the method, the path, the status and the API's Status.message.
+// Every call is thread-safe. A failed call's Error has the kind of the answer (kube/errors.hpp:
+// NotFound, Conflict, Expired, InvalidArgument...), its httpStatus, the Status reason and field
+// causes; httpStatus is 0 when no HTTP answer came (connection refused, TLS failure, timeout:
+// kind Unavailable or DeadlineExceeded; an answer over its limit: ResourceExhausted). The message
+// has the method, the path, the status and the API's Status.message.
 
 #include <chrono>
 #include <cstddef>

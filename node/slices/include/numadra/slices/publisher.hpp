@@ -16,10 +16,11 @@
 namespace numadra::slices {
 
 // What the publisher needs from the API server, already scoped to this node and driver
-// (list = field selector spec.nodeName=<node>,spec.driver=<driver>). Error.code carries the
-// HTTP status (409 conflict, 404, ...). create and update are called from several threads at
-// once (a node's slices are written in parallel: each write waits on the API server's
-// validation and admission, not on us).
+// (list = field selector spec.nodeName=<node>,spec.driver=<driver>). A failed call's Error is
+// the kube client's: its kind (Conflict, AlreadyExists, NotFound, InvalidArgument,
+// PermissionDenied, ...), the Status reason and field causes. create and update are called from
+// several threads at once (a node's slices are written in parallel: each write waits on the API
+// server's validation and admission, not on us).
 class SliceApi {
   public:
     virtual ~SliceApi() = default;
@@ -42,18 +43,27 @@ struct PublishStats {
     bool changed() const { return created + updated + deleted > 0; }
 };
 
-// Error code for "the API server dropped fields we sent" (not an HTTP status).
-inline constexpr int kDroppedFieldsError = -100;
-// The only fields dropped were device taints (the cluster runs without DRADeviceTaints): not
-// fatal, the caller publishes without taints and keeps reporting health on the streams.
-inline constexpr int kDroppedTaintsError = -101;
-// The API server refused list-typed attributes (a 422 naming attributes sent as lists: the
-// cluster runs without DRAListTypeAttributes). The caller may publish the scalar form instead.
-inline constexpr int kListAttributesRefusedError = -102;
-// The API server dropped the devices' nodeAllocatableResources (the cluster runs without
-// DRANodeAllocatableResources), perhaps with their taints, or refused them (403: the node's
-// kubelet does not declare the feature). The caller may publish without them.
-inline constexpr int kDroppedNodeAllocatableError = -103;
+// Why the cluster would not keep what the publisher wrote: a feature gate the driver's flags
+// rely on is off. The publisher's Error then has kind FailedPrecondition and the refusal's name
+// as its reason; refusalOf reads it back.
+enum class Refusal {
+    None,  // not a refusal: an ordinary error (the API server's answer, a transport failure)
+    // The API server dropped fields we sent: a fatal configuration error.
+    DroppedFields,
+    // The only fields dropped were device taints (the cluster runs without DRADeviceTaints): not
+    // fatal, the caller publishes without taints and keeps reporting health on the streams.
+    DroppedTaints,
+    // The API server refused list-typed attributes (a 422 naming attributes sent as lists: the
+    // cluster runs without DRAListTypeAttributes). The caller may publish the scalar form.
+    ListAttributesRefused,
+    // The API server dropped the devices' nodeAllocatableResources (the cluster runs without
+    // DRANodeAllocatableResources), perhaps with their taints, or refused them (403: the node's
+    // kubelet does not declare the feature). The caller may publish without them.
+    NodeAllocatableRefused,
+};
+
+// The refusal an Error of the publisher stands for; Refusal::None for any other Error.
+Refusal refusalOf(const Error& error);
 
 class Publisher {
   public:

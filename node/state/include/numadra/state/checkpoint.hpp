@@ -31,8 +31,8 @@ struct DeviceRecord {
     // The claim's configuration asks for its containers' memory on this device's NUMA node
     // (memoryBinding: NumaNode, applied through NRI).
     bool bindMemory = false;
-    std::string kind;          // gpu, accelerator, nic, cpu
-    std::string pciAddress;    // PCI devices: the stable identity ...
+    std::string kind;        // gpu, accelerator, nic, cpu
+    std::string pciAddress;  // PCI devices: the stable identity ...
     std::uint16_t vendorId = 0;
     std::uint16_t deviceId = 0;  // ... checked again before the record is honoured
     // PCIe Device Serial Number when the card has one and it was readable: tells the prepared
@@ -93,7 +93,8 @@ class CheckpointStore {
 
     // The claim UIDs that have a record, sorted, from the folder's listing alone (nothing is read).
     Result<std::vector<std::string>> recordedUids() const;
-    // One claim's record; ENOENT when it has none. A damaged record is an error, left in place.
+    // One claim's record; an error of kind NotFound when it has none. A damaged record is an
+    // error, left in place.
     Result<ClaimRecord> read(const std::string& claimUid) const;
 
     // Moves a record that cannot be honoured out of the way, with a reason file beside it.
