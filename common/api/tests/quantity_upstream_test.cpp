@@ -1,7 +1,9 @@
 // Upstream's own tables: k8s.io/apimachinery v0.37.2, pkg/api/resource/quantity_test.go, each
-// test named after the upstream function it ports. Rows are copied as they are; checks that read
-// upstream's internals (parseQuantityString, the cached string `s`, AsDec(), the int64Amount /
-// inf.Dec split, Format values outside the three) are left out and said so where a table had them.
+// test named after the upstream function it ports (over 800 lines because it follows upstream's
+// file table by table, so the two can be read side by side). Rows are copied as they are; checks
+// that read upstream's internals (parseQuantityString, the cached string `s`, AsDec(), the
+// int64Amount / inf.Dec split, Format values outside the three) are left out and said so where a
+// table had them.
 //
 // Upstream builds expectations with decQuantity(i, exponent, format), an inf.Dec holding
 // i × 10^exponent; decQuantity() below builds the same value (fromInt(i) times 10^exponent,

@@ -1,3 +1,11 @@
+// The fake API server: the part of kube-apiserver v1.37.2 the daemon talks to (ResourceSlices,
+// ResourceClaims and their status, Nodes, Pods, list/watch with resourceVersions, field
+// selectors, optimistic concurrency, the Status answers of validation and admission) plus the
+// faults the reliability tests inject. One file over 800 lines, on purpose: it is one
+// HTTP server whose handlers share the store, the watch fan-out and the fault queue under one
+// lock, and reads top to bottom as the server does (store, answers, routes); split, every part
+// would need the Impl's internals.
+
 #include <httplib.h>
 
 #include <atomic>
