@@ -143,7 +143,7 @@ ClaimPreparer::ClaimPreparer(ClaimSource& source, const Inventory& inventory,
                              ClaimStatusPublisher* status, PinningGate* pinning)
     : source_(source),
       inventory_(inventory),
-      devices_(devices),
+      devicePreparer_(devices),
       driverName_(std::move(driverName)),
       poolName_(std::move(poolName)),
       metrics_(metrics),
@@ -231,7 +231,7 @@ std::optional<claims::ClaimPrepareResult> ClaimPreparer::prepareFromRecords(
     const claims::ClaimRef& ref) {
     const auto snapshot = inventory_.current();
     const prepare::NodeView node{snapshot->machine, snapshot->devices};
-    auto known = devices_.preparedClaim(ref, node);
+    auto known = devicePreparer_.preparedClaim(ref, node);
     if (!known)
         return std::nullopt;
     if (!*known)
@@ -270,7 +270,7 @@ claims::ClaimPrepareResult ClaimPreparer::prepareFetched(const claims::ClaimRef&
             return {{}, "ResourceClaim " + claimName(ref) + ": " + admitted.error().message};
     }
     const prepare::NodeView node{snapshot->machine, snapshot->devices};
-    auto prepared = devices_.prepare(*allocation, node);
+    auto prepared = devicePreparer_.prepare(*allocation, node);
     if (!prepared)
         return {{}, "ResourceClaim " + claimName(ref) + ": " + prepared.error().message};
     if (pinning_ != nullptr)
@@ -303,14 +303,14 @@ claims::ClaimPrepareResult ClaimPreparer::prepare(const claims::ClaimRef& ref,
 }
 
 std::string ClaimPreparer::syncWithOtherInstances() {
-    auto synced = devices_.syncWithCheckpoint();
+    auto synced = devicePreparer_.syncWithCheckpoint();
     if (!synced)
         return "the checkpoint shared with the driver's other instance: " + synced.error().message;
     return {};
 }
 
 std::string ClaimPreparer::unprepare(const claims::ClaimRef& ref, claims::Deadline) {
-    auto undone = devices_.unprepare(ref);
+    auto undone = devicePreparer_.unprepare(ref);
     if (!undone)
         return "ResourceClaim " + claimName(ref) + ": " + undone.error().message;
     if (pinning_ != nullptr)

@@ -67,7 +67,7 @@ class ClaimPreparer : public claims::ClaimPreparer {
   private:
     ClaimSource& source_;
     const Inventory& inventory_;
-    prepare::Preparer& devices_;
+    prepare::Preparer& devicePreparer_;
     std::string driverName_;
     std::string poolName_;
     metrics::Registry& metrics_;
