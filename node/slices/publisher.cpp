@@ -411,15 +411,12 @@ Result<PublishStats> Publisher::reconcileOnce(const std::vector<api::ResourceSli
         if (!sentFieldsPreserved(sent["spec"], stored.value().value("spec", api::Json::object()),
                                  &dropped) &&
             !dropped.empty()) {
-            auto mentions = [](const std::string& path, std::string_view field) {
-                return path.find(field) != std::string::npos;
-            };
             const bool onlyTaints = std::all_of(dropped.begin(), dropped.end(), [&](const auto& p) {
-                return mentions(p, ".taints");
+                return contains(p, ".taints");
             });
             const bool onlyOptional =
                 std::all_of(dropped.begin(), dropped.end(), [&](const auto& p) {
-                    return mentions(p, ".taints") || mentions(p, ".nodeAllocatableResources");
+                    return contains(p, ".taints") || contains(p, ".nodeAllocatableResources");
                 });
             // Both gates off: the mappings first; the next pass finds the taints alone.
             if (onlyOptional && !onlyTaints) {
