@@ -36,12 +36,6 @@ class FileDescriptor {
     int fd_;
 };
 
-// An Error for a failed call's errno (std::strerror is not thread-safe, generic_category().message
-// is). Callers pass errno straight from the failed call; building the path does not touch it.
-Error systemError(const std::string& path, int error) {
-    return errorFromErrno(error, path);
-}
-
 constexpr size_t kMaxSysfsFile = 1 << 20;  // sysfs attributes are at most a page; be generous
 
 // A relative path as the *at() calls take it (no leading '/', "." for the root itself),
@@ -146,7 +140,7 @@ Result<std::string> Sysfs::read(std::string_view relative) const {
     FileDescriptor fd(
         ::openat(this->fd(), AtPath(relative).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (fd.get() < 0)
-        return systemError(path(relative), errno);
+        return errorFromErrno(errno, path(relative));
     std::string content;
     char buffer[4096];
     while (content.size() < kMaxSysfsFile) {
@@ -154,7 +148,7 @@ Result<std::string> Sysfs::read(std::string_view relative) const {
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            return systemError(path(relative), errno);
+            return errorFromErrno(errno, path(relative));
         }
         content.append(buffer, static_cast<size_t>(n));
         // A sysfs attribute arrives in one read; a short read of a regular file is its end.
@@ -169,7 +163,7 @@ Result<SysfsFile> Sysfs::open(std::string_view relative) const {
     const int fd =
         ::openat(this->fd(), AtPath(relative).c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
-        return systemError(path(relative), errno);
+        return errorFromErrno(errno, path(relative));
     return SysfsFile(fd, path(relative));
 }
 
@@ -200,7 +194,7 @@ Result<std::string> SysfsFile::readAt(std::uint64_t offset, std::size_t size) co
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            return systemError(path_, errno);
+            return errorFromErrno(errno, path_);
         }
         if (n == 0)
             break;  // end of file: config space is 4096 bytes for root, 256 or 64 for others
@@ -214,7 +208,7 @@ Result<std::string> Sysfs::readLink(std::string_view relative) const {
     char buffer[4096];
     ssize_t n = ::readlinkat(fd(), AtPath(relative).c_str(), buffer, sizeof buffer - 1);
     if (n < 0)
-        return systemError(path(relative), errno);
+        return errorFromErrno(errno, path(relative));
     return std::string(buffer, static_cast<size_t>(n));
 }
 
@@ -222,7 +216,7 @@ Result<std::string> Sysfs::resolveLink(std::string_view relative) const {
     char buffer[4096];
     ssize_t n = ::readlinkat(fd(), AtPath(relative).c_str(), buffer, sizeof buffer - 1);
     if (n < 0)
-        return systemError(path(relative), errno);
+        return errorFromErrno(errno, path(relative));
     return resolveLinkTarget(relative, std::string_view(buffer, static_cast<size_t>(n)));
 }
 

@@ -65,10 +65,6 @@ bool isInterruptedWrite(const std::string& name) {
     return name.size() > 1 && name.front() == '.' && name.find(".tmp.", 1) != std::string::npos;
 }
 
-Error systemError(const std::string& what, int error) {
-    return errorFromErrno(error, what);
-}
-
 // Moves <fromDir>/<name> to <quarantineDir>/<name>.<unix-seconds> (plus ".N" when that is
 // taken) and writes the reason beside it; returns the new path.
 Result<std::string> moveToQuarantine(const std::string& fromDir, const std::string& quarantineDir,
@@ -92,7 +88,7 @@ Result<std::string> moveToQuarantine(const std::string& fromDir, const std::stri
     if (::rename(source.c_str(), target.c_str()) != 0) {
         const int error = errno;
         static_cast<void>(files::removeFile(reasonPath));
-        return systemError("moving " + source + " to " + target, error);
+        return errorFromErrno(error, "moving " + source + " to " + target);
     }
     // Best effort: should the rename be lost in a crash, the record is back in the checkpoint
     // folder and the next load quarantines it again; failing here would misreport the move.
