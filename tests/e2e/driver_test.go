@@ -54,7 +54,12 @@ func machines(t testing.TB) []string {
 	return names
 }
 
+// machineRoot is the mocked machine's tree; "host" is this machine's own / (/sys and /proc), for
+// the benchmarks that compare drivers on it.
 func machineRoot(t testing.TB, machine string) string {
+	if machine == "host" {
+		return "/"
+	}
 	return filepath.Join(buildDir(t), "testdata", "sysfs", machine)
 }
 
@@ -203,35 +208,41 @@ func machineResources(t testing.TB, machine string) (cpus, memory int64) {
 // the kubelet would mount it: it carries the node's name (ServiceAccountTokenPodNodeInfo).
 func driverToken(t testing.TB, c *cluster.Cluster, node string) string {
 	t.Helper()
+	return podBoundToken(t, c, driverNamespace, driverAccount, node)
+}
+
+// podBoundToken is a token of the service account bound to a Pod of it created on the node.
+func podBoundToken(t testing.TB, c *cluster.Cluster, namespace, account, node string) string {
+	t.Helper()
 	ctx := context.Background()
-	pod, err := c.Admin.CoreV1().Pods(driverNamespace).Create(ctx, &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "driver-" + node, Namespace: driverNamespace},
+	pod, err := c.Admin.CoreV1().Pods(namespace).Create(ctx, &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: account + "-" + node, Namespace: namespace},
 		Spec: v1.PodSpec{
 			NodeName:           node,
-			ServiceAccountName: driverAccount,
-			Containers:         []v1.Container{{Name: "driver", Image: "registry.invalid/numa-dra-driver:e2e"}},
+			ServiceAccountName: account,
+			Containers:         []v1.Container{{Name: "driver", Image: "registry.invalid/" + account + ":e2e"}},
 			Tolerations:        []v1.Toleration{{Operator: v1.TolerationOpExists}},
 		},
 	}, metav1.CreateOptions{})
 	if err != nil {
-		t.Fatalf("driver pod on %s: %v", node, err)
+		t.Fatalf("%s pod on %s: %v", account, node, err)
 	}
 	t.Cleanup(func() {
-		_ = c.Admin.CoreV1().Pods(driverNamespace).Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))})
+		_ = c.Admin.CoreV1().Pods(namespace).Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To(int64(0))})
 	})
-	token, err := c.Admin.CoreV1().ServiceAccounts(driverNamespace).CreateToken(ctx, driverAccount, &authenticationv1.TokenRequest{
+	token, err := c.Admin.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, account, &authenticationv1.TokenRequest{
 		Spec: authenticationv1.TokenRequestSpec{
 			ExpirationSeconds: ptr.To(int64(3600)),
 			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
 		},
 	}, metav1.CreateOptions{})
 	if err != nil {
-		t.Fatalf("token for the driver pod on %s: %v", node, err)
+		t.Fatalf("token for the %s pod on %s: %v", account, node, err)
 	}
 	return token.Status.Token
 }
 
-// daemon is a running numa-dra-plugin.
+// daemon is a running numa-dra-plugin (or a peer driver, in the peers benchmark).
 type daemon struct {
 	cmd     *exec.Cmd
 	log     string
@@ -277,13 +288,20 @@ func startDaemonAt(t testing.TB, c *cluster.Cluster, node, root string, args ...
 		// Several nodes' daemons run at once on this machine: each its own port.
 		"--metrics-addr", "127.0.0.1:0",
 	}, args...)
-	logPath := filepath.Join(dir, fmt.Sprintf("daemon-%d.log", time.Now().UnixNano()))
+	return startProcess(t, dir, filepath.Join(buildDir(t), "bin", "numa-dra-plugin"), all...)
+}
+
+// startProcess runs a driver's program with its output in a new log file in dir; the test's
+// cleanup stops it.
+func startProcess(t testing.TB, dir, program string, args ...string) *daemon {
+	t.Helper()
+	logPath := filepath.Join(dir, fmt.Sprintf("%s-%d.log", filepath.Base(program), time.Now().UnixNano()))
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer logFile.Close()
-	cmd := exec.Command(filepath.Join(buildDir(t), "bin", "numa-dra-plugin"), all...)
+	cmd := exec.Command(program, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	started := time.Now()
