@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -292,6 +294,7 @@ type peersResult struct {
 	idleHealthOn, idleHealthOff    float64 // % of one CPU
 	prepareSpaced, unprepareSpaced latencies
 	prepareBurst, unprepareBurst   latencies
+	syncsPerClaim                  float64 // fsync-like calls per prepare + unprepare
 }
 
 // peerRBAC gives a peer's service account what its own chart grants: slices, claims, nodes.
@@ -405,9 +408,61 @@ func measureRunning(b *testing.B, c *cluster.Cluster, who contender, d *daemon, 
 	}
 	defer conn.Close()
 	plugin := drapb.NewDRAPluginClient(conn)
-	half := len(claims) / 2
-	result.prepareSpaced, result.unprepareSpaced = prepareRound(b, who, plugin, claims[:half], 300*time.Millisecond)
-	result.prepareBurst, result.unprepareBurst = prepareRound(b, who, plugin, claims[half:], 0)
+	measured := claims[:len(claims)-tracedClaims]
+	half := len(measured) / 2
+	result.prepareSpaced, result.unprepareSpaced = prepareRound(b, who, plugin, measured[:half], 300*time.Millisecond)
+	result.prepareBurst, result.unprepareBurst = prepareRound(b, who, plugin, measured[half:], 0)
+	result.syncsPerClaim = tracedRound(b, c, who, d, plugin, claims[len(measured):])
+}
+
+// tracedClaims are prepared and unprepared under strace, after the timed rounds (strace slows
+// every system call): how many fsyncs a claim costs.
+const tracedClaims = 4
+
+// tracedRound counts the fsync-like calls of the driver's prepare and unprepare of each claim,
+// with `strace -f -c` attached; -1 without strace. NUMADRA_PEERS_TRACE_DIR keeps a timed trace of
+// every system call there too (<driver's node>.strace), to see where a prepare's time goes.
+func tracedRound(b *testing.B, c *cluster.Cluster, who contender, d *daemon, plugin drapb.DRAPluginClient, claims []*drapb.Claim) float64 {
+	b.Helper()
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		b.Logf("no strace: fsyncs per claim not counted (%v)", err)
+		return -1
+	}
+	summary := filepath.Join(c.Dir, who.node+"-syncs.txt")
+	args := []string{"-f", "-p", strconv.Itoa(d.cmd.Process.Pid), "-o", summary}
+	if dir := os.Getenv("NUMADRA_PEERS_TRACE_DIR"); dir != "" {
+		summary = filepath.Join(dir, who.node+".strace")
+		args = append(args[:len(args)-1], summary, "-tt", "-T")
+	} else {
+		args = append(args, "-c", "-e", "trace=fsync,fdatasync,sync_file_range,syncfs,sync")
+	}
+	tracer := exec.Command(strace, args...)
+	if err := tracer.Start(); err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(time.Second) // strace attaches to every thread
+	prepareRound(b, who, plugin, claims, 0)
+	_ = tracer.Process.Signal(syscall.SIGINT)
+	_ = tracer.Wait()
+	data, err := os.ReadFile(summary)
+	if err != nil {
+		b.Fatal(err)
+	}
+	syncs := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		for _, call := range []string{"fsync", "fdatasync", "sync_file_range", "syncfs", "sync"} {
+			switch {
+			case len(fields) >= 5 && fields[len(fields)-1] == call: // -c's table: calls in the 4th column
+				n, _ := strconv.Atoi(fields[3])
+				syncs += n
+			case len(fields) >= 3 && strings.HasPrefix(fields[2], call+"("): // a timed trace's line
+				syncs++
+			}
+		}
+	}
+	return float64(syncs) / float64(len(claims))
 }
 
 // BenchmarkPeersSideBySide: scripts/bench-peers.sh (docs/PERFORMANCE.md, "Side by side with the
@@ -444,7 +499,7 @@ func BenchmarkPeersSideBySide(b *testing.B) {
 			results[n].start = median(startTimes[n])
 			d, _ := startToPublished(b, c, who, true)
 			device := firstPlainDevice(b, c, who.node, who.driver) // ours deletes its slices when stopped
-			claims := benchClaims(b, c, namespace, fmt.Sprintf("c%d-%d", i, n), who.driver, who.node, device, prepares*2)
+			claims := benchClaims(b, c, namespace, fmt.Sprintf("c%d-%d", i, n), who.driver, who.node, device, prepares*2+tracedClaims)
 			measureRunning(b, c, who, d, idle, claims, &results[n], true)
 			stopDriver(b, who, d)
 			if who.health {
@@ -488,6 +543,7 @@ func reportPeers(b *testing.B, contenders []contender, results []peersResult) {
 	row("Unprepare p50 / p99, 300 ms apart", func(r peersResult) string { return quantiles(r.unprepareSpaced) })
 	row("Prepare p50 / p99, back to back", func(r peersResult) string { return quantiles(r.prepareBurst) })
 	row("Unprepare p50 / p99, back to back", func(r peersResult) string { return quantiles(r.unprepareBurst) })
+	row("fsyncs per prepare + unprepare", func(r peersResult) string { return fmt.Sprintf("%.1f", r.syncsPerClaim) })
 	fmt.Fprintf(os.Stderr, "\nSide by side (%s):\n%s\n", time.Now().UTC().Format(time.RFC3339), table.String())
 	for n, who := range contenders {
 		r := results[n]
