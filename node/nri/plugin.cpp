@@ -5,9 +5,12 @@
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
@@ -160,6 +163,8 @@ struct Ended {
 
 }  // namespace
 
+class SocketFolderWatch;
+
 struct Plugin::State {
     PluginOptions options;
     metrics::Registry& metrics;
@@ -181,8 +186,51 @@ struct Plugin::State {
     }
 
     void run(std::stop_token stop);
-    bool pause(std::stop_token stop, const StopFd& stopFd) const;
+    // Waits retryInterval, or with a watched socket folder until it changes (or a long fallback).
+    bool pause(std::stop_token stop, const StopFd& stopFd,
+               const SocketFolderWatch* socketFolder = nullptr) const;
 };
+
+// Wakes the plugin when an entry of the NRI socket's folder is created or changed, which is how a
+// runtime that starts (or restarts) shows its socket: a node whose runtime has no NRI then costs
+// nothing while the plugin waits, instead of a connect attempt every retryInterval.
+class SocketFolderWatch {
+  public:
+    explicit SocketFolderWatch(const std::string& socketPath)
+        : fd_(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
+        const auto slash = socketPath.rfind('/');
+        const std::string folder =
+            slash == std::string::npos ? "." : socketPath.substr(0, std::max<size_t>(slash, 1));
+        if (fd_ && ::inotify_add_watch(fd_.get(), folder.c_str(),
+                                       IN_CREATE | IN_MOVED_TO | IN_ATTRIB) < 0) {
+            spdlog::warn(
+                "NRI socket folder not watched folder={} error=\"{}\" action=\"the "
+                "socket is looked for every retry interval instead\"",
+                folder, std::strerror(errno));
+            fd_.reset();
+        }
+    }
+    // -1 when the folder is not watched (it does not exist, no inotify).
+    int fd() const { return fd_ ? fd_.get() : -1; }
+    void drain() const {
+        alignas(inotify_event) char events[4096];
+        while (::read(fd_.get(), events, sizeof events) > 0) {
+        }
+    }
+
+  private:
+    UniqueFd fd_;
+};
+
+// With the socket folder watched, a missed event (a folder replaced under the watch) still costs
+// at most this long.
+constexpr std::chrono::milliseconds kSocketWatchFallback{60'000};
+
+// The runtime is not there (no socket, or a socket nobody listens on): it shows up by creating its
+// socket again, which the folder watch sees.
+bool runtimeAbsent(const Error& error) {
+    return error.errnoValue == ENOENT || error.errnoValue == ECONNREFUSED;
+}
 
 namespace {
 
@@ -619,14 +667,21 @@ void Session::countPinned() {
 
 }  // namespace
 
-bool Plugin::State::pause(std::stop_token stop, const StopFd& stopFd) const {
-    pollfd entry{stopFd.fd(), POLLIN, 0};
-    ::poll(&entry, 1, static_cast<int>(stopFd.limit(options.retryInterval).count()));
+bool Plugin::State::pause(std::stop_token stop, const StopFd& stopFd,
+                          const SocketFolderWatch* socketFolder) const {
+    const int watchFd = socketFolder ? socketFolder->fd() : -1;
+    std::array<pollfd, 2> entries{{{stopFd.fd(), POLLIN, 0}, {watchFd, POLLIN, 0}}};
+    const auto wait = watchFd >= 0 ? std::max(options.retryInterval, kSocketWatchFallback)
+                                   : options.retryInterval;
+    ::poll(entries.data(), entries.size(), static_cast<int>(stopFd.limit(wait).count()));
+    if (watchFd >= 0 && entries[1].revents != 0)
+        socketFolder->drain();
     return !stop.stop_requested();
 }
 
 void Plugin::State::run(std::stop_token stop) {
     const StopFd stopFd(stop);
+    const SocketFolderWatch socketFolder(options.socketPath);
     std::string lastProblem;
     auto report = [&](const std::string& problem) {
         if (problem != lastProblem)
@@ -646,7 +701,8 @@ void Plugin::State::run(std::stop_token stop) {
         auto fd = dial(options.socketPath);
         if (!fd) {
             report(fd.error().message);
-            if (!pause(stop, stopFd))
+            lock->reset();  // the other instance may take over while this one waits
+            if (!pause(stop, stopFd, runtimeAbsent(fd.error()) ? &socketFolder : nullptr))
                 break;
             continue;
         }

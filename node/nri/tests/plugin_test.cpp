@@ -11,7 +11,9 @@
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
+#include <optional>
 
 #include "github.com/containerd/nri/pkg/api/api.pb.h"
 #include "github.com/containerd/ttrpc/request.pb.h"
@@ -513,6 +515,37 @@ TEST_F(NriPluginTest, ASecondInstanceWaitsForTheFirstToStop) {
     first->stop();
     auto answer = runtime_.handshake();
     EXPECT_TRUE(second->waitSynchronized(kWait));
+}
+
+// Waiting for a runtime costs nothing: no connect attempt per retry interval (here an hour), the
+// socket's appearance in its folder wakes the plugin.
+TEST_F(NriPluginTest, ConnectsWhenTheRuntimeCreatesItsSocketWithoutPolling) {
+    PluginOptions o = options();
+    o.socketPath = tree_.path("later/nri.sock");
+    o.retryInterval = 1h;
+    std::filesystem::create_directories(tree_.path("later"));
+    declarePluginMetrics(metrics_);
+    auto plugin = Plugin::start(o, metrics_);
+    std::this_thread::sleep_for(100ms);  // the plugin has found no socket and waits
+    FakeRuntime started(o.socketPath);
+    EXPECT_TRUE(started.accept());
+}
+
+// A socket left by a runtime that died refuses connections; the restarted runtime's new socket
+// (unlink and bind again) wakes the plugin.
+TEST_F(NriPluginTest, ConnectsWhenARestartedRuntimeReplacesItsStaleSocket) {
+    PluginOptions o = options();
+    o.socketPath = tree_.path("stale/nri.sock");
+    o.retryInterval = 1h;
+    std::filesystem::create_directories(tree_.path("stale"));
+    std::optional<FakeRuntime> died(std::in_place, o.socketPath);
+    died.reset();  // the file stays; nobody listens on it
+    declarePluginMetrics(metrics_);
+    auto plugin = Plugin::start(o, metrics_);
+    std::this_thread::sleep_for(100ms);
+    std::filesystem::remove(o.socketPath);
+    FakeRuntime restarted(o.socketPath);
+    EXPECT_TRUE(restarted.accept());
 }
 
 TEST_F(NriPluginTest, StopsPromptlyWhileTheSocketIsMissing) {
