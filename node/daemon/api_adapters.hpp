@@ -31,6 +31,9 @@ class KubeSliceApi : public slices::SliceApi {
     Result<api::Json> create(const api::Json& slice) override {
         return client_.createResourceSlice(slice);
     }
+    Result<api::Json> tryCreate(const api::Json& slice) override {
+        return client_.tryCreateResourceSlice(slice);
+    }
     Result<api::Json> update(const api::Json& slice) override {
         return client_.updateResourceSlice(slice);
     }

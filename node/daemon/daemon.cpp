@@ -97,7 +97,7 @@ class Daemon {
     std::map<std::string, api::DeviceTaint> currentTaints() const;
     void healthChanged();
     void rebuildSlices(std::string_view why);
-    void skipUndeclaredNodeAllocatable(const api::Json& node);
+    void decideNodeAllocatable(const api::Json* node);
     void publishWithoutNodeAllocatable(const std::string& why);
     void publishLoop(std::stop_token stop);
     void watchLoop(std::stop_token stop);
@@ -247,10 +247,10 @@ Status Daemon::connectApi() {
     // The Node owns the slices, so they go when the node goes. Without its UID (RBAC, a node
     // object not there yet) the slices are published unowned and fixed on a later pass.
     std::optional<slices::NodeOwner> owner;
-    if (auto node = client_->getNode(config_.slices.nodeName)) {
+    auto node = client_->getNode(config_.slices.nodeName);
+    if (node) {
         owner = slices::NodeOwner{config_.slices.nodeName,
                                   node->value("/metadata/uid"_json_pointer, std::string())};
-        skipUndeclaredNodeAllocatable(*node);
     } else {
         spdlog::warn("node lookup failed node={} error=\"{}\"; publishing without owner reference",
                      config_.slices.nodeName, node.error().message);
@@ -258,23 +258,43 @@ Status Daemon::connectApi() {
     publisher_ = std::make_unique<slices::Publisher>(*sliceApi_, config_.slices.driverName,
                                                      config_.slices.nodeName, owner);
     claimSource_ = std::make_unique<ApiClaimSource>(*client_);
+    decideNodeAllocatable(node ? &node.value() : nullptr);
     return Status::Ok();
 }
 
-// A kubelet that declares its features (NodeDeclaredFeatures) and not DRANodeAllocatableResources
-// would neither honour the mappings nor let the API server store them (its admission refuses the
-// slice): with --node-allocatable-resources=auto they are left out from the start. A node that
-// declares nothing may be older than declared features: the API server's answer decides.
-void Daemon::skipUndeclaredNodeAllocatable(const api::Json& node) {
-    const auto declared = node.value("/status/declaredFeatures"_json_pointer, api::Json());
-    if (!config_.slices.nodeAllocatableResources || !config_.nodeAllocatableAuto ||
-        !declared.is_array() ||
-        std::find(declared.begin(), declared.end(), "DRANodeAllocatableResources") !=
-            declared.end())
+// --node-allocatable-resources=auto decides before the first write, so that the node's slices are
+// not refused (and written again) at start-up. A kubelet that declares its features
+// (NodeDeclaredFeatures) and not DRANodeAllocatableResources would neither honour the mappings
+// nor let the API server store them: left out. A node that declares nothing (an older kubelet, or
+// an API server without declared features), or no Node to read: the API server is asked with a
+// dry-run create of a slice carrying mappings, which meets the same admission and dropped fields
+// as the real write; any other answer leaves the decision to the first publish.
+void Daemon::decideNodeAllocatable(const api::Json* node) {
+    if (!config_.slices.nodeAllocatableResources || !config_.nodeAllocatableAuto)
         return;
-    capabilities_.withdraw(&ServerCapabilities::nodeAllocatable);
-    publishWithoutNodeAllocatable(
-        "the node's kubelet does not declare DRANodeAllocatableResources");
+    const auto declared =
+        node ? node->value("/status/declaredFeatures"_json_pointer, api::Json()) : api::Json();
+    if (declared.is_array()) {
+        if (std::find(declared.begin(), declared.end(), "DRANodeAllocatableResources") !=
+            declared.end())
+            return;
+        capabilities_.withdraw(&ServerCapabilities::nodeAllocatable);
+        publishWithoutNodeAllocatable(
+            "the node's kubelet does not declare DRANodeAllocatableResources");
+        return;
+    }
+    for (const auto& slice : inventory_.current()->slices) {
+        const bool mapped = std::any_of(
+            slice.devices.begin(), slice.devices.end(),
+            [](const api::Device& device) { return !device.nodeAllocatableResources.empty(); });
+        if (!mapped)
+            continue;
+        const Status tried = publisher_->tryPublishing(slice);
+        if (!tried && slices::refusalOf(tried.error()) == slices::Refusal::NodeAllocatableRefused &&
+            capabilities_.withdraw(&ServerCapabilities::nodeAllocatable))
+            publishWithoutNodeAllocatable(tried.error().message);
+        return;
+    }
 }
 
 // --node-allocatable-resources=auto, and the cluster does not take the mappings: without them

@@ -275,6 +275,11 @@ Result<Json> KubeClient::createResourceSlice(const Json& slice) {
                           impl_->objectLimit("a ResourceSlice"));
 }
 
+Result<Json> KubeClient::tryCreateResourceSlice(const Json& slice) {
+    return impl_->request("POST", std::string(kResourceSlicesPath) + "?dryRun=All", &slice,
+                          impl_->defaultDeadline(), impl_->objectLimit("a ResourceSlice"));
+}
+
 Result<Json> KubeClient::updateResourceSlice(const Json& slice) {
     const Json metadata = slice.is_object() ? slice.value("metadata", Json::object()) : Json();
     const std::string name = detail::stringField(metadata, "name");

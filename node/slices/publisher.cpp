@@ -336,6 +336,56 @@ Result<PublishStats> Publisher::reconcile(const std::vector<api::ResourceSlice>&
     }
 }
 
+namespace {
+
+// The refusal (or the fields dropped) in the API server's answer to a write of `sent`.
+Status checkStored(const api::Json& sent, const Result<api::Json>& stored) {
+    if (!stored) {
+        if (auto refused = refusedListAttributes(sent, stored.error()); !refused.empty())
+            return listAttributesRefusedError(nameOf(sent), refused, stored.error());
+        if (refusedNodeAllocatable(stored.error())) {
+            return refusalError(Refusal::NodeAllocatableRefused,
+                                "the API server refused ResourceSlice " + nameOf(sent) +
+                                    ": the node does not declare DRANodeAllocatableResources "
+                                    "(its kubelet runs without the feature gate): " +
+                                    stored.error().message);
+        }
+        return stored.error();
+    }
+    std::vector<std::string> dropped;
+    if (!sentFieldsPreserved(sent["spec"], stored.value().value("spec", api::Json::object()),
+                             &dropped) &&
+        !dropped.empty()) {
+        const bool onlyTaints = std::all_of(dropped.begin(), dropped.end(),
+                                            [&](const auto& p) { return contains(p, ".taints"); });
+        const bool onlyOptional = std::all_of(dropped.begin(), dropped.end(), [&](const auto& p) {
+            return contains(p, ".taints") || contains(p, ".nodeAllocatableResources");
+        });
+        // Both gates off: the mappings first; the next pass finds the taints alone.
+        if (onlyOptional && !onlyTaints) {
+            return refusalError(Refusal::NodeAllocatableRefused,
+                                "the API server dropped the nodeAllocatableResources of "
+                                "ResourceSlice " +
+                                    nameOf(sent) +
+                                    " (feature gate DRANodeAllocatableResources is off)");
+        }
+        if (onlyTaints) {
+            return refusalError(Refusal::DroppedTaints,
+                                "the API server dropped the device taints of ResourceSlice " +
+                                    nameOf(sent) + " (feature gate DRADeviceTaints is off)");
+        }
+        return droppedFieldsError(nameOf(sent), dropped);
+    }
+    return Status::Ok();
+}
+
+}  // namespace
+
+Status Publisher::tryPublishing(const api::ResourceSlice& slice) {
+    const api::Json sent = encode(slice, 1, 1);
+    return checkStored(sent, api_.tryCreate(sent));
+}
+
 Result<PublishStats> Publisher::reconcileOnce(const std::vector<api::ResourceSlice>& desired) {
     auto listed = api_.list();
     if (!listed)
@@ -394,47 +444,6 @@ Result<PublishStats> Publisher::reconcileOnce(const std::vector<api::ResourceSli
             return status.error();
         ++stats.deleted;
     }
-    auto checkStored = [&](const api::Json& sent, const Result<api::Json>& stored) -> Status {
-        if (!stored) {
-            if (auto refused = refusedListAttributes(sent, stored.error()); !refused.empty())
-                return listAttributesRefusedError(nameOf(sent), refused, stored.error());
-            if (refusedNodeAllocatable(stored.error())) {
-                return refusalError(Refusal::NodeAllocatableRefused,
-                                    "the API server refused ResourceSlice " + nameOf(sent) +
-                                        ": the node does not declare DRANodeAllocatableResources "
-                                        "(its kubelet runs without the feature gate): " +
-                                        stored.error().message);
-            }
-            return stored.error();
-        }
-        std::vector<std::string> dropped;
-        if (!sentFieldsPreserved(sent["spec"], stored.value().value("spec", api::Json::object()),
-                                 &dropped) &&
-            !dropped.empty()) {
-            const bool onlyTaints = std::all_of(dropped.begin(), dropped.end(), [&](const auto& p) {
-                return contains(p, ".taints");
-            });
-            const bool onlyOptional =
-                std::all_of(dropped.begin(), dropped.end(), [&](const auto& p) {
-                    return contains(p, ".taints") || contains(p, ".nodeAllocatableResources");
-                });
-            // Both gates off: the mappings first; the next pass finds the taints alone.
-            if (onlyOptional && !onlyTaints) {
-                return refusalError(Refusal::NodeAllocatableRefused,
-                                    "the API server dropped the nodeAllocatableResources of "
-                                    "ResourceSlice " +
-                                        nameOf(sent) +
-                                        " (feature gate DRANodeAllocatableResources is off)");
-            }
-            if (onlyTaints) {
-                return refusalError(Refusal::DroppedTaints,
-                                    "the API server dropped the device taints of ResourceSlice " +
-                                        nameOf(sent) + " (feature gate DRADeviceTaints is off)");
-            }
-            return droppedFieldsError(nameOf(sent), dropped);
-        }
-        return Status::Ok();
-    };
     std::vector<api::Json> updates;
     for (const auto* slice : toUpdate) {
         updates.push_back(encode(*slice, generation, count));

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -237,4 +238,62 @@ func TestAKubeletWithoutTheFeatureGetsSlicesWithoutMappings(t *testing.T) {
 	if left := nodeSlices(t, c, node); len(left) != 0 {
 		t.Errorf("%d slices left after the refusal", len(left))
 	}
+}
+
+// A node that declares nothing (a kubelet without NodeDeclaredFeatures) gives the daemon no hint:
+// a dry-run create asks the real API server, whose admission refuses the mappings, so the first
+// write is already without them (issue 27: no refused write at start-up).
+func TestANodeThatDeclaresNothingIsDecidedBeforeTheFirstWrite(t *testing.T) {
+	c := clusterFor(t, cluster.AllDRA())
+	installedDriver(t, c)
+	const machine = "gpu4-nic"
+	node := "silent-" + machine
+	createNode(t, c, node, machine)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		current, err := c.Admin.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		current.Status.DeclaredFeatures = nil
+		_, err = c.Admin.CoreV1().Nodes().UpdateStatus(context.Background(), current, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dryBefore, writesBefore := refusedSliceCreates(t, c)
+	d := startDaemon(t, c, node, machine, "--health=false")
+	waitForSlices(t, c, d, node, expectedSlicesOn(t, c, node, machine, "--node-allocatable-resources=false"))
+	dryAfter, writesAfter := refusedSliceCreates(t, c)
+	if dryAfter-dryBefore != 1 || writesAfter != writesBefore {
+		t.Errorf("refused slice creates: %v dry runs and %v writes, want 1 dry run and no write\n%s",
+			dryAfter-dryBefore, writesAfter-writesBefore, d.output())
+	}
+}
+
+// refusedSliceCreates reads the API server's own count of slice creates it refused with 403
+// (apiserver_request_total), dry runs and real writes apart.
+func refusedSliceCreates(t *testing.T, c *cluster.Cluster) (dryRuns, writes float64) {
+	t.Helper()
+	body, err := c.Admin.RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `code="403"`) ||
+			!strings.Contains(line, `resource="resourceslices"`) || !strings.Contains(line, `verb="POST"`) {
+			continue
+		}
+		fields := strings.Fields(line)
+		value, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			t.Fatalf("apiserver_request_total line %q: %v", line, err)
+		}
+		if strings.Contains(line, `dry_run="All"`) {
+			dryRuns += value
+		} else {
+			writes += value
+		}
+	}
+	return dryRuns, writes
 }

@@ -697,12 +697,22 @@ std::string numaNodeFormOfGpu(const fakes::FakeApiServer& api) {
     return "";
 }
 
+// Slice creates the daemon sent, split into dry runs and real writes.
+std::pair<int, int> sliceCreates(const fakes::FakeApiServer& api) {
+    int dryRuns = 0, writes = 0;
+    for (const auto& request : api.requests()) {
+        if (request.method == "POST" && request.path == "/apis/resource.k8s.io/v1/resourceslices")
+            ++(request.query == "dryRun=All" ? dryRuns : writes);
+    }
+    return {dryRuns, writes};
+}
+
 TEST_F(DaemonTest, RefusedListAttributesAreFatalNotRetriedForever) {
     api.setRefuseListAttributes(true);  // kube-apiserver 1.37 by default: 422 Invalid
     start({"--numa-list"});
     ASSERT_TRUE(eventually([&] { return exitCode != -1; }, 10s));
     EXPECT_EQ(exitCode, kExitFatal);
-    EXPECT_EQ(api.requestCount("POST", "/apis/resource.k8s.io/v1/resourceslices"), 1);
+    EXPECT_EQ(sliceCreates(api).second, 1);  // one write, besides node allocatable's dry run
     EXPECT_FALSE(published());
 }
 
@@ -759,13 +769,38 @@ TEST_F(DaemonTest, AKubeletWithoutTheFeatureGetsSlicesWithoutMappingsFromTheStar
               static_cast<int>(api.resourceSlices().size()));  // none refused
 }
 
-TEST_F(DaemonTest, ARefusalForAnUndeclaredFeatureIsAFallbackNotAnEndlessRetry) {
-    api.setCheckDeclaredFeatures(true);  // node-a declares nothing: no hint before the refusal
+// node-a declares nothing (an older kubelet): no hint in the Node, so one dry-run create asks the
+// API server, whose admission refuses the mappings, before the first write.
+TEST_F(DaemonTest, ANodeThatDeclaresNothingIsDecidedByADryRunBeforeTheFirstWrite) {
+    api.setCheckDeclaredFeatures(true);
     start({});
     ASSERT_TRUE(eventually([&] { return published(); }, 10s));
     EXPECT_FALSE(cpuDevicesMapNodeResources(api));
     EXPECT_NE(httpGet(metricsPort, "/metrics").find("numadra_node_allocatable_resources_dropped 1"),
               std::string::npos);
+    const auto [dryRuns, writes] = sliceCreates(api);
+    EXPECT_EQ(dryRuns, 1);
+    EXPECT_EQ(writes, static_cast<int>(api.resourceSlices().size()));  // none refused
+}
+
+// An API server whose gate is off drops the mappings from the dry run's answer as from a write.
+TEST_F(DaemonTest, MappingsTheApiServerWouldDropAreLeftOutBeforeTheFirstWrite) {
+    api.setDropNodeAllocatableResources(true);
+    start({});
+    ASSERT_TRUE(eventually([&] { return published(); }, 10s));
+    EXPECT_FALSE(cpuDevicesMapNodeResources(api));
+    const auto [dryRuns, writes] = sliceCreates(api);
+    EXPECT_EQ(dryRuns, 1);
+    EXPECT_EQ(writes, static_cast<int>(api.resourceSlices().size()));
+}
+
+// A node that declares the feature needs no dry run.
+TEST_F(DaemonTest, ANodeDeclaringItsFeaturesIsDecidedWithoutADryRun) {
+    api.setCheckDeclaredFeatures(true);
+    api.addNode("node-a", "node-uid-1", std::vector<std::string>{"DRANodeAllocatableResources"});
+    start({});
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    EXPECT_EQ(sliceCreates(api).first, 0);
 }
 
 TEST_F(DaemonTest, ANodeThatDeclaresTheFeatureGetsTheMappings) {

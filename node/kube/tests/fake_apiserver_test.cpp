@@ -286,5 +286,33 @@ TEST(FakeApiServer, UnknownPathsAreNotFoundStatuses) {
     EXPECT_THAT(answer.error().message, HasSubstr("NotFound"));
 }
 
+// A dry run (dryRun=All) answers as the create would and stores nothing: the daemon asks it
+// before its first write.
+TEST(FakeApiServer, ADryRunCreateAnswersAndStoresNothing) {
+    fakes::FakeApiServer server;
+    KubeClient client(test::configFor(server), quickOptions());
+    auto tried = client.tryCreateResourceSlice(sliceJson("s", "n1"));
+    ASSERT_TRUE(tried.ok()) << tried.error().message;
+    EXPECT_EQ((*tried)["metadata"]["name"], "s");
+    EXPECT_FALSE((*tried)["metadata"].contains("resourceVersion"));
+    EXPECT_TRUE(server.resourceSlices().empty());
+    EXPECT_EQ(server.requests().back().query, "dryRun=All");
+    EXPECT_TRUE(client.createResourceSlice(sliceJson("s", "n1")).ok());  // the name is still free
+}
+
+// The admission a real create meets refuses a dry run too.
+TEST(FakeApiServer, ADryRunMeetsTheNodeDeclaredFeaturesAdmission) {
+    fakes::FakeApiServer server;
+    server.setCheckDeclaredFeatures(true);
+    KubeClient client(test::configFor(server), quickOptions());
+    Json slice = sliceJson("s", "n1");
+    slice["spec"]["devices"] = Json::array(
+        {Json{{"name", "cpu-0"}, {"nodeAllocatableResources", {{"cpu", Json::object()}}}}});
+    auto tried = client.tryCreateResourceSlice(slice);
+    ASSERT_FALSE(tried.ok());
+    EXPECT_EQ(tried.error().httpStatus, 403);
+    EXPECT_TRUE(server.resourceSlices().empty());
+}
+
 }  // namespace
 }  // namespace numadra::kube

@@ -47,6 +47,14 @@ class MemoryApi : public SliceApi {
             return answer(409, "AlreadyExists", "exists");
         return store(slice);
     }
+    // A dry run: create's answers, nothing stored.
+    Result<api::Json> tryCreate(const api::Json& slice) override {
+        std::lock_guard lock(mutex_);
+        calls.push_back("try " + slice["metadata"]["name"].get<std::string>());
+        if (refusal)
+            return *refusal;
+        return slice;
+    }
     Result<api::Json> update(const api::Json& slice) override {
         const std::string name = slice["metadata"]["name"];
         std::lock_guard lock(mutex_);
@@ -428,6 +436,24 @@ TEST_F(PublisherTest, ARefusedNodeAllocatableIsRecognisedByACauseNamingTheFeatur
     auto stats = publisher.reconcile({slice("s0", {"gpu-0"})});
     ASSERT_FALSE(stats.ok());
     EXPECT_EQ(refusalOf(stats.error()), Refusal::NodeAllocatableRefused);
+}
+
+// Asked before the first write (a dry run), the API server's refusal is the same Refusal, and
+// nothing is stored.
+TEST_F(PublisherTest, ATriedPublishingMeetsTheRefusalWithoutWriting) {
+    api.refusal = forbidden(
+        "resourceslices.resource.k8s.io \"s0\" is forbidden: node \"node-a\" does not support "
+        "DRANodeAllocatableResources feature");
+    const Status tried = publisher.tryPublishing(slice("s0", {"gpu-0"}));
+    ASSERT_FALSE(tried.ok());
+    EXPECT_EQ(refusalOf(tried.error()), Refusal::NodeAllocatableRefused);
+    EXPECT_EQ(api.calls, std::vector<std::string>{"try s0"});
+    EXPECT_TRUE(api.objects.empty());
+}
+
+TEST_F(PublisherTest, ATriedPublishingTheServerAcceptsIsOk) {
+    EXPECT_TRUE(publisher.tryPublishing(slice("s0", {"gpu-0"})).ok());
+    EXPECT_TRUE(api.objects.empty());
 }
 
 TEST_F(PublisherTest, AnRbacRefusalIsAnOrdinaryError) {

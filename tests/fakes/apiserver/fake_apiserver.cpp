@@ -747,7 +747,11 @@ class FakeApiServer::Impl {
 
     // Validates and stores a new slice (mutex held). Returns the HTTP status, 201 on success;
     // `refusal` is set to the whole Status for a 422 that carries field causes and for a 403.
-    int storeNewSlice(Json& slice, std::string& problem, std::optional<Json>* refusal = nullptr) {
+    // A dry run (dryRun=All) answers the same and stores nothing, as kube-apiserver does: no
+    // resourceVersion, no watch event.
+    int storeNewSlice(Json& slice, std::string& problem, std::optional<Json>* refusal = nullptr,
+                      bool dryRun = false) {
+        const auto revisionBefore = resourceVersion_;
         if (!slice.is_object() || (slice.contains("metadata") && !slice["metadata"].is_object())) {
             problem = "the body is not a ResourceSlice object";
             return 400;
@@ -791,6 +795,11 @@ class FakeApiServer::Impl {
         }
         dropWhatTheGatesDrop(slice);
         stampTaints(slice);
+        if (dryRun) {
+            resourceVersion_ = revisionBefore;
+            slice["metadata"].erase("resourceVersion");
+            return 201;
+        }
         slices_[name] = slice;
         recordEvent("ADDED", slice);
         return 201;
@@ -854,7 +863,8 @@ class FakeApiServer::Impl {
         std::lock_guard lock(mutex_);
         std::string problem;
         std::optional<Json> refusal;
-        const int code = storeNewSlice(*slice, problem, &refusal);
+        const bool dryRun = request.get_param_value("dryRun") == "All";
+        const int code = storeNewSlice(*slice, problem, &refusal, dryRun);
         if (code == 201)
             return reply(response, 201, *slice);
         if (refusal)

@@ -94,6 +94,9 @@ class KubeClient {
     Result<SliceList> listResourceSlices(const std::string& fieldSelector);
     // 409 (AlreadyExists) comes back as an Error with code 409.
     Result<Json> createResourceSlice(const Json& slice);
+    // The API server's answer to that create without storing anything (dryRun=All): validation,
+    // admission and dropped fields as a real create meets them.
+    Result<Json> tryCreateResourceSlice(const Json& slice);
     // metadata.name and metadata.resourceVersion must be set; 409 when it is stale.
     Result<Json> updateResourceSlice(const Json& slice);
     // With a resourceVersion the delete happens only if the object still has it (409 if not).

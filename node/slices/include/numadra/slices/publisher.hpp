@@ -26,6 +26,9 @@ class SliceApi {
     virtual ~SliceApi() = default;
     virtual Result<std::vector<api::Json>> list() = 0;
     virtual Result<api::Json> create(const api::Json& slice) = 0;
+    // What create would answer, nothing stored (an API server's dry run). Where there is no
+    // server to ask (stdout, tests' memory), the slice as sent.
+    virtual Result<api::Json> tryCreate(const api::Json& slice) { return slice; }
     virtual Result<api::Json> update(const api::Json& slice) = 0;  // metadata.resourceVersion set
     virtual Status remove(const std::string& name, const std::string& resourceVersion) = 0;
 };
@@ -75,6 +78,9 @@ class Publisher {
     Result<PublishStats> reconcile(const std::vector<api::ResourceSlice>& desired);
     // Deletes every slice of this driver on this node (clean shutdown).
     Result<size_t> removeAll();
+    // The API server's verdict on the slice without storing it (SliceApi::tryCreate): the
+    // refusals and dropped fields reconcile() would meet, before the first write.
+    Status tryPublishing(const api::ResourceSlice& slice);
 
   private:
     Result<PublishStats> reconcileOnce(const std::vector<api::ResourceSlice>& desired);
