@@ -7,16 +7,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <chrono>
 #include <system_error>
 
 #include "numadra/common/errors.hpp"
+#include "numadra/common/stop_fd.hpp"
 
 namespace numadra::metrics {
 
 namespace {
 
-constexpr int kPollMillis = 200;   // how quickly stop() is noticed
 constexpr int kReadMillis = 2000;  // a client gets this long to send its request line
 
 const char* reasonPhrase(int status) {
@@ -111,9 +113,13 @@ void HttpServer::stop() {
 }
 
 void HttpServer::serve(const std::stop_token& stop) {
+    // Blocks until a connection or the stop: an idle daemon's metrics endpoint costs no wake-ups.
+    const StopFd stopFd(stop);
+    const auto wait = stopFd.limit(std::chrono::hours(1));
     while (!stop.stop_requested()) {
-        pollfd p{listenFd_, POLLIN, 0};
-        if (::poll(&p, 1, kPollMillis) <= 0)
+        std::array<pollfd, 2> entries{{{listenFd_, POLLIN, 0}, {stopFd.fd(), POLLIN, 0}}};
+        if (::poll(entries.data(), entries.size(), static_cast<int>(wait.count())) <= 0 ||
+            entries[0].revents == 0)
             continue;
         int client = ::accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC);
         if (client < 0)

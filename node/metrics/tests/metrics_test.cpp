@@ -5,6 +5,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
 
 #include "numadra/metrics/http_server.hpp"
 #include "numadra/metrics/registry.hpp"
@@ -118,6 +123,35 @@ TEST(HttpServer, ASharedPortTakesASecondServerThatOutlivesTheFirst) {
         auto reply = get(next.port(), "GET / HTTP/1.1\r\n\r\n");
         EXPECT_NE(reply.find("\r\n\r\nnew\n"), std::string::npos) << reply;
     }
+}
+
+// Context switches of this process's threads other than the calling one.
+long otherThreadsWakeups() {
+    long total = 0;
+    const std::string self = std::to_string(::gettid());
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+        if (task.path().filename() == self)
+            continue;
+        std::ifstream status(task.path() / "status");
+        for (std::string line; std::getline(status, line);) {
+            if (line.rfind("voluntary_ctxt_switches:", 0) == 0)
+                total += std::stol(line.substr(line.find(':') + 1));
+        }
+    }
+    return total;
+}
+
+// An idle endpoint blocks until a connection or the stop: no thread waking to look.
+TEST(HttpServer, AnIdleServerDoesNotWakeUp) {
+    HttpServer server;
+    ASSERT_TRUE(server.start("127.0.0.1:0", answering("ok\n")).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the thread is in its wait
+    const long before = otherThreadsWakeups();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    EXPECT_EQ(otherThreadsWakeups() - before, 0);
+    const auto stopping = std::chrono::steady_clock::now();
+    server.stop();  // wakes the wait at once
+    EXPECT_LT(std::chrono::steady_clock::now() - stopping, std::chrono::seconds(10));
 }
 
 TEST(HttpServer, BadAddressIsAClearError) {
