@@ -514,6 +514,7 @@ void Monitor::setDevices(std::vector<WatchedDevice> devices) {
         std::erase_if(states_, [&now](const auto& entry) { return !now.count(entry.first); });
         std::erase_if(removed_, [&now](const auto& entry) { return now.count(entry.first) > 0; });
         devices_ = std::move(devices);
+        ++listVersion_;
         interfaces_.clear();
         for (const auto& device : devices_) {
             for (const auto* paths : {&device.netdevPaths, &device.pfNetdevPaths}) {
@@ -564,14 +565,36 @@ const char* stateName(State state) {
     return "unknown";
 }
 
-bool Monitor::checkOnce() {
+void Monitor::setEventCoverage(bool covered) {
+    std::lock_guard lock(mutex_);
+    eventCoverage_ = covered;
+}
+
+namespace {
+
+// Whether every check of the device watches something the kernel announces (Scope).
+bool announcedByEvents(const WatchedDevice& device) {
+    return device.kind == "cpu" || !device.pfAddress.empty();
+}
+
+}  // namespace
+
+bool Monitor::checkOnce(Scope scope) {
     std::lock_guard checking(checkMutex_);
-    std::vector<WatchedDevice> devices;
+    std::vector<WatchedDevice> devices;  // the devices this round checks
     std::vector<std::string> forget;
+    std::uint64_t listVersion = 0;
     {
         std::lock_guard lock(mutex_);
-        devices = devices_;
+        for (const auto& device : devices_) {
+            // An Unannounced round leaves a device the kernel announces to its events once it
+            // has a state (a device seen for the first time is checked whole).
+            if (scope == Scope::Everything || !announcedByEvents(device) ||
+                !states_.contains(device.deviceName))
+                devices.push_back(device);
+        }
         forget.swap(toForget_);
+        listVersion = listVersion_;
     }
     for (const auto& name : forget)
         checker_.forget(name);
@@ -581,47 +604,71 @@ bool Monitor::checkOnce() {
     for (const auto& device : devices)
         next[device.deviceName] = checker_.check(device, now);
     std::lock_guard lock(mutex_);
-    // setDevices may have run meanwhile: only devices still watched count.
-    std::set<std::string_view> watched;
-    for (const auto& device : devices_)
-        watched.insert(device.deviceName);
-    std::erase_if(next, [&watched](const auto& entry) { return !watched.count(entry.first); });
-    bool stateChanged = false;
-    bool anyChanged = next.size() != states_.size();
-    for (const auto& [name, health] : next) {
-        auto it = states_.find(name);
-        const bool firstSight = it == states_.end();
-        const bool newState =
-            firstSight || it->second.state != health.state || it->second.cause != health.cause;
-        stateChanged = stateChanged || newState;
-        anyChanged = anyChanged || newState || it->second.message != health.message;
-        // One line per change of state (healthy devices seen for the first time are no news).
-        if (newState && !(firstSight && health.state == State::Healthy)) {
-            spdlog::info("device health changed device={} health={} cause={} message=\"{}\"", name,
-                         stateName(health.state), health.cause.empty() ? "-" : health.cause,
-                         health.message);
+    Changes changes;
+    if (scope == Scope::Everything) {
+        // setDevices may have run meanwhile: only devices still watched count.
+        std::set<std::string_view> watched;
+        for (const auto& device : devices_)
+            watched.insert(device.deviceName);
+        std::erase_if(next, [&watched](const auto& entry) { return !watched.count(entry.first); });
+        changes.any = next.size() != states_.size();
+        for (const auto& [name, health] : next)
+            compare(name, health, changes);
+        states_ = std::move(next);
+    } else if (listVersion == listVersion_) {  // else the round setDevices asked for follows
+        const std::int64_t nowUnix = unixNow();
+        for (auto& [name, state] : states_) {
+            if (!next.contains(name))
+                state.checkedUnix = nowUnix;  // unchanged, or an event would have said so
+        }
+        for (auto& [name, health] : next) {
+            compare(name, health, changes);
+            states_[name] = std::move(health);
         }
     }
-    states_ = std::move(next);
-    if (anyChanged) {
+    if (changes.any) {
         ++version_;  // the streams carry messages too
         changed_.notify_all();
     }
-    return stateChanged;
+    return changes.state;
+}
+
+void Monitor::compare(const std::string& name, const DeviceHealth& health, Changes& changes) const {
+    auto it = states_.find(name);
+    const bool firstSight = it == states_.end();
+    const bool newState =
+        firstSight || it->second.state != health.state || it->second.cause != health.cause;
+    changes.state = changes.state || newState;
+    changes.any = changes.any || newState || it->second.message != health.message;
+    // One line per change of state (healthy devices seen for the first time are no news).
+    if (newState && !(firstSight && health.state == State::Healthy)) {
+        spdlog::info("device health changed device={} health={} cause={} message=\"{}\"", name,
+                     stateName(health.state), health.cause.empty() ? "-" : health.cause,
+                     health.message);
+    }
 }
 
 void Monitor::run(std::stop_token stop) {
+    auto lastFullRound = Clock::now();
+    bool requested = true;  // the first round checks everything
     while (!stop.stop_requested()) {
+        bool covered = false;
         {
             // This round answers every request made before it starts (setDevices() before
             // start(), a burst of events); one made while it runs gets the next round.
             std::lock_guard lock(mutex_);
             wakeRequested_ = false;
+            covered = eventCoverage_;
         }
-        if (checkOnce() && onChange_)
+        const bool full =
+            requested || !covered || Clock::now() - lastFullRound >= options_.fullRoundInterval;
+        if (full)
+            lastFullRound = Clock::now();
+        if (checkOnce(full ? Scope::Everything : Scope::Unannounced) && onChange_)
             onChange_();
         std::unique_lock lock(mutex_);
-        wake_.wait_for(lock, stop, options_.pollInterval, [this] { return wakeRequested_; });
+        requested =
+            wake_.wait_for(lock, stop, options_.pollInterval, [this] { return wakeRequested_; });
     }
 }
 

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "numadra/slices/builder.hpp"
@@ -340,10 +341,12 @@ TEST_F(HealthTest, TaintsNameTheDriverAndTheCause) {
 
 class MonitorTest : public HealthTest {
   protected:
-    std::unique_ptr<Monitor> monitor(std::chrono::milliseconds poll = 5s) {
+    std::unique_ptr<Monitor> monitor(std::chrono::milliseconds poll = 5s,
+                                     std::chrono::milliseconds fullRound = 60s) {
         MonitorOptions options;
         options.poolName = "node-a";
         options.pollInterval = poll;
+        options.fullRoundInterval = fullRound;
         options.reportTimeout = 30s;
         auto m = std::make_unique<Monitor>(discovery::Sysfs(tree.root()), options);
         m->setDevices(watched);
@@ -438,6 +441,77 @@ TEST_F(MonitorTest, CheckNowDoesNotWaitForThePoll) {
     while (changes == 1 && Clock::now() < deadline)
         std::this_thread::sleep_for(5ms);
     EXPECT_EQ(m->current().at(kH100).cause, "removed");
+}
+
+constexpr const char* kVf = "nic-0000-01-02-0";  // sriov-nic, netdev ens1f0v0
+
+// Waits for `done`; false after 10 s.
+bool within10s(const std::function<bool()>& done) {
+    const auto deadline = Clock::now() + 10s;
+    while (!done()) {
+        if (Clock::now() > deadline)
+            return false;
+        std::this_thread::sleep_for(5ms);
+    }
+    return true;
+}
+
+TEST_F(MonitorTest, AnUnannouncedRoundLeavesAVfToItsEvents) {
+    load("sriov-nic");
+    auto m = monitor();
+    m->checkOnce();
+    write("class/net/ens1f0v0/operstate", "down\n");
+    m->checkOnce(Monitor::Scope::Unannounced);
+    EXPECT_EQ(m->current().at(kVf).state, State::Healthy);  // rtnetlink would have said so
+    m->checkOnce();
+    EXPECT_EQ(m->current().at(kVf).cause, "carrier-down");
+}
+
+TEST_F(MonitorTest, AnUnannouncedRoundStillReadsTheAerCounters) {
+    load("epyc-2s-nps4");
+    auto m = monitor();
+    m->checkOnce();
+    write("bus/pci/devices/0000:21:00.0/aer_dev_nonfatal", "TOTAL_ERR_NONFATAL 2\n");
+    m->checkOnce(Monitor::Scope::Unannounced);
+    EXPECT_EQ(m->current().at(kH100).cause, "aer-nonfatal");
+}
+
+// A state kept by an Unannounced round is fresh news, not a stale one the kubelet should time out.
+TEST_F(MonitorTest, AnUnannouncedRoundRefreshesWhenTheKeptStatesWereChecked) {
+    load("sriov-nic");
+    auto m = monitor();
+    m->checkOnce();
+    const auto before = m->current().at(kVf).checkedUnix;
+    std::this_thread::sleep_for(1100ms);  // checkedUnix counts seconds
+    m->checkOnce(Monitor::Scope::Unannounced);
+    EXPECT_GT(m->current().at(kVf).checkedUnix, before);
+}
+
+TEST_F(MonitorTest, WithEventCoverageThePollsLeaveAVfToItsEventsUntilCheckNow) {
+    load("sriov-nic");
+    auto m = monitor(20ms, 1h);
+    m->setEventCoverage(true);
+    std::atomic<int> rounds{0};
+    m->start([&] { ++rounds; });
+    ASSERT_TRUE(within10s([&] { return rounds > 0; }));  // the first round: everything
+    write("class/net/ens1f0v0/operstate", "down\n");
+    std::this_thread::sleep_for(300ms);  // about 15 polls
+    EXPECT_EQ(m->current().at(kVf).state, State::Healthy);
+    m->checkNow();  // what a link event does
+    EXPECT_TRUE(within10s([&] { return m->current().at(kVf).state == State::Unhealthy; }));
+    m->stop();
+}
+
+TEST_F(MonitorTest, WithEventCoverageEverythingIsStillCheckedEveryFullRoundInterval) {
+    load("sriov-nic");
+    auto m = monitor(20ms, 200ms);
+    m->setEventCoverage(true);
+    std::atomic<int> rounds{0};
+    m->start([&] { ++rounds; });
+    ASSERT_TRUE(within10s([&] { return rounds > 0; }));
+    write("class/net/ens1f0v0/operstate", "down\n");  // an event that never came
+    EXPECT_TRUE(within10s([&] { return m->current().at(kVf).state == State::Unhealthy; }));
+    m->stop();
 }
 
 TEST_F(MonitorTest, KnowsTheInterfacesOfItsNicsVfsAndTheirPfs) {

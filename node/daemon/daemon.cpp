@@ -101,6 +101,7 @@ class Daemon {
     void publishWithoutNodeAllocatable(const std::string& why);
     void publishLoop(std::stop_token stop);
     void watchLoop(std::stop_token stop);
+    void openDeviceEvents();
     void rescanLoop(std::stop_token stop);
     void watchLinks();
     metrics::HttpResponse serveHttp(const std::string& path);
@@ -131,7 +132,9 @@ class Daemon {
     discovery::PciNameDatabase names_;         // 3. the first scan: the machine and its slices
     Inventory inventory_;
     std::unique_ptr<health::LinkWatch> linkWatch_;  // 4. after the first health round
-    std::unique_ptr<kube::KubeClient> client_;      // 5. the API server (none with --dry-run)
+    // Kernel device events (uevents), read by the rescan loop alone once it runs.
+    std::optional<discovery::UeventListener> uevents_;
+    std::unique_ptr<kube::KubeClient> client_;  // 5. the API server (none with --dry-run)
     std::unique_ptr<slices::SliceApi> sliceApi_;
     StdoutSliceApi* dryRunApi_ = nullptr;
     std::unique_ptr<slices::Publisher> publisher_;
@@ -482,12 +485,18 @@ void Daemon::watchLoop(std::stop_token stop) {
     }
 }
 
-void Daemon::rescanLoop(std::stop_token stop) {
+void Daemon::openDeviceEvents() {
     auto listener = discovery::UeventListener::open();
     if (!listener) {
         spdlog::info("kernel device events unavailable, polling only interval_ms={} reason=\"{}\"",
                      config_.resyncInterval.count(), listener.error().message);
+        return;
     }
+    uevents_ = std::move(listener).value();
+}
+
+void Daemon::rescanLoop(std::stop_token stop) {
+    auto& listener = uevents_;
     static const std::vector<std::string> kSubsystems{"pci", "net", "infiniband",
                                                       "drm", "cpu", "node"};
     StopFd waker(stop);
@@ -601,12 +610,16 @@ bool Daemon::assemble() {
         spdlog::error("discovery failed error=\"{}\"", scanned.error().message);
         return false;
     }
+    openDeviceEvents();
     if (health_) {
         // The first round before anything is published: unhealthy devices start tainted.
         health_->checkOnce();
         healthChanged();
         health_->start([this] { healthChanged(); });
         watchLinks();
+        // Removals, CPUs going offline and carrier changes arrive as events that start a round
+        // at once: the polls need only look at what has none (AER counters, links).
+        health_->setEventCoverage(uevents_.has_value() && linkWatch_ != nullptr);
     }
     if (auto status = connectApi(); !status) {
         spdlog::error("API server configuration failed error=\"{}\"", status.error().message);

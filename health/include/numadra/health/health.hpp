@@ -123,6 +123,9 @@ class Checker {
 struct MonitorOptions {
     std::string poolName;
     std::chrono::milliseconds pollInterval{5000};
+    // With event coverage (Monitor::setEventCoverage), a poll checks only what the kernel sends no
+    // event for, and everything once this long (a lost event costs at most this).
+    std::chrono::milliseconds fullRoundInterval{60'000};
     std::chrono::seconds reportTimeout{30};  // health_check_timeout_seconds sent per device
     Policy policy;
 };
@@ -148,8 +151,18 @@ class Monitor final : public claims::HealthSource {
     // Whether a watched device has a network interface of this name (its own or, for a VF, its
     // PF's): a link event for it calls for checkNow().
     bool watchesInterface(std::string_view ifName) const;
+    // What a round checks. Everything: every file of every device. Unannounced: only what the
+    // kernel sends no event for, the AER counters and links of the PCI functions that have them
+    // (GPUs, PFs, NICs without SR-IOV); a VF (presence, its netdev and its PF's) and a CPU device
+    // (online CPUs) keep their last state, checked again: uevents announce a removal or a CPU
+    // going offline, rtnetlink a carrier change, and both call checkNow().
+    enum class Scope { Everything, Unannounced };
     // Runs one round of checks on the caller's thread; true if a state or cause changed.
-    bool checkOnce();
+    bool checkOnce(Scope scope = Scope::Everything);
+    // Whether uevents and link events reach checkNow() (the daemon's listeners are up): then the
+    // polls are Unannounced rounds, with an Everything round every fullRoundInterval and after
+    // every checkNow().
+    void setEventCoverage(bool covered);
 
     std::map<std::string, DeviceHealth> current() const;
 
@@ -158,7 +171,13 @@ class Monitor final : public claims::HealthSource {
     bool waitForChange(std::chrono::milliseconds timeout, std::stop_token stop) override;
 
   private:
+    struct Changes {
+        bool state = false;  // a device's state or cause
+        bool any = false;    // that, or a message
+    };
     void run(std::stop_token stop);
+    // Compares a device's new health with its state (mutex_ held), logging a change of state.
+    void compare(const std::string& name, const DeviceHealth& health, Changes& changes) const;
 
     MonitorOptions options_;
     mutable std::mutex checkMutex_;  // one round of checks at a time
@@ -173,7 +192,9 @@ class Monitor final : public claims::HealthSource {
     std::vector<std::string> toForget_;  // dropped by setDevices; their history goes next round
     std::uint64_t version_ = 0;          // bumped on every change
     std::uint64_t seenVersion_ = 0;      // what waitForChange last returned
+    std::uint64_t listVersion_ = 0;      // bumped by setDevices
     bool wakeRequested_ = false;
+    bool eventCoverage_ = false;
     ChangeCallback onChange_;
     std::jthread thread_;
 };
