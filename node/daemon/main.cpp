@@ -1,12 +1,14 @@
 // numa-dra-plugin's main (daemon.hpp: daemonMain), shared by node/daemon/numa_dra_plugin.cpp and
 // the crash tests' numa-dra-plugin-faults.
 
+#include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <thread>
@@ -35,6 +37,12 @@ std::map<std::string, std::string> environmentMap() {
 
 int daemonMain(int argc, char** argv, const DaemonHooks& hooks) {
     const auto started = std::chrono::steady_clock::now();
+    // glibc gives each thread that allocates an arena of its own, up to 8 per core, each keeping
+    // its freed pages: ~5 MiB resident on a 536-device node for threads that mostly wait. Two
+    // arenas are plenty for a daemon whose threads rarely allocate at the same time (the
+    // environment's MALLOC_ARENA_MAX still decides when set).
+    if (std::getenv("MALLOC_ARENA_MAX") == nullptr)
+        ::mallopt(M_ARENA_MAX, 2);
     // Signals are taken by one thread with sigwait; every other thread inherits the mask.
     sigset_t signals;
     sigemptyset(&signals);

@@ -18,6 +18,9 @@
 // - BM_DaemonIdleCpu: build/bin/numa-dra-plugin --dry-run on the copy, default health and resync
 //   intervals; once its registration socket exists and 5 s have passed, its utime+stime from
 //   /proc/<pid>/stat over a 30 s window. cpu_percent is of one core.
+// - BM_DaemonRssOverManyRounds: the same daemon rescanning every second and polling health every
+//   100 ms for 120 s; its VmRSS every 10 s (rss_growth_KiB: last minus first sample;
+//   rss_growth_second_half_KiB: last minus the middle one).
 //
 // p50_ms/p99_ms/max_ms are over the iterations of one run (nearest rank).
 // Run: build/bin/health_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
@@ -401,14 +404,11 @@ int threadCount(pid_t pid) {
     return n;
 }
 
-void BM_DaemonIdleCpu(benchmark::State& state) {
+// numa-dra-plugin --dry-run on the copy of big-2s-8n with its files in `dir`, started and up (its
+// registration socket exists); -1 after a SkipWithError.
+pid_t startDryRunDaemon(benchmark::State& state, const std::string& dir,
+                        const std::vector<std::string>& extraArgs = {}) {
     constexpr auto kStartTimeout = 30s;
-    constexpr auto kSettle = 5s;
-    constexpr auto kWindow = 30s;
-    if (!nodeReady(state))
-        return;
-    const numadra::testing::TempTree tree;  // removed with the daemon's files on every return
-    const std::string& dir = tree.root();
     std::filesystem::create_directories(dir + "/claims");
     const std::string registration = dir + "/registry/numa.dra.dev-reg.sock";
     std::vector<std::string> args{std::string(NUMADRA_BIN_DIR) + "/numa-dra-plugin",
@@ -433,31 +433,46 @@ void BM_DaemonIdleCpu(benchmark::State& state) {
                                   "",
                                   "--log-level",
                                   "warn"};
-    for (auto _ : state) {
-        const auto begin = Clock::now();
-        // Quiet: a dry run prints the slices on every change.
-        const pid_t child = numadra::testing::startProcess(args, true);
-        if (child < 0) {
-            state.SkipWithError("fork failed");
-            break;
+    args.insert(args.end(), extraArgs.begin(), extraArgs.end());
+    const auto begin = Clock::now();
+    // Quiet: a dry run prints the slices on every change.
+    const pid_t child = numadra::testing::startProcess(args, true);
+    if (child < 0) {
+        state.SkipWithError("fork failed");
+        return -1;
+    }
+    while (!std::filesystem::exists(registration)) {
+        if (::waitpid(child, nullptr, WNOHANG) == child) {
+            state.SkipWithError("the daemon exited during start-up");
+            return -1;
         }
-        bool up = false;
-        while (!(up = std::filesystem::exists(registration)) &&
-               Clock::now() - begin < kStartTimeout) {
-            if (::waitpid(child, nullptr, WNOHANG) == child) {
-                state.SkipWithError("the daemon exited during start-up");
-                break;
-            }
-            std::this_thread::sleep_for(10ms);
-        }
-        if (!up) {
-            if (!state.error_occurred())
-                state.SkipWithError("the daemon did not come up within 30 s");
+        if (Clock::now() - begin > kStartTimeout) {
+            state.SkipWithError("the daemon did not come up within 30 s");
             ::kill(child, SIGTERM);
             ::waitpid(child, nullptr, 0);
-            break;
+            return -1;
         }
-        state.counters["startup_ms"] = seconds(Clock::now() - begin) * 1e3;
+        std::this_thread::sleep_for(10ms);
+    }
+    state.counters["startup_ms"] = seconds(Clock::now() - begin) * 1e3;
+    return child;
+}
+
+void stopDaemon(pid_t child) {
+    ::kill(child, SIGTERM);
+    ::waitpid(child, nullptr, 0);
+}
+
+void BM_DaemonIdleCpu(benchmark::State& state) {
+    constexpr auto kSettle = 5s;
+    constexpr auto kWindow = 30s;
+    if (!nodeReady(state))
+        return;
+    const numadra::testing::TempTree tree;  // removed with the daemon's files on every return
+    for (auto _ : state) {
+        const pid_t child = startDryRunDaemon(state, tree.root());
+        if (child < 0)
+            break;
         std::this_thread::sleep_for(kSettle);
         const auto cpuBefore = processCpuSeconds(child);
         const double schedBefore = schedstatSeconds(child);
@@ -467,9 +482,7 @@ void BM_DaemonIdleCpu(benchmark::State& state) {
         const double schedAfter = schedstatSeconds(child);
         const double wall = seconds(Clock::now() - windowStart);
         state.counters["threads"] = threadCount(child);
-        ::kill(child, SIGTERM);
-        int status = 0;
-        ::waitpid(child, &status, 0);
+        stopDaemon(child);
         state.SetIterationTime(wall);
         if (!cpuBefore || !cpuAfter) {
             state.SkipWithError("cannot read /proc/<pid>/stat");
@@ -481,6 +494,57 @@ void BM_DaemonIdleCpu(benchmark::State& state) {
     }
 }
 BENCHMARK(BM_DaemonIdleCpu)->UseManualTime()->Iterations(1)->Unit(benchmark::kSecond);
+
+// A field of /proc/<pid>/status in KiB (VmRSS, VmHWM); 0 when unreadable.
+long statusKiB(pid_t pid, const std::string& field) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);) {
+        if (line.rfind(field + ":", 0) == 0)
+            return std::stol(line.substr(field.size() + 1));
+    }
+    return 0;
+}
+
+// Steady memory: the daemon rescanning every second and polling health every 100 ms (with the
+// argument's seconds, 120 by default: 120 rescans and 1,200 polls, two hours of the defaults'
+// rescans), its resident memory sampled every 10 s after a 10 s settle. rss_growth_KiB is the last
+// sample minus the first; a leak of a few bytes per round shows as a steady climb.
+void BM_DaemonRssOverManyRounds(benchmark::State& state) {
+    if (!nodeReady(state))
+        return;
+    const numadra::testing::TempTree tree;
+    const auto window = std::chrono::seconds(state.range(0));
+    for (auto _ : state) {
+        const pid_t child = startDryRunDaemon(
+            state, tree.root(), {"--resync-interval", "1s", "--health-interval", "100ms"});
+        if (child < 0)
+            break;
+        std::this_thread::sleep_for(10s);
+        std::vector<long> samples{statusKiB(child, "VmRSS")};
+        const auto windowStart = Clock::now();
+        while (Clock::now() - windowStart < window) {
+            std::this_thread::sleep_for(10s);
+            samples.push_back(statusKiB(child, "VmRSS"));
+        }
+        state.counters["rss_first_MiB"] = static_cast<double>(samples.front()) / 1024;
+        state.counters["rss_last_MiB"] = static_cast<double>(samples.back()) / 1024;
+        state.counters["rss_growth_KiB"] = static_cast<double>(samples.back() - samples.front());
+        // Settling (allocator caches filling) happens early; a leak keeps climbing.
+        state.counters["rss_growth_second_half_KiB"] =
+            static_cast<double>(samples.back() - samples[samples.size() / 2]);
+        state.counters["rss_max_MiB"] =
+            static_cast<double>(*std::max_element(samples.begin(), samples.end())) / 1024;
+        state.counters["hwm_MiB"] = static_cast<double>(statusKiB(child, "VmHWM")) / 1024;
+        state.counters["threads"] = threadCount(child);
+        stopDaemon(child);
+        state.SetIterationTime(seconds(Clock::now() - windowStart));
+    }
+}
+BENCHMARK(BM_DaemonRssOverManyRounds)
+    ->Arg(120)
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kSecond);
 
 }  // namespace
 
