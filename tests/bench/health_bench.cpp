@@ -540,8 +540,10 @@ void BM_DaemonRssOverManyRounds(benchmark::State& state) {
         state.SetIterationTime(seconds(Clock::now() - windowStart));
     }
 }
+// 600: `--benchmark_filter=DaemonRss.*/600`, ten hours of the defaults' rescans.
 BENCHMARK(BM_DaemonRssOverManyRounds)
     ->Arg(120)
+    ->Arg(600)
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kSecond);
