@@ -101,6 +101,23 @@ std::string percentEncode(std::string_view message) {
     return encoded;
 }
 
+std::string grpcMessageValue(std::string_view message) {
+    std::size_t kept = 0;
+    std::size_t encodedBytes = 0;
+    for (; kept < message.size(); ++kept) {
+        const auto byte = static_cast<unsigned char>(message[kept]);
+        const std::size_t cost = byte >= 0x20 && byte <= 0x7e && byte != '%' ? 1 : 3;
+        if (encodedBytes + cost > kMaxStatusMessageValueBytes)
+            break;
+        encodedBytes += cost;
+    }
+    // Back to the start of a character: a continuation byte (10xxxxxx) is not one.
+    while (kept > 0 && kept < message.size() &&
+           (static_cast<unsigned char>(message[kept]) & 0xc0U) == 0x80U)
+        --kept;
+    return percentEncode(message.substr(0, kept));
+}
+
 bool isGrpcContentType(std::string_view contentType) {
     constexpr std::string_view kGrpc = "application/grpc";
     if (contentType.substr(0, kGrpc.size()) != kGrpc)

@@ -49,6 +49,15 @@ std::optional<Clock::duration> parseGrpcTimeout(std::string_view value);
 // grpc-message: bytes outside printable ASCII, and '%', as %XX (upper-case hex).
 std::string percentEncode(std::string_view message);
 
+// The most a grpc-message value may take, encoded: the answer's metadata must fit the peer's
+// limit (grpc-core's default is 8 KiB for all of it) and the header block nghttp2 sends, or the
+// answer never arrives and the call hangs until its deadline.
+inline constexpr std::size_t kMaxStatusMessageValueBytes = std::size_t{4} * 1024;
+
+// The grpc-message header's value: the message percent-encoded, cut to
+// kMaxStatusMessageValueBytes between whole UTF-8 characters.
+std::string grpcMessageValue(std::string_view message);
+
 // "application/grpc", optionally followed by "+<format>" or ";<parameters>".
 bool isGrpcContentType(std::string_view contentType);
 

@@ -147,7 +147,8 @@ class Connection {
 
     // What the call handles and the timers ask for. respond() and queueMessage() only submit
     // (they may run inside nghttp2's callbacks); the caller flushes.
-    void respond(StreamState& stream, const RpcStatus& status, std::optional<std::string> message);
+    void respond(StreamState& stream, const RpcStatus& status,
+                 const std::optional<std::string>& message);
     void queueMessage(StreamState& stream, std::string framed);
     void expire(std::int32_t streamId);
     // Shutdown: no new streams; then, past the grace, end the remaining ones.
@@ -167,6 +168,8 @@ class Connection {
     static int onDataChunk(nghttp2_session*, std::uint8_t flags, std::int32_t streamId,
                            const std::uint8_t* data, std::size_t length, void* userData);
     static int onFrameSent(nghttp2_session*, const nghttp2_frame* frame, void* userData);
+    static int onFrameNotSent(nghttp2_session*, const nghttp2_frame* frame, int errorCode,
+                              void* userData);
     static int onStreamClose(nghttp2_session*, std::int32_t streamId, std::uint32_t errorCode,
                              void* userData);
     static ssize_t readResponse(nghttp2_session*, std::int32_t streamId, std::uint8_t* buffer,
@@ -526,7 +529,7 @@ void Connection::refuse(StreamState& stream, const RpcStatus& status, const char
     if (stream.answered)
         return;
     const std::string code = std::to_string(static_cast<int>(status.code));
-    const std::string message = percentEncode(status.message);
+    const std::string message = grpcMessageValue(status.message);
     const std::array<nghttp2_nv, 4> headers{
         header(":status", httpStatus), header("content-type", "application/grpc"),
         header("grpc-status", code), header("grpc-message", message)};
@@ -535,14 +538,13 @@ void Connection::refuse(StreamState& stream, const RpcStatus& status, const char
     answered(stream);
 }
 
+// A unary response message goes only with OK; a stream's queued messages go before any status.
 void Connection::respond(StreamState& stream, const RpcStatus& status,
-                         std::optional<std::string> message) {
+                         const std::optional<std::string>& message) {
     if (closed_ || stream.answered || stream.finalStatus)
         return;
     if (status.code == StatusCode::Ok && message)
         stream.outbox.push_back(frameMessage(*message));
-    if (status.code != StatusCode::Ok)
-        dropUnsentMessages(stream);
     stream.finalStatus = status;
     submitResponse(stream);
 }
@@ -608,7 +610,7 @@ ssize_t Connection::readResponse(nghttp2_session*, std::int32_t streamId, std::u
 
 void Connection::submitTrailers(StreamState& stream) {
     const std::string code = std::to_string(static_cast<int>(stream.finalStatus->code));
-    const std::string message = percentEncode(stream.finalStatus->message);
+    const std::string message = grpcMessageValue(stream.finalStatus->message);
     std::array<nghttp2_nv, 2> trailers{header("grpc-status", code),
                                        header("grpc-message", message)};
     const std::size_t count = message.empty() ? 1 : 2;
@@ -655,6 +657,19 @@ int Connection::onFrameSent(nghttp2_session* session, const nghttp2_frame* frame
     StreamState* stream = of(userData).find(frame->hd.stream_id);
     if (stream != nullptr && !stream->requestEnded)
         nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, stream->id, NGHTTP2_NO_ERROR);
+    return 0;
+}
+
+// Answers nghttp2 could not send (say, headers too big for the peer): reset the stream, so the
+// client learns it now rather than at its deadline.
+int Connection::onFrameNotSent(nghttp2_session* session, const nghttp2_frame* frame, int errorCode,
+                               void*) {
+    if (frame->hd.type != NGHTTP2_HEADERS)
+        return 0;
+    spdlog::warn("grpc answer not sent stream={} reason=\"{}\"", frame->hd.stream_id,
+                 nghttp2_strerror(errorCode));
+    nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
+                              NGHTTP2_INTERNAL_ERROR);
     return 0;
 }
 

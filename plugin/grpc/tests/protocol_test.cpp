@@ -79,6 +79,21 @@ TEST(GrpcProtocol, PercentEncodesWhatIsNotPrintableAsciiAndThePercentSign) {
     EXPECT_EQ(percentEncode("100%\n\xc3\xa9"), "100%25%0A%C3%A9");
 }
 
+TEST(GrpcProtocol, CutsALongStatusMessageToItsEncodedLimit) {
+    EXPECT_EQ(grpcMessageValue(std::string(kMaxStatusMessageValueBytes + 10, 'x')),
+              std::string(kMaxStatusMessageValueBytes, 'x'));
+    EXPECT_EQ(grpcMessageValue(std::string(kMaxStatusMessageValueBytes, '\n')).size(),
+              kMaxStatusMessageValueBytes / 3 * 3);
+    EXPECT_EQ(grpcMessageValue("50%"), "50%25");
+}
+
+TEST(GrpcProtocol, CutsALongStatusMessageBetweenCharacters) {
+    // "é" is two bytes, six encoded: the cut must not fall between them.
+    std::string message(kMaxStatusMessageValueBytes - 4, 'x');
+    message += "\xc3\xa9";
+    EXPECT_EQ(grpcMessageValue(message), std::string(kMaxStatusMessageValueBytes - 4, 'x'));
+}
+
 TEST(GrpcProtocol, RecognisesGrpcContentTypes) {
     EXPECT_TRUE(isGrpcContentType("application/grpc"));
     EXPECT_TRUE(isGrpcContentType("application/grpc+proto"));

@@ -89,6 +89,9 @@ class RawH2Client {
         return id;
     }
 
+    // Sends what is submitted, as far as the socket takes it now.
+    void send() { sendAll(); }
+
     // Sends and receives until stream `id` is over or `timeout` passes.
     RawResponse wait(std::int32_t id, std::chrono::milliseconds timeout) {
         const auto giveUp = std::chrono::steady_clock::now() + timeout;

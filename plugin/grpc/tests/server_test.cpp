@@ -291,6 +291,78 @@ TEST_F(GrpcServerTest, AServerStreamDeliversEveryWriteThenItsStatus) {
     EXPECT_TRUE(reader->Finish().ok());
 }
 
+TEST_F(GrpcServerTest, AServerStreamEndedWithAnErrorDeliversItsQueuedMessagesFirst) {
+    start();
+    auto stub = v1alpha1::DRAResourceHealth::NewStub(channel());
+    grpc::ClientContext context;
+    auto reader = stub->NodeWatchResources(&context, {});
+    auto stream = streams_.first();
+    v1alpha1::NodeWatchResourcesResponse update;
+    ASSERT_EQ(stream->write(update.SerializeAsString()), ServerStream::WriteResult::Queued);
+    ASSERT_EQ(stream->write(update.SerializeAsString()), ServerStream::WriteResult::Queued);
+    stream->finish({StatusCode::Unavailable, "going away"});
+    EXPECT_TRUE(reader->Read(&update));
+    EXPECT_TRUE(reader->Read(&update));
+    EXPECT_FALSE(reader->Read(&update));
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+// Messages HTTP/2 flow control still holds back (the client has not read yet) are not dropped
+// by a finish with an error status.
+TEST_F(GrpcServerTest, AServerStreamEndedWithAnErrorKeepsWhatFlowControlHeldBack) {
+    start();
+    RawH2Client client(socketPath_);
+    const auto id = client.submit(kWatch, detail::frameMessage(""));
+    client.send();
+    auto stream = streams_.first();
+    const std::string message(std::size_t{40} * 1024,
+                              'm');  // three of them overflow the 64 KiB window
+    for (int i = 0; i < 3; ++i)
+        ASSERT_EQ(stream->write(message), ServerStream::WriteResult::Queued);
+    stream->finish({StatusCode::Unavailable, "going away"});
+    const auto response = client.wait(id, 5s);
+    EXPECT_EQ(response.body.size(), 3 * detail::frameMessage(message).size());
+    EXPECT_EQ(response.fields.at("grpc-status"), "14");
+}
+
+TEST_F(GrpcServerTest, AServerStreamRefusesWritesAfterItsFinish) {
+    start();
+    auto stub = v1alpha1::DRAResourceHealth::NewStub(channel());
+    grpc::ClientContext context;
+    auto reader = stub->NodeWatchResources(&context, {});
+    auto stream = streams_.first();
+    stream->finish(RpcStatus::ok());
+    EXPECT_EQ(stream->write("late"), ServerStream::WriteResult::Closed);
+    EXPECT_TRUE(reader->Finish().ok());
+}
+
+// The messages already sent stay; the status that ends the stream is the deadline's.
+TEST_F(GrpcServerTest, AServerStreamPastItsDeadlineEndsInDeadlineExceeded) {
+    start();
+    RawH2Client client(socketPath_);
+    const auto id = client.submit(kWatch, detail::frameMessage(""), {{"grpc-timeout", "200m"}});
+    client.send();
+    auto stream = streams_.first();
+    ASSERT_EQ(stream->write("first"), ServerStream::WriteResult::Queued);
+    const auto response = client.wait(id, 5s);
+    EXPECT_EQ(response.body, detail::frameMessage("first"));
+    EXPECT_EQ(response.fields.at("grpc-status"), "4");
+    EXPECT_TRUE(stream->cancelled());
+}
+
+TEST_F(GrpcServerTest, StopCancelsAnOpenServerStreamPastTheGrace) {
+    start();
+    auto stub = v1alpha1::DRAResourceHealth::NewStub(channel());
+    grpc::ClientContext context;
+    auto reader = stub->NodeWatchResources(&context, {});
+    auto stream = streams_.first();
+    server_->stop(100ms);
+    EXPECT_TRUE(stream->cancelled());
+    v1alpha1::NodeWatchResourcesResponse update;
+    EXPECT_FALSE(reader->Read(&update));
+    EXPECT_FALSE(reader->Finish().ok());
+}
+
 TEST_F(GrpcServerTest, AServerStreamSeesTheClientCancel) {
     start();
     auto stub = v1alpha1::DRAResourceHealth::NewStub(channel());
@@ -333,6 +405,43 @@ TEST_F(GrpcServerTest, AMessageOverTheLimitIsResourceExhausted) {
     const auto status = notifyAsync(*stub, context, std::string(4096, 'x')).get();
     EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
     EXPECT_TRUE(unaryCalls_.wait(1, 200ms).empty());
+}
+
+TEST_F(GrpcServerTest, AHandlerThatThrowsAnswersUnknown) {
+    start({}, [](GrpcServer& server) {
+        server.addUnary("/test.Broken/Throw",
+                        [](const std::shared_ptr<UnaryCall>&, const std::string&) {
+                            throw std::runtime_error("broken");
+                        });
+    });
+    RawH2Client client(socketPath_);
+    const auto id = client.submit("/test.Broken/Throw", detail::frameMessage(""));
+    EXPECT_EQ(client.wait(id, 5s).fields.at("grpc-status"), "2");
+    grpc::ClientContext context;
+    pluginregistration::PluginInfo reply;
+    EXPECT_TRUE(registration()->GetInfo(&context, {}, &reply).ok());
+}
+
+TEST_F(GrpcServerTest, AStatusMessageTooLongForTrailersIsCut) {
+    start();
+    auto stub = registration();
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 5s);
+    auto result = notifyAsync(*stub, context);
+    unaryCalls_.first().call->finish(
+        {StatusCode::Aborted, std::string(std::size_t{100} * 1024, '\n')});
+    const auto status = result.get();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::ABORTED);
+    EXPECT_EQ(status.error_message(), std::string(detail::kMaxStatusMessageValueBytes / 3, '\n'));
+}
+
+TEST_F(GrpcServerTest, ARequestThatIsNotPostIsRefusedWith405) {
+    start();
+    RawH2Client client(socketPath_);
+    const auto id = client.submit(kGetInfo, std::nullopt, {{":method", "GET"}});
+    const auto response = client.wait(id, 5s);
+    EXPECT_EQ(response.fields.at(":status"), "405");
+    EXPECT_EQ(response.fields.at("grpc-status"), "13");
 }
 
 TEST_F(GrpcServerTest, AWrongContentTypeIsRefusedWith415) {
