@@ -15,6 +15,7 @@
 #include <cstring>
 #include <future>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -567,6 +568,37 @@ TEST_F(GrpcServerTest, GarbageClosesThatConnectionOnly) {
         received = ::recv(garbage.get(), buffer.data(), buffer.size(), 0);  // until EOF or reset
     } while (received > 0);
     EXPECT_TRUE(eventually([&] { return server_->stats().connectionsFailed == 1; }));
+    grpc::ClientContext context;
+    pluginregistration::PluginInfo reply;
+    EXPECT_TRUE(registration()->GetInfo(&context, {}, &reply).ok());
+}
+
+// Past a valid preface, bytes that are frames of nothing: nghttp2 ends each such connection and
+// the server goes on serving.
+TEST_F(GrpcServerTest, RandomFramesAfterAValidPrefaceCloseOnlyTheirConnection) {
+    start();
+    std::mt19937 noiseSource(27);  // fixed: the same bytes every run
+    for (int connection = 0; connection < 20; ++connection) {
+        auto socket = testing::connectUnix(socketPath_);
+        std::string bytes(NGHTTP2_CLIENT_MAGIC, NGHTTP2_CLIENT_MAGIC_LEN);
+        bytes.append(std::string("\0\0\0\4\0\0\0\0\0", 9));  // an empty SETTINGS frame
+        const std::size_t noise = 1 + noiseSource() % 4096;
+        for (std::size_t i = 0; i < noise; ++i)
+            bytes.push_back(static_cast<char>(noiseSource() & 0xffU));
+        (void)::send(socket.get(), bytes.data(), bytes.size(), MSG_NOSIGNAL);
+        // Noise can announce a frame longer than what follows: the end of our side ends it.
+        ::shutdown(socket.get(), SHUT_WR);
+        const timeval patience{5, 0};
+        ::setsockopt(socket.get(), SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience);
+        std::array<char, 4096> buffer{};
+        ssize_t received = 0;
+        do {
+            received = ::recv(socket.get(), buffer.data(), buffer.size(), 0);
+        } while (received > 0);
+        EXPECT_TRUE(received == 0 || errno == ECONNRESET)
+            << "connection " << connection << " still open";
+    }
+    EXPECT_TRUE(eventually([&] { return server_->stats().connections == 0; }));
     grpc::ClientContext context;
     pluginregistration::PluginInfo reply;
     EXPECT_TRUE(registration()->GetInfo(&context, {}, &reply).ok());
