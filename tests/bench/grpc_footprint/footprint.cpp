@@ -30,6 +30,7 @@ struct Footprint {
     long threads = 0;
     long rssKiB = 0;
     long peakRssKiB = 0;
+    double callsMs = 0;  // the 1,000 calls, wall time
 };
 
 Footprint footprintOf(pid_t pid) {
@@ -80,6 +81,7 @@ Footprint underLoad(const std::string& path, pid_t server) {
             std::fprintf(stderr, "health stream %d: no update\n", i);
     }
     std::atomic<int> failures{0};
+    const auto started = std::chrono::steady_clock::now();
     std::vector<std::thread> clients;
     for (int c = 0; c < kConnections; ++c) {
         clients.emplace_back([&, c] {
@@ -95,7 +97,10 @@ Footprint underLoad(const std::string& path, pid_t server) {
     }
     for (auto& client : clients)
         client.join();
-    const Footprint loaded = footprintOf(server);
+    Footprint loaded = footprintOf(server);
+    loaded.callsMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count();
     if (failures > 0)
         std::fprintf(stderr, "%d calls failed\n", failures.load());
     for (auto& context : streamContexts)
@@ -118,8 +123,8 @@ void measure(const char* label, const char* program, const std::string& path) {
     std::this_thread::sleep_for(200ms);  // let start-up threads settle
     const Footprint idle = footprintOf(server);
     const Footprint loaded = underLoad(path, server);
-    std::printf("%-22s %8ld %10ld %8ld %10ld %10ld\n", label, idle.threads, idle.rssKiB,
-                loaded.threads, loaded.rssKiB, loaded.peakRssKiB);
+    std::printf("%-22s %8ld %10ld %8ld %10ld %10ld %10.0f\n", label, idle.threads, idle.rssKiB,
+                loaded.threads, loaded.rssKiB, loaded.peakRssKiB, loaded.callsMs);
     ::kill(server, SIGTERM);
     ::waitpid(server, nullptr, 0);
 }
@@ -135,9 +140,10 @@ int main(int argc, char** argv) {
     if (::mkdtemp(folder) == nullptr)
         return 1;
     const std::string path = std::string(folder) + "/grpc.sock";
-    std::printf("%-22s %8s %10s %8s %10s %10s\n", "server", "threads", "rss KiB", "threads",
-                "rss KiB", "peak KiB");
-    std::printf("%-22s %8s %10s %8s %10s %10s\n", "", "(idle)", "(idle)", "(load)", "(load)", "");
+    std::printf("%-22s %8s %10s %8s %10s %10s %10s\n", "server", "threads", "rss KiB", "threads",
+                "rss KiB", "peak KiB", "calls ms");
+    std::printf("%-22s %8s %10s %8s %10s %10s %10s\n", "", "(idle)", "(idle)", "(load)", "(load)",
+                "", "(1,000)");
     measure("grpc++ sync server", argv[2], path);
     measure("plugin/grpc (nghttp2)", argv[1], path);
     std::filesystem::remove_all(folder);
