@@ -19,6 +19,8 @@ find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)
 find_program(GRPC_CPP_PLUGIN grpc_cpp_plugin REQUIRED)
 pkg_check_modules(LIBCURL REQUIRED IMPORTED_TARGET libcurl)
+# HTTP/2 framing, HPACK and flow control for plugin/grpc's server (libcurl loads it already).
+pkg_check_modules(NGHTTP2 REQUIRED IMPORTED_TARGET libnghttp2)
 find_package(Threads REQUIRED)
 # cpp-httplib (header only) is used by the tests' fake API server only.
 find_path(HTTPLIB_INCLUDE_DIR httplib.h REQUIRED)

@@ -58,6 +58,7 @@ LIBRARIES = {
 # Third-party headers that belong to one part of the tree: (pattern, folders allowed, why).
 SYSTEM_HEADERS = [
     (re.compile(r"^grpc"), {"plugin"}, "gRPC is the kubelet's protocol: plugin/ adapts it"),
+    (re.compile(r"^nghttp2/"), {"plugin"}, "HTTP/2 carries the kubelet's gRPC: plugin/grpc serves it"),
     (re.compile(r"^curl/"), {"node/kube"}, "libcurl is the API client's transport"),
     (re.compile(r"^hwloc"), set(), "hwloc only cross-checks discovery in its tests"),
     (re.compile(r"^httplib\.h$"), set(), "cpp-httplib serves the tests' fake API server only"),
@@ -68,6 +69,7 @@ SYSTEM_HEADERS = [
 # CMake targets that are not named after their folder's header: target -> folder.
 TARGET_FOLDERS = {
     "numadra_plugin_proto": "plugin",
+    "numadra_grpc_server": "plugin",
     "numadra_nri_proto": "node/nri",
     "numadra_fake_apiserver": "tests/fakes/apiserver",
     "numadra_testing": "tests/support",

@@ -41,6 +41,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libcurl4-openssl-dev libcpp-httplib-dev libssl-dev
+  # plugin/grpc serves gRPC over HTTP/2 with it (libcurl already loads its runtime)
+  libnghttp2-dev
   # CEL timestamp getters read IANA time zones from /usr/share/zoneinfo, as Go does
   tzdata
 )
