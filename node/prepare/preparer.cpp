@@ -10,6 +10,7 @@
 
 #include "numadra/common/files.hpp"
 #include "numadra/state/checkpoint.hpp"
+#include "orphans.hpp"
 #include "plan.hpp"
 
 namespace numadra::prepare {
@@ -408,6 +409,30 @@ struct Preparer::State {
         return true;
     }
 
+    // Removes the files no record owns (orphans.hpp); returns how many. Only at start, under the
+    // rolling-update turn: a prepare in flight has files and no record yet.
+    size_t removeLeftovers(const std::vector<ClaimRecord>& prepared) {
+        auto quarantined = store.quarantinedUids();
+        if (!quarantined) {
+            spdlog::warn("leftover files not looked for error=\"{}\"", quarantined.error().message);
+            return 0;
+        }
+        detail::FileOwners owners;
+        owners.claimUids.insert(quarantined->begin(), quarantined->end());
+        for (const auto& record : prepared) {
+            owners.claimUids.insert(record.claimUid);
+            owners.claimFolders.insert(record.claimNamespace + "_" + record.claimName);
+        }
+        auto removed = detail::removeOrphans(
+            {options.driverName, options.cdiDir, options.metadataDir}, owners);
+        if (!removed) {
+            // Left for the next start (or the claim's Unprepare): they are inert.
+            spdlog::warn("removing leftover files error=\"{}\"", removed.error().message);
+            return 0;
+        }
+        return *removed;
+    }
+
     // After a failed repair (a write that failed, a device node the driver has not created yet
     // after a reboot): the record and its devices are kept, and the next Prepare tries again.
     void repairFailed(const ClaimRecord& record, const Error& error) {
@@ -489,6 +514,7 @@ Result<RestoreReport> Preparer::restore(const NodeView& node) {
         }
         ++report.rolledBack;
     }
+    report.leftoversRemoved = s.removeLeftovers(completed);
     for (auto& record : completed) {
         const bool earlierBoot = record.bootId != s.options.bootId;
         report.fromEarlierBoot += earlierBoot ? 1 : 0;

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <set>
 #include <system_error>
 #include <utility>
 
@@ -256,6 +257,20 @@ Status CheckpointStore::removeQuarantined(const std::string& claimUid) {
             result = removed;
     }
     return result;
+}
+
+Result<std::vector<std::string>> CheckpointStore::quarantinedUids() const {
+    auto names = files::listDirectory(quarantineDir_);
+    if (!names)
+        return names.error();
+    // "<uid>.json.<seconds>[.N]" and its ".reason" beside it.
+    std::set<std::string> uids;
+    for (const auto& name : *names) {
+        const auto suffix = name.find(std::string(kRecordSuffix) + ".");
+        if (suffix != std::string::npos && isValidClaimUid(name.substr(0, suffix)))
+            uids.insert(name.substr(0, suffix));
+    }
+    return std::vector<std::string>(uids.begin(), uids.end());
 }
 
 Result<std::string> readBootId(const std::string& procRoot) {

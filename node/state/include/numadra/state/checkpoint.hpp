@@ -101,6 +101,9 @@ class CheckpointStore {
     Status quarantine(const std::string& claimUid, const std::string& reason);
     // Drops a quarantined record of the claim (Unprepare of such a claim); missing is success.
     Status removeQuarantined(const std::string& claimUid);
+    // The claim UIDs with a quarantined record, sorted: their files stay until they are
+    // unprepared.
+    Result<std::vector<std::string>> quarantinedUids() const;
 
     std::string recordPath(const std::string& claimUid) const;
     // A UID that can name a file: 1-128 characters of [A-Za-z0-9-].
