@@ -90,7 +90,8 @@ bool ownedByAny(const std::set<std::string>& uids, const FileOwners& owners) {
 class Sweep {
   public:
     void remove(const std::string& path, bool folder) {
-        auto removed = folder ? files::removeTree(path) : files::removeFile(path);
+        auto removed = folder ? files::removeTree(path, files::Durability::None)
+                              : files::removeFile(path, files::Durability::None);
         if (!removed) {
             if (firstError_)
                 firstError_ = removed;

@@ -137,6 +137,7 @@ Result<CheckpointStore> CheckpointStore::open(const std::string& stateDir) {
                                             ": " + made.error().message);
         }
     }
+    store.recordDurability_ = files::durabilityFor(store.checkpointDir_, files::Durability::Full);
     return store;
 }
 
@@ -157,13 +158,14 @@ Status CheckpointStore::save(const ClaimRecord& record) {
     if (!content)
         return errorWithErrno(
             EINVAL, "cannot checkpoint claim " + record.claimUid + ": " + content.error().message);
-    return files::writeFileAtomically(recordPath(record.claimUid), *content, 0600);
+    return files::writeFileAtomically(recordPath(record.claimUid), *content, 0600,
+                                      recordDurability_);
 }
 
 Status CheckpointStore::remove(const std::string& claimUid) {
     if (auto valid = checkClaimUid(claimUid); !valid)
         return valid;
-    return files::removeFile(recordPath(claimUid));
+    return files::removeFile(recordPath(claimUid), recordDurability_);
 }
 
 Result<LoadedCheckpoint> CheckpointStore::load() {

@@ -479,6 +479,18 @@ TEST_F(PreparerTest, ADamagedCheckpointFileIsQuarantinedAndTheOthersRestored) {
     EXPECT_FALSE(filesBelow(tree.path("state/quarantine")).empty());
 }
 
+TEST_F(PreparerTest, TheRecordIsWrittenOnceAfterEveryFile) {
+    std::vector<std::string> written;
+    auto o = options();
+    o.afterFileWrite = [&written](const std::string& path) { written.push_back(path); };
+    preparer = Preparer::open(o, *metrics).value();
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu), device("nic", kNic)})));
+    ASSERT_EQ(written.size(), 6U) << ::testing::PrintToString(written);
+    EXPECT_EQ(written.back(), tree.path("state/checkpoints/") + kUid + ".json");
+    for (size_t i = 0; i + 1 < written.size(); ++i)
+        EXPECT_EQ(written[i].find("/state/"), std::string::npos) << written[i];
+}
+
 TEST_F(PreparerTest, AStartRemovesTheFilesOfAPrepareThatNeverGotItsRecord) {
     ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu), device("nic", kNic)})));
     // Killed (or the power cut) before the record: the files are there, no record.
