@@ -61,22 +61,31 @@ bool isFolder(const std::string& path) {
     return ::lstat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
 }
 
-// The claim UIDs that the metadata files in <claimFolder>/<request>/metadata.json name. A file
-// that cannot be read or decoded names none.
-std::set<std::string> uidsInMetadata(const std::string& claimFolder) {
-    std::set<std::string> uids;
+// What the metadata files in <claimFolder>/<request>/metadata.json say about their writers. A
+// file that cannot be read or decoded says nothing.
+struct MetadataWriters {
+    std::set<std::string> claimUids;
+    bool otherDriver = false;  // a file names a device of another driver
+};
+
+MetadataWriters writersOf(const std::string& claimFolder, const std::string& driver) {
+    MetadataWriters writers;
     auto requests = files::listDirectory(claimFolder);
     if (!requests)
-        return uids;
+        return writers;
     for (const auto& request : *requests) {
         const std::string path = claimFolder + "/" + request + "/metadata.json";
         auto content = files::readFile(path);
         if (!content)
             continue;
-        if (auto object = metadata::decodeStream(*content, path))
-            uids.insert(object->claimUid);
+        auto object = metadata::decodeStream(*content, path);
+        if (!object)
+            continue;
+        writers.claimUids.insert(object->claimUid);
+        for (const auto& device : object->devices)
+            writers.otherDriver = writers.otherDriver || device.driver != driver;
     }
-    return uids;
+    return writers;
 }
 
 bool ownedByAny(const std::set<std::string>& uids, const FileOwners& owners) {
@@ -160,8 +169,10 @@ void sweepMetadataFolder(const OrphanFolders& folders, const FileOwners& owners,
             sweepInterruptedWrites(path, sweep);
             continue;
         }
-        // A quarantined record no longer says which folder is its claim's; the files do.
-        if (ownedByAny(uidsInMetadata(path), owners))
+        // A quarantined record no longer says which folder is its claim's; the files do. And a
+        // metadata folder shared with another driver (a --metadata-dir set so) holds its claims.
+        const auto writers = writersOf(path, folders.driverName);
+        if (writers.otherDriver || ownedByAny(writers.claimUids, owners))
             continue;
         sweep.remove(path, true);
     }

@@ -28,7 +28,8 @@ struct OrphanFolders {
 
 // Removes, in the CDI folder, this driver's specs of claims that `owners` does not list and the
 // temp files of interrupted writes; in the metadata folder, the claim folders that no listed
-// claim uses and the temp files of interrupted writes in the others. Nothing is fsynced: a removal
+// claim uses (and whose files name no other driver's device) and the temp files of interrupted
+// writes in the others. Nothing is fsynced: a removal
 // a power cut undoes is found again at the next start. Returns how many files and folders were
 // removed; the first error stops nothing.
 Result<size_t> removeOrphans(const OrphanFolders& folders, const FileOwners& owners);

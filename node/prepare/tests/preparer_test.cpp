@@ -540,12 +540,21 @@ TEST_F(PreparerTest, AStartLeavesWhatIsNotTheDriversAlone) {
     tree.file("cdi/other.vendor-claim_" + std::string(kUid) + ".json", "{}");
     tree.file("cdi/numa.dra.dev-claim_not_a_uid!.json", "{}");
     tree.file("metadata/notes.txt", "kept");
+    metadata::DeviceMetadata theirs;
+    theirs.claimNamespace = "default";
+    theirs.claimName = "theirs";
+    theirs.claimUid = "uid-theirs";
+    theirs.requestName = "gpu";
+    theirs.devices.push_back({"other.vendor", "pool", "gpu-0", {}, std::nullopt});
+    tree.file("metadata/default_theirs/gpu/metadata.json",
+              metadata::encodeStream(theirs, {metadata::kV1alpha1}));
     open();
     auto report = preparer->restore(node());
     ASSERT_TRUE(report) << report.error().message;
     EXPECT_EQ(report->leftoversRemoved, 0U);
     EXPECT_EQ(filesBelow(tree.path("cdi")).size(), 2U);
     EXPECT_TRUE(files::exists(tree.path("metadata/notes.txt")));
+    EXPECT_TRUE(files::exists(tree.path("metadata/default_theirs/gpu/metadata.json")));
 }
 
 TEST_F(PreparerTest, ANewClaimWithTheSameNameKeepsItsMetadataWhenTheOldOneIsUnprepared) {
