@@ -249,15 +249,15 @@ cdi::Spec cdiSpec(const RequestFiles& files) {
 
 Status createFile(const RequestFiles& files, const DeviceMetadata& metadata,
                   const std::vector<std::string>& versionsNewestFirst,
-                  files::PendingDirectorySyncs* deferred) {
+                  files::Durability durability) {
     if (auto versions = validateVersions(versionsNewestFirst); !versions)
         return versions;
-    if (auto made = files::makeDirectories(parentOf(files.hostFile), 0755, deferred); !made)
+    if (auto made = files::makeDirectories(parentOf(files.hostFile), 0755, durability); !made)
         return made.error().withMessage("creating device metadata folder: " + made.error().message);
     // Atomic, once: the CDI spec that mounts this file is published only afterwards, so no
     // container can see it half-written.
     if (auto written = files::writeFileAtomically(
-            files.hostFile, encodeStream(metadata, versionsNewestFirst), 0644, deferred);
+            files.hostFile, encodeStream(metadata, versionsNewestFirst), 0644, durability);
         !written) {
         return written.error().withMessage("writing device metadata: " + written.error().message);
     }

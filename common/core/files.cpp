@@ -2,7 +2,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -67,22 +69,22 @@ Status syncDirectory(const std::string& path) {
     return {};
 }
 
-Status PendingDirectorySyncs::syncAll() {
-    // Deepest first: a folder created in this batch is synced before the parent naming it.
-    std::vector<std::string> ordered(folders_.begin(), folders_.end());
-    std::sort(ordered.begin(), ordered.end(), [](const std::string& a, const std::string& b) {
-        return std::count(a.begin(), a.end(), '/') > std::count(b.begin(), b.end(), '/');
-    });
-    for (const auto& folder : ordered) {
-        if (auto synced = syncDirectory(folder); !synced)
-            return synced;
-    }
-    folders_.clear();
-    return {};
+Result<bool> isOnVolatileFilesystem(const std::string& path) {
+    struct statfs info {};
+    if (::statfs(path.c_str(), &info) != 0)
+        return systemError("asking the filesystem of", path, errno);
+    // f_type's type differs between architectures; the magic numbers fit in 32 bits.
+    const auto type = static_cast<unsigned long>(info.f_type);
+    return type == TMPFS_MAGIC || type == RAMFS_MAGIC;
+}
+
+Durability durabilityFor(const std::string& folder, Durability wanted) {
+    auto isVolatile = isOnVolatileFilesystem(folder);
+    return isVolatile && *isVolatile ? Durability::None : wanted;
 }
 
 Status writeFileAtomically(const std::string& path, std::string_view content, mode_t mode,
-                           PendingDirectorySyncs* deferred) {
+                           Durability durability) {
     const std::string temp = tempNameFor(path);
     UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
     if (!fd)
@@ -96,15 +98,15 @@ Status writeFileAtomically(const std::string& path, std::string_view content, mo
         return fail(systemError("setting the mode of", temp, errno));
     if (auto written = writeAll(fd.get(), content, temp); !written)
         return fail(written.error());
-    if (::fsync(fd.get()) != 0)
+    // Before the rename: otherwise a power cut can leave the new name on an empty or partial
+    // file (delayed allocation writes the data long after the rename's metadata).
+    if (durability != Durability::None && ::fsync(fd.get()) != 0)
         return fail(systemError("syncing", temp, errno));
     fd.reset();
     if (::rename(temp.c_str(), path.c_str()) != 0)
         return fail(systemError("renaming " + temp + " to", path, errno));
-    if (deferred != nullptr) {
-        deferred->add(parentOf(path));
+    if (durability != Durability::Full)
         return {};
-    }
     return syncDirectory(parentOf(path));
 }
 
@@ -140,7 +142,7 @@ Result<std::string> readFile(const std::string& path) {
     return content;
 }
 
-Status makeDirectories(const std::string& path, mode_t mode, PendingDirectorySyncs* deferred) {
+Status makeDirectories(const std::string& path, mode_t mode, Durability durability) {
     if (path.empty())
         return errorWithErrno(EINVAL, "cannot create a folder with an empty path");
     // Usually the folder or its parent exists: try the deepest level first and only walk up on
@@ -149,10 +151,8 @@ Status makeDirectories(const std::string& path, mode_t mode, PendingDirectorySyn
         ::chmod(path.c_str(), mode);  // the umask must not change the mode we asked for
         // A new folder is only durable once its parent's entry is: without this a power loss
         // could take a checkpoint folder and every record in it.
-        if (deferred != nullptr) {
-            deferred->add(parentOf(path));
+        if (durability != Durability::Full)
             return {};
-        }
         return syncDirectory(parentOf(path));
     }
     if (errno == EEXIST) {
@@ -167,9 +167,9 @@ Status makeDirectories(const std::string& path, mode_t mode, PendingDirectorySyn
     const std::string parent = parentOf(path);
     if (parent == path || parent == "/" || parent == ".")
         return systemError("creating folder", path, ENOENT);
-    if (auto made = makeDirectories(parent, mode, deferred); !made)
+    if (auto made = makeDirectories(parent, mode, durability); !made)
         return made;
-    return makeDirectories(path, mode, deferred);
+    return makeDirectories(path, mode, durability);
 }
 
 namespace {
@@ -184,13 +184,15 @@ bool isAbsent(int parentFd, const std::string& name) {
 
 }  // namespace
 
-Status removeFile(const std::string& path) {
+Status removeFile(const std::string& path, Durability durability) {
     if (::unlink(path.c_str()) != 0) {
         const int error = errno;
         if (error == ENOENT || isAbsent(AT_FDCWD, path))
             return {};
         return systemError("removing", path, error);
     }
+    if (durability != Durability::Full)
+        return {};
     return syncDirectory(parentOf(path));
 }
 
@@ -233,7 +235,7 @@ Status removeTreeAt(int parentFd, const std::string& name, const std::string& pa
 
 }  // namespace
 
-Status removeTree(const std::string& path) {
+Status removeTree(const std::string& path, Durability durability) {
     const std::string parent = parentOf(path);
     UniqueFd parentFd(::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!parentFd)
@@ -242,7 +244,8 @@ Status removeTree(const std::string& path) {
         return {};  // nothing to remove, nothing to make durable
     if (auto removed = removeTreeAt(parentFd.get(), baseName(path), path); !removed)
         return removed;
-    if (::fsync(parentFd.get()) != 0)
+    // The parent's entry is all a power cut could bring back: below it nothing is reachable.
+    if (durability == Durability::Full && ::fsync(parentFd.get()) != 0)
         return systemError("syncing folder", parent, errno);
     return {};
 }

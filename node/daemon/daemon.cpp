@@ -374,10 +374,10 @@ Status Daemon::openCheckpoint() {
     if (!report)
         return report.error();
     spdlog::info(
-        "checkpoint loaded prepared_claims={} rolled_back={} quarantined={} files_recreated={} "
-        "from_earlier_boot={}",
-        report->restored, report->rolledBack, report->quarantined, report->filesRecreated,
-        report->fromEarlierBoot);
+        "checkpoint loaded prepared_claims={} rolled_back={} leftovers_removed={} quarantined={} "
+        "files_recreated={} from_earlier_boot={}",
+        report->restored, report->rolledBack, report->leftoversRemoved, report->quarantined,
+        report->filesRecreated, report->fromEarlierBoot);
     return {};
 }
 

@@ -10,6 +10,7 @@
 
 #include "numadra/common/files.hpp"
 #include "numadra/state/checkpoint.hpp"
+#include "orphans.hpp"
 #include "plan.hpp"
 
 namespace numadra::prepare {
@@ -87,13 +88,31 @@ struct Holding {
 
 struct Preparer::State {
     State(Options o, metrics::Registry& m, state::CheckpointStore s)
-        : options(std::move(o)), metrics(m), store(std::move(s)), host(options.hostRoots) {}
+        : options(std::move(o)),
+          metrics(m),
+          store(std::move(s)),
+          host(options.hostRoots),
+          cdiDurability(files::durabilityFor(options.cdiDir, files::Durability::Content)),
+          metadataDurability(
+              cdiDurability == files::Durability::None
+                  ? files::Durability::None
+                  : files::durabilityFor(options.metadataDir, files::Durability::Content)) {}
 
     Options options;
     metrics::Registry& metrics;
     state::CheckpointStore store;
     cdi::HostDeviceNodes host;
     ClaimLocks claimLocks;
+    // What a claim's file writes force to disk, decided once per folder. Never the folder: the
+    // record, written last, is what makes a prepare count, and every start re-creates the files
+    // of a completed record that a power cut lost (repair), as after every reboot. The content,
+    // so that no reader finds a partial file under its name after a power cut, only where a
+    // reader could: not on tmpfs, which a power cut erases (/var/run/cdi on most nodes), and not
+    // for metadata files when the CDI specs are on tmpfs. A metadata file is read through the
+    // CDI spec that mounts it, and after a power cut that spec comes back only from repair,
+    // which mends the metadata file first.
+    files::Durability cdiDurability;
+    files::Durability metadataDurability;
 
     // Guards `records` and `held`; never held across I/O.
     mutable std::mutex mutex;
@@ -224,6 +243,8 @@ struct Preparer::State {
     // Removes a claim's files: the listed ones with any temp file an interrupted write left
     // beside them, the folders of its metadata requests and the claim's metadata folder; what
     // lives below <ns>_<name>/ is left alone while another claim of that name uses it.
+    // No folder is fsynced: callers remove the record (durably) after the files, and a removal
+    // that a power cut undoes leaves files no record owns, which the next start removes.
     Status removeFiles(const ClaimRecord& record) {
         Status result;
         auto keep = [&result](Status status) {
@@ -244,10 +265,10 @@ struct Preparer::State {
             const bool inClaimFolder = path.rfind(claimFolder + "/", 0) == 0;
             if (inClaimFolder && !ownsClaimFolder)
                 continue;
-            keep(files::removeFile(path));
+            keep(files::removeFile(path, files::Durability::None));
             tempPrefixes[parentOf(path)].insert("." + path.substr(path.rfind('/') + 1) + ".tmp.");
-            if (inClaimFolder)
-                keep(files::removeTree(parentOf(path)));  // the request's folder
+            if (inClaimFolder)  // the request's folder
+                keep(files::removeTree(parentOf(path), files::Durability::None));
         }
         for (const auto& [folder, prefixes] : tempPrefixes) {
             auto names = files::listDirectory(folder);
@@ -256,12 +277,12 @@ struct Preparer::State {
             for (const auto& entry : *names) {
                 for (const auto& prefix : prefixes) {
                     if (entry.rfind(prefix, 0) == 0)
-                        keep(files::removeFile(folder + "/" + entry));
+                        keep(files::removeFile(folder + "/" + entry, files::Durability::None));
                 }
             }
         }
         if (ownsClaimFolder)
-            keep(files::removeTree(claimFolder));
+            keep(files::removeTree(claimFolder, files::Durability::None));
         return result;
     }
 
@@ -281,34 +302,33 @@ struct Preparer::State {
         metrics.gaugeSet(kPreparedClaims, {}, static_cast<double>(records.size()));
     }
 
-    // Writes the plan's files; the caller undoes them on failure. They become durable together
-    // (each folder fsynced once) before the record that says they are complete is written.
+    // Writes the plan's files, each atomically and with its folder's durability; the caller
+    // undoes them on failure and writes the record after them.
     Status writePlan(const Plan& plan, ClaimRecord& record) {
-        files::PendingDirectorySyncs syncs;
         record.metadataGenerations.clear();
         for (const auto& request : plan.requests) {
             auto object = request.object;
             object.generation = 1;
-            if (auto created =
-                    metadata::createFile(request.files, object, options.metadataVersions, &syncs);
+            if (auto created = metadata::createFile(request.files, object, options.metadataVersions,
+                                                    metadataDurability);
                 !created)
                 return created;
             record.metadataGenerations[detail::baseRequest(request.object.requestName)] = 1;
             wrote(request.files.hostFile);
         }
         for (const auto& request : plan.requests) {
-            if (auto written = files::writeFileAtomically(request.files.cdiSpecFile,
-                                                          request.metadataCdiSpec, 0644, &syncs);
+            if (auto written = files::writeFileAtomically(
+                    request.files.cdiSpecFile, request.metadataCdiSpec, 0644, cdiDurability);
                 !written)
                 return written;
             wrote(request.files.cdiSpecFile);
         }
         if (auto written =
-                files::writeFileAtomically(plan.claimSpecPath, plan.claimSpec, 0644, &syncs);
+                files::writeFileAtomically(plan.claimSpecPath, plan.claimSpec, 0644, cdiDurability);
             !written)
             return written;
         wrote(plan.claimSpecPath);
-        return syncs.syncAll();
+        return {};
     }
 
     // A prepared claim whose devices are still the prepared ones: an error when one changed, and
@@ -333,6 +353,8 @@ struct Preparer::State {
             return plan.error();
         size_t recreated = 0;
         bool recordChanged = record.bootId != options.bootId;
+        // Metadata files before the CDI specs that mount them: after a power cut a spec must not
+        // come back before its file is whole (metadataDurability counts on it).
         for (const auto& request : plan->requests) {
             auto changed = repairMetadata(request, record);
             if (!changed)
@@ -345,7 +367,7 @@ struct Preparer::State {
             if (current && *current == content)
                 return {};
             ++recreated;
-            return files::writeFileAtomically(path, content);
+            return files::writeFileAtomically(path, content, 0644, cdiDurability);
         };
         for (const auto& request : plan->requests) {
             if (auto ok = ensure(request.files.cdiSpecFile, request.metadataCdiSpec); !ok)
@@ -381,8 +403,8 @@ struct Preparer::State {
             if (!content.error().is(ErrorKind::NotFound))
                 return content.error();
             wanted.generation = last + 1;
-            if (auto created =
-                    metadata::createFile(request.files, wanted, options.metadataVersions);
+            if (auto created = metadata::createFile(request.files, wanted, options.metadataVersions,
+                                                    metadataDurability);
                 !created)
                 return created.error();
             record.metadataGenerations[base] = wanted.generation;
@@ -406,6 +428,30 @@ struct Preparer::State {
             return rewritten.error();
         record.metadataGenerations[base] = wanted.generation;
         return true;
+    }
+
+    // Removes the files no record owns (orphans.hpp); returns how many. Only at start, under the
+    // rolling-update turn: a prepare in flight has files and no record yet.
+    size_t removeLeftovers(const std::vector<ClaimRecord>& prepared) {
+        auto quarantined = store.quarantinedUids();
+        if (!quarantined) {
+            spdlog::warn("leftover files not looked for error=\"{}\"", quarantined.error().message);
+            return 0;
+        }
+        detail::FileOwners owners;
+        owners.claimUids.insert(quarantined->begin(), quarantined->end());
+        for (const auto& record : prepared) {
+            owners.claimUids.insert(record.claimUid);
+            owners.claimFolders.insert(record.claimNamespace + "_" + record.claimName);
+        }
+        auto removed = detail::removeOrphans(
+            {options.driverName, options.cdiDir, options.metadataDir}, owners);
+        if (!removed) {
+            // Left for the next start (or the claim's Unprepare): they are inert.
+            spdlog::warn("removing leftover files error=\"{}\"", removed.error().message);
+            return 0;
+        }
+        return *removed;
     }
 
     // After a failed repair (a write that failed, a device node the driver has not created yet
@@ -489,6 +535,7 @@ Result<RestoreReport> Preparer::restore(const NodeView& node) {
         }
         ++report.rolledBack;
     }
+    report.leftoversRemoved = s.removeLeftovers(completed);
     for (auto& record : completed) {
         const bool earlierBoot = record.bootId != s.options.bootId;
         report.fromEarlierBoot += earlierBoot ? 1 : 0;
@@ -568,7 +615,7 @@ Result<std::vector<claims::PreparedDevice>> Preparer::prepare(const ClaimAllocat
     record.bootId = s.options.bootId;
     record.devices = plan->devices;
     record.files = plan->files;
-    record.state = ClaimState::PrepareStarted;
+    record.state = ClaimState::PrepareCompleted;
 
     auto undo = [&](const Error& error) -> Error {
         if (auto removed = s.removeFiles(record); !removed)
@@ -578,13 +625,11 @@ Result<std::vector<claims::PreparedDevice>> Preparer::prepare(const ClaimAllocat
         s.release(ref.uid);
         return error;
     };
-    // The started record lists every file before the first is written: a crash from here on is
-    // rolled back at the next start.
-    if (auto saved = s.saveRecord(record); !saved)
-        return undo(saved.error());
+    // Files first, the record last, durable on return: the record is the one point after which
+    // the prepare counts. Before it, a crash or a power cut leaves files no record owns, and the
+    // next start removes them; after it, a start re-creates whatever a power cut took.
     if (auto written = s.writePlan(*plan, record); !written)
         return undo(written.error());
-    record.state = ClaimState::PrepareCompleted;
     if (auto saved = s.saveRecord(record); !saved)
         return undo(saved.error());
     s.commit(record);
@@ -622,6 +667,10 @@ Status Preparer::unprepare(const claims::ClaimRef& claim) {
         s.release(claim.uid);
         return {};
     }
+    // Files first (not synced), then the record (durably): the claim is unprepared once the
+    // record is gone. A crash in between leaves a record whose files the next start re-creates
+    // (the kubelet retries the Unprepare); a power cut that undoes a removal leaves files no record
+    // owns, which the next start removes.
     if (auto removed = s.removeFiles(*record); !removed)
         return removed;
     if (auto removed = s.store.remove(claim.uid); !removed)

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <set>
 #include <system_error>
 #include <utility>
 
@@ -136,6 +137,7 @@ Result<CheckpointStore> CheckpointStore::open(const std::string& stateDir) {
                                             ": " + made.error().message);
         }
     }
+    store.recordDurability_ = files::durabilityFor(store.checkpointDir_, files::Durability::Full);
     return store;
 }
 
@@ -156,13 +158,14 @@ Status CheckpointStore::save(const ClaimRecord& record) {
     if (!content)
         return errorWithErrno(
             EINVAL, "cannot checkpoint claim " + record.claimUid + ": " + content.error().message);
-    return files::writeFileAtomically(recordPath(record.claimUid), *content, 0600);
+    return files::writeFileAtomically(recordPath(record.claimUid), *content, 0600,
+                                      recordDurability_);
 }
 
 Status CheckpointStore::remove(const std::string& claimUid) {
     if (auto valid = checkClaimUid(claimUid); !valid)
         return valid;
-    return files::removeFile(recordPath(claimUid));
+    return files::removeFile(recordPath(claimUid), recordDurability_);
 }
 
 Result<LoadedCheckpoint> CheckpointStore::load() {
@@ -256,6 +259,20 @@ Status CheckpointStore::removeQuarantined(const std::string& claimUid) {
             result = removed;
     }
     return result;
+}
+
+Result<std::vector<std::string>> CheckpointStore::quarantinedUids() const {
+    auto names = files::listDirectory(quarantineDir_);
+    if (!names)
+        return names.error();
+    // "<uid>.json.<seconds>[.N]" and its ".reason" beside it.
+    std::set<std::string> uids;
+    for (const auto& name : *names) {
+        const auto suffix = name.find(std::string(kRecordSuffix) + ".");
+        if (suffix != std::string::npos && isValidClaimUid(name.substr(0, suffix)))
+            uids.insert(name.substr(0, suffix));
+    }
+    return std::vector<std::string>(uids.begin(), uids.end());
 }
 
 Result<std::string> readBootId(const std::string& procRoot) {

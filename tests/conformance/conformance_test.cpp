@@ -1732,7 +1732,8 @@ class Conformance : public ::testing::TestWithParam<Case> {
         EXPECT_TRUE(claimFiles(claim).empty());
         daemon->signal(SIGKILL);
         ASSERT_EQ(daemon->wait(30s), 128 + SIGKILL);
-        // record "started", then per request a metadata file and its CDI spec, ...
+        // per request a metadata file, then their CDI specs, the claim's spec, the record: this
+        // kills after the first metadata CDI spec.
         const int killAfter = 1 + static_cast<int>(claim.requests().size());
         startDaemon({"NUMADRA_TEST_KILL_AFTER_WRITES=" + std::to_string(killAfter)},
                     "numa-dra-plugin-faults");

@@ -5,6 +5,8 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "numadra/common/crc32c.hpp"
 #include "numadra/testing/temp_tree.hpp"
@@ -117,6 +119,68 @@ TEST(ListDirectory, ListsSortedNames) {
     tree.dir("c");
     EXPECT_EQ(listDirectory(tree.root()).value(), (std::vector<std::string>{"a", "b", "c"}));
     EXPECT_EQ(listDirectory(tree.path("none")).error().errnoValue, ENOENT);
+}
+
+// The filesystem type of the mount holding `path`, from the mount table: an oracle that does not
+// use statfs, which is what the code under test asks.
+std::string filesystemTypeOf(const std::string& path) {
+    const std::string resolved = std::filesystem::canonical(path).string();
+    std::ifstream mounts("/proc/self/mounts");
+    std::string line, best, bestType;
+    while (std::getline(mounts, line)) {
+        std::istringstream fields(line);
+        std::string device, mountPoint, type;
+        fields >> device >> mountPoint >> type;
+        const bool below =
+            resolved == mountPoint || mountPoint == "/" || resolved.rfind(mountPoint + "/", 0) == 0;
+        if (below && mountPoint.size() >= best.size()) {
+            best = mountPoint;
+            bestType = type;
+        }
+    }
+    return bestType;
+}
+
+TEST(IsOnVolatileFilesystem, SaysYesForATmpfs) {
+    if (filesystemTypeOf("/dev/shm") != "tmpfs")
+        GTEST_SKIP() << "/dev/shm is not a tmpfs here";
+    const std::string folder = "/dev/shm/numadra-files-test-" + std::to_string(::getpid());
+    ASSERT_TRUE(makeDirectories(folder));
+    auto answer = isOnVolatileFilesystem(folder);
+    ASSERT_TRUE(removeTree(folder));
+    ASSERT_TRUE(answer) << answer.error().message;
+    EXPECT_TRUE(*answer);
+    EXPECT_EQ(durabilityFor("/dev/shm", Durability::Full), Durability::None);
+}
+
+TEST(IsOnVolatileFilesystem, SaysNoForTheSourceFolderOnADisk) {
+    const std::string type = filesystemTypeOf(NUMADRA_SOURCE_DIR);
+    if (type == "tmpfs" || type == "ramfs")
+        GTEST_SKIP() << "the source folder is on " << type << " here";
+    auto answer = isOnVolatileFilesystem(NUMADRA_SOURCE_DIR);
+    ASSERT_TRUE(answer) << answer.error().message;
+    EXPECT_FALSE(*answer);
+    EXPECT_EQ(durabilityFor(NUMADRA_SOURCE_DIR, Durability::Content), Durability::Content);
+}
+
+TEST(IsOnVolatileFilesystem, NamesAMissingPath) {
+    TempTree tree;
+    auto answer = isOnVolatileFilesystem(tree.path("none"));
+    ASSERT_FALSE(answer);
+    EXPECT_EQ(answer.error().errnoValue, ENOENT);
+    EXPECT_NE(answer.error().message.find(tree.path("none")), std::string::npos);
+    // Not knowing is answered with the durability asked for: the safe side.
+    EXPECT_EQ(durabilityFor(tree.path("none"), Durability::Full), Durability::Full);
+}
+
+TEST(WriteFileAtomically, EveryDurabilityWritesTheWholeContentAndLeavesNoTempFile) {
+    TempTree tree;
+    for (auto durability : {Durability::None, Durability::Content, Durability::Full}) {
+        const std::string content(5000, static_cast<char>('a' + static_cast<int>(durability)));
+        ASSERT_TRUE(writeFileAtomically(tree.path("f"), content, 0600, durability));
+        EXPECT_EQ(readFile(tree.path("f")).value(), content);
+    }
+    EXPECT_EQ(listDirectory(tree.root()).value(), std::vector<std::string>{"f"});
 }
 
 TEST(Crc32c, MatchesTheStandardCheckValue) {

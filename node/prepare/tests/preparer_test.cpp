@@ -479,6 +479,84 @@ TEST_F(PreparerTest, ADamagedCheckpointFileIsQuarantinedAndTheOthersRestored) {
     EXPECT_FALSE(filesBelow(tree.path("state/quarantine")).empty());
 }
 
+TEST_F(PreparerTest, TheRecordIsWrittenOnceAfterEveryFile) {
+    std::vector<std::string> written;
+    auto o = options();
+    o.afterFileWrite = [&written](const std::string& path) { written.push_back(path); };
+    preparer = Preparer::open(o, *metrics).value();
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu), device("nic", kNic)})));
+    ASSERT_EQ(written.size(), 6U) << ::testing::PrintToString(written);
+    EXPECT_EQ(written.back(), tree.path("state/checkpoints/") + kUid + ".json");
+    for (size_t i = 0; i + 1 < written.size(); ++i)
+        EXPECT_EQ(written[i].find("/state/"), std::string::npos) << written[i];
+}
+
+TEST_F(PreparerTest, AStartRemovesTheFilesOfAPrepareThatNeverGotItsRecord) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu), device("nic", kNic)})));
+    // Killed (or the power cut) before the record: the files are there, no record.
+    ASSERT_TRUE(files::removeFile(tree.path("state/checkpoints/") + kUid + ".json"));
+    tree.file(std::string("cdi/.numa.dra.dev_metadata_") + kUid + "_gpu.json.tmp.1a2b3c4d5e6f",
+              "{\"cdiVer");
+    open("boot-2");
+    auto report = preparer->restore(node());
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_EQ(report->leftoversRemoved, 5U);  // 3 specs, 1 temp file, 1 metadata folder
+    EXPECT_TRUE(foldersEmpty()) << ::testing::PrintToString(filesBelow(tree.root()));
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu), device("nic", kNic)})));
+}
+
+TEST_F(PreparerTest, AStartRemovesTheTempFileOfAnInterruptedRepairAndKeepsTheClaim) {
+    ASSERT_TRUE(prepare(claim(kUid, {device("gpu", kGpu)})));
+    const auto prepared = filesBelow(tree.root());
+    tree.file(
+        "metadata/default_claim-" + std::string(kUid) + "/gpu/.metadata.json.tmp.a1b2c3d4e5f6",
+        "{\"kind");
+    open();
+    auto report = preparer->restore(node());
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_EQ(report->leftoversRemoved, 1U);
+    EXPECT_EQ(report->restored, 1U);
+    EXPECT_EQ(filesBelow(tree.root()), prepared);
+}
+
+TEST_F(PreparerTest, AStartKeepsTheFilesOfPreparedAndQuarantinedClaims) {
+    ASSERT_TRUE(prepare(claim("uid-a", {device("gpu", kGpu)})));
+    ASSERT_TRUE(prepare(claim("uid-b", {device("nic", kNic)})));
+    const auto before = filesBelow(tree.root() + "/cdi");
+    tree.file("state/checkpoints/uid-a.json", "{\"version\": 1, \"chec");  // damaged
+    open();
+    auto report = preparer->restore(node());
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_EQ(report->quarantined, 1U);
+    EXPECT_EQ(report->leftoversRemoved, 0U);
+    // uid-a's pod may still run: its files stay until the kubelet unprepares it.
+    EXPECT_EQ(filesBelow(tree.root() + "/cdi"), before);
+    EXPECT_TRUE(files::exists(tree.path("metadata/default_claim-uid-a/gpu/metadata.json")));
+    ASSERT_TRUE(preparer->unprepare({"default", "claim-uid-a", "uid-a"}));
+    EXPECT_FALSE(files::exists(tree.path("metadata/default_claim-uid-a")));
+}
+
+TEST_F(PreparerTest, AStartLeavesWhatIsNotTheDriversAlone) {
+    tree.file("cdi/other.vendor-claim_" + std::string(kUid) + ".json", "{}");
+    tree.file("cdi/numa.dra.dev-claim_not_a_uid!.json", "{}");
+    tree.file("metadata/notes.txt", "kept");
+    metadata::DeviceMetadata theirs;
+    theirs.claimNamespace = "default";
+    theirs.claimName = "theirs";
+    theirs.claimUid = "uid-theirs";
+    theirs.requestName = "gpu";
+    theirs.devices.push_back({"other.vendor", "pool", "gpu-0", {}, std::nullopt});
+    tree.file("metadata/default_theirs/gpu/metadata.json",
+              metadata::encodeStream(theirs, {metadata::kV1alpha1}));
+    open();
+    auto report = preparer->restore(node());
+    ASSERT_TRUE(report) << report.error().message;
+    EXPECT_EQ(report->leftoversRemoved, 0U);
+    EXPECT_EQ(filesBelow(tree.path("cdi")).size(), 2U);
+    EXPECT_TRUE(files::exists(tree.path("metadata/notes.txt")));
+    EXPECT_TRUE(files::exists(tree.path("metadata/default_theirs/gpu/metadata.json")));
+}
+
 TEST_F(PreparerTest, ANewClaimWithTheSameNameKeepsItsMetadataWhenTheOldOneIsUnprepared) {
     ASSERT_TRUE(prepare(claim("uid-old", {device("gpu", kGpu)}, "same")));
     ASSERT_TRUE(preparer->unprepare({"default", "same", "uid-old"}));

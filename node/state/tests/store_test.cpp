@@ -315,6 +315,16 @@ TEST_F(StoreTest, RemoveQuarantinedDropsOnlyThatClaimsFiles) {
     EXPECT_TRUE(store().removeQuarantined("ab"));  // nothing left is success
 }
 
+TEST_F(StoreTest, QuarantinedUidsListsEachQuarantinedClaimOnce) {
+    EXPECT_TRUE(store().quarantinedUids().value().empty());
+    for (const char* uid : {"b", "ab", "ab"}) {
+        ASSERT_TRUE(store().save(recordFor(uid)));
+        ASSERT_TRUE(store().quarantine(uid, "reason"));
+    }
+    ASSERT_TRUE(store().save(recordFor("c")));  // not quarantined
+    EXPECT_EQ(store().quarantinedUids().value(), (std::vector<std::string>{"ab", "b"}));
+}
+
 TEST_F(StoreTest, BadUidsAreRejectedByEveryMethodAndCreateNothing) {
     ASSERT_TRUE(store().save(recordFor("victim")));
     const auto before = everything(tree_.root());

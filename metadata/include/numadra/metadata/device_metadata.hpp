@@ -99,11 +99,10 @@ Result<RequestFiles> requestFiles(const Layout& layout, std::string_view claimNa
 cdi::Spec cdiSpec(const RequestFiles& files);
 
 // Creates the metadata file (and its folders) atomically; the file must not be visible
-// half-written.
-// With `deferred`, the folder fsyncs are left to the caller's batch.
+// half-written. `durability` is what the writes force to disk (files::Durability).
 Status createFile(const RequestFiles& files, const DeviceMetadata& metadata,
                   const std::vector<std::string>& versionsNewestFirst,
-                  files::PendingDirectorySyncs* deferred = nullptr);
+                  files::Durability durability = files::Durability::Full);
 
 // Rewrites an existing file in place (same inode) with generation = stored generation + 1 and
 // podClaimName kept from the stored object; returns the new generation. An error of kind NotFound

@@ -70,11 +70,12 @@ struct Options {
 
 // What start-up found in the checkpoint.
 struct RestoreReport {
-    size_t restored = 0;        // completed claims, verified (files re-created as needed)
-    size_t rolledBack = 0;      // prepares a crash interrupted: their files were removed
-    size_t quarantined = 0;     // damaged records, or claims whose devices are gone
-    size_t repairFailed = 0;    // kept (devices stay reserved); the next Prepare retries
-    size_t filesRecreated = 0;  // CDI/metadata files that were missing or stale
+    size_t restored = 0;          // completed claims, verified (files re-created as needed)
+    size_t rolledBack = 0;        // "started" records (older versions): their files were removed
+    size_t leftoversRemoved = 0;  // files no record owned (an interrupted prepare/unprepare)
+    size_t quarantined = 0;       // damaged records, or claims whose devices are gone
+    size_t repairFailed = 0;      // kept (devices stay reserved); the next Prepare retries
+    size_t filesRecreated = 0;    // CDI/metadata files that were missing or stale
     size_t fromEarlierBoot = 0;
 };
 
@@ -86,9 +87,10 @@ class Preparer {
     Preparer(const Preparer&) = delete;
     Preparer& operator=(const Preparer&) = delete;
 
-    // Once at start, before serving: loads the checkpoint, rolls back interrupted prepares,
-    // verifies completed ones against the node and re-creates their missing files, and
-    // quarantines what cannot be honoured (logged and counted, never fatal).
+    // Once at start, before serving (and, in a rolling update, in this instance's turn):
+    // loads the checkpoint, removes the files of interrupted prepares and unprepares (those no
+    // record owns), verifies completed claims against the node and re-creates their missing
+    // files, and quarantines what cannot be honoured (logged and counted, never fatal).
     Result<RestoreReport> restore(const NodeView& node);
 
     // A claim prepared earlier: verified and repaired, then answered from the checkpoint without

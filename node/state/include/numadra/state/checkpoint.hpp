@@ -3,8 +3,10 @@
 // (one file per claim so prepares of different claims never contend, and a damaged record never
 // takes the others with it). Each file is versioned JSON with a CRC-32C of its record, written
 // atomically. Records hold what is needed to recompute every CDI edit after a reboot (stable
-// identities such as PCI addresses, never device-node numbers) and two-phase state: a record is
-// written "started" (listing the files about to be written) before any file, "completed" after.
+// identities such as PCI addresses, never device-node numbers). A record is written once, after
+// the claim's files: it is the one point that makes a prepare count (see Preparer). Its state is
+// "completed"; "started" is only read, from checkpoints of versions that wrote one before the
+// files, and rolled back.
 
 #include <cstdint>
 #include <map>
@@ -13,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "numadra/common/files.hpp"
 #include "numadra/common/result.hpp"
 
 namespace numadra::state {
@@ -84,8 +87,10 @@ class CheckpointStore {
     // Creates <stateDir>/checkpoints and <stateDir>/quarantine (0700) when missing.
     static Result<CheckpointStore> open(const std::string& stateDir);
 
-    Status save(const ClaimRecord& record);      // atomic; replaces the claim's record
-    Status remove(const std::string& claimUid);  // missing is success
+    // Atomic, and durable once returned (the file and the folder fsynced) unless the folder is on
+    // a volatile filesystem, where no fsync could keep it anyway.
+    Status save(const ClaimRecord& record);      // replaces the claim's record
+    Status remove(const std::string& claimUid);  // missing is success; durable like save
 
     // Reads every record. A file that cannot be decoded is moved to the quarantine folder
     // (never deleted, never guessed at) and reported; loading goes on with the others.
@@ -101,6 +106,9 @@ class CheckpointStore {
     Status quarantine(const std::string& claimUid, const std::string& reason);
     // Drops a quarantined record of the claim (Unprepare of such a claim); missing is success.
     Status removeQuarantined(const std::string& claimUid);
+    // The claim UIDs with a quarantined record, sorted: their files stay until they are
+    // unprepared.
+    Result<std::vector<std::string>> quarantinedUids() const;
 
     std::string recordPath(const std::string& claimUid) const;
     // A UID that can name a file: 1-128 characters of [A-Za-z0-9-].
@@ -111,6 +119,8 @@ class CheckpointStore {
     CheckpointStore(std::string checkpointDir, std::string quarantineDir);
     std::string checkpointDir_;
     std::string quarantineDir_;
+    // Decided once, at open (statfs of the checkpoint folder).
+    files::Durability recordDurability_ = files::Durability::Full;
 };
 
 // The kernel boot id (<procRoot>/sys/kernel/random/boot_id), trimmed.
