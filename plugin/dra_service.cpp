@@ -125,12 +125,9 @@ class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
             batch->runner_.localLane().submit([batch] { batch->drainLocalLane(); });
     }
 
-    // The call was cancelled (the server answers the client itself): drop the results.
-    void abandon() {
-        if (finished_.exchange(true))
-            return;
-        call_->finish(endedStatus(deadline_));  // ignored by a cancelled call; here for clarity
-    }
+    // The call was cancelled: the server has answered the client itself (CANCELLED, or
+    // DEADLINE_EXCEEDED), so the claims still running only drop their results.
+    void abandon() { finished_.store(true); }
 
   private:
     std::size_t maxTasksPerLane() const {
