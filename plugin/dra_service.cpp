@@ -14,8 +14,8 @@
 
 #include "numadra/common/text.hpp"
 #include "numadra/plugin/file_lock.hpp"
-#include "pkg/apis/dra/v1/api.grpc.pb.h"
-#include "pkg/apis/dra/v1beta1/api.grpc.pb.h"
+#include "pkg/apis/dra/v1/api.pb.h"
+#include "pkg/apis/dra/v1beta1/api.pb.h"
 
 namespace numadra::plugin {
 namespace {
@@ -25,7 +25,7 @@ namespace drav1beta1 = k8s::io::kubelet::pkg::apis::dra::v1beta1;
 
 // The generated types of one API version. v1beta1 is v1 without Device.share_id.
 struct DraV1 {
-    using Service = drav1::DRAPlugin::CallbackService;
+    static constexpr const char* kService = "/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/";
     using PrepareRequest = drav1::NodePrepareResourcesRequest;
     using PrepareResponse = drav1::NodePrepareResourcesResponse;
     using UnprepareRequest = drav1::NodeUnprepareResourcesRequest;
@@ -35,7 +35,7 @@ struct DraV1 {
 };
 
 struct DraV1beta1 {
-    using Service = drav1beta1::DRAPlugin::CallbackService;
+    static constexpr const char* kService = "/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/";
     using PrepareRequest = drav1beta1::NodePrepareResourcesRequest;
     using PrepareResponse = drav1beta1::NodePrepareResourcesResponse;
     using UnprepareRequest = drav1beta1::NodeUnprepareResourcesRequest;
@@ -70,20 +70,10 @@ BatchPlan planBatch(const Claims& requested) {
     return plan;
 }
 
-claims::Deadline toSteadyDeadline(std::chrono::system_clock::time_point deadline) {
-    auto systemNow = std::chrono::system_clock::now();
-    // gRPC reports "no deadline" as time_point::max(); anything this far away means the same.
-    if (deadline > systemNow + std::chrono::hours(24 * 365))
-        return claims::Deadline::max();
-    return std::chrono::steady_clock::now() +
-           std::chrono::duration_cast<std::chrono::steady_clock::duration>(deadline - systemNow);
-}
-
-grpc::Status endedStatus(claims::Deadline deadline) {
+rpc::RpcStatus endedStatus(claims::Deadline deadline) {
     if (std::chrono::steady_clock::now() >= deadline)
-        return {grpc::StatusCode::DEADLINE_EXCEEDED,
-                "deadline exceeded before all claims were done"};
-    return {grpc::StatusCode::CANCELLED, "call cancelled before all claims were done"};
+        return {rpc::StatusCode::DeadlineExceeded, "deadline exceeded before all claims were done"};
+    return {rpc::StatusCode::Cancelled, "call cancelled before all claims were done"};
 }
 
 std::string describe(const std::exception_ptr& failure) {
@@ -99,26 +89,27 @@ std::string describe(const std::exception_ptr& failure) {
 using Clock = std::chrono::steady_clock;
 using Seconds = std::chrono::duration<double>;
 
-// One NodePrepareResources / NodeUnprepareResources call in flight. Shared by its reactor and
-// the lane tasks working on it; whoever ends the call first (the last claim answered, or gRPC's
-// cancellation) finishes it exactly once, and the other side then only drops its results.
+// One NodePrepareResources / NodeUnprepareResources call in flight. Shared by the lane tasks
+// working on it; whoever ends the call first (the last claim answered, or its cancellation) ends
+// it exactly once, and the other side then only drops its results.
 //
 // Each lane runs at most maxParallelClaimsPerCall tasks of one call; a task takes the call's
 // next claim for its lane until none is left, so a call with many claims takes turns with the
 // others instead of filling a lane.
 class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
   public:
-    using FillResponse = std::function<void(
+    // The serialized response message.
+    using FillResponse = std::function<std::string(
         const BatchPlan& plan, const std::vector<claims::ClaimPrepareResult>& results)>;
 
     ClaimBatch(ClaimRunner& runner, Operation operation, BatchPlan plan, claims::Deadline deadline,
-               FillResponse fill, grpc::ServerUnaryReactor& reactor)
+               FillResponse fill, std::shared_ptr<rpc::UnaryCall> call)
         : runner_(runner),
           operation_(operation),
           plan_(std::move(plan)),
           deadline_(deadline),
           fill_(std::move(fill)),
-          reactor_(reactor),
+          call_(std::move(call)),
           arrived_(Clock::now()),
           results_(plan_.claims.size()),
           waited_(plan_.claims.size()),
@@ -134,12 +125,9 @@ class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
             batch->runner_.localLane().submit([batch] { batch->drainLocalLane(); });
     }
 
-    // gRPC cancelled the call: its response may be freed once we finish, so never touch it again.
-    void abandon() {
-        if (finished_.exchange(true))
-            return;
-        reactor_.Finish(endedStatus(deadline_));
-    }
+    // The call was cancelled: the server has answered the client itself (CANCELLED, or
+    // DEADLINE_EXCEEDED), so the claims still running only drop their results.
+    void abandon() { finished_.store(true); }
 
   private:
     std::size_t maxTasksPerLane() const {
@@ -302,8 +290,7 @@ class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
     void complete() {
         if (finished_.exchange(true))
             return;
-        fill_(plan_, results_);
-        reactor_.Finish(grpc::Status::OK);
+        call_->finish(rpc::RpcStatus::ok(), fill_(plan_, results_));
     }
 
     static std::string formatSeconds(Seconds seconds) {
@@ -322,7 +309,7 @@ class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
     const BatchPlan plan_;
     const claims::Deadline deadline_;
     const FillResponse fill_;
-    grpc::ServerUnaryReactor& reactor_;
+    const std::shared_ptr<rpc::UnaryCall> call_;
     const Clock::time_point arrived_;
     // Slot i of these is touched only by the task holding claim i (one at a time: a claim moves
     // from the local lane to the API lane through apiMutex_).
@@ -337,36 +324,20 @@ class ClaimBatch : public std::enable_shared_from_this<ClaimBatch> {
     std::size_t apiTasks_ = 0;
 };
 
-class BatchReactor final : public grpc::ServerUnaryReactor {
-  public:
-    void attach(std::shared_ptr<ClaimBatch> batch) { batch_ = std::move(batch); }
-    void OnCancel() override {
-        // A local reference: finishing may run OnDone, which deletes this reactor and batch_.
-        if (auto batch = batch_)
-            batch->abandon();
-    }
-    void OnDone() override { delete this; }
-
-  private:
-    ~BatchReactor() override = default;
-    std::shared_ptr<ClaimBatch> batch_;
-};
-
-grpc::ServerUnaryReactor* runBatch(ClaimRunner& runner, grpc::CallbackServerContext& context,
-                                   Operation operation, BatchPlan plan,
-                                   ClaimBatch::FillResponse fill) {
-    auto* reactor = new BatchReactor();
-    auto deadline = toSteadyDeadline(context.deadline());
+void runBatch(ClaimRunner& runner, const std::shared_ptr<rpc::UnaryCall>& call, Operation operation,
+              BatchPlan plan, ClaimBatch::FillResponse fill) {
+    const claims::Deadline deadline = call->deadline().value_or(claims::Deadline::max());
     // Nothing useful can be returned for a call that is already over: say why, not a partial map.
-    if (context.IsCancelled() || std::chrono::steady_clock::now() >= deadline) {
-        reactor->Finish(endedStatus(deadline));
-        return reactor;
-    }
+    if (call->cancelled() || std::chrono::steady_clock::now() >= deadline)
+        return call->finish(endedStatus(deadline));
     auto batch = std::make_shared<ClaimBatch>(runner, operation, std::move(plan), deadline,
-                                              std::move(fill), *reactor);
-    reactor->attach(batch);
+                                              std::move(fill), call);
+    // Weak: the lane tasks keep the batch alive, and a call keeps its callback until it ends.
+    call->onCancel([weak = std::weak_ptr<ClaimBatch>(batch)] {
+        if (auto alive = weak.lock())
+            alive->abandon();
+    });
     ClaimBatch::start(batch);
-    return reactor;
 }
 
 template <class Api, class Entry>
@@ -414,41 +385,50 @@ void fillUnprepareResponse(typename Api::UnprepareResponse& response, const Batc
     }
 }
 
+// What grpc++ answers to a request it cannot parse.
+rpc::RpcStatus unparsable() {
+    return {rpc::StatusCode::Internal, "cannot parse the request message"};
+}
+
+// On the loop's thread: parse, plan, and hand the claims to the lanes.
 template <class Api>
-class DraService final : public Api::Service {
-  public:
-    explicit DraService(ClaimRunner& runner) : runner_(runner) {}
-
-    grpc::ServerUnaryReactor* NodePrepareResources(
-        grpc::CallbackServerContext* context, const typename Api::PrepareRequest* request,
-        typename Api::PrepareResponse* response) override {
-        return runBatch(runner_, *context, Operation::Prepare, planBatch(request->claims()),
-                        [response](const BatchPlan& plan, const auto& results) {
-                            fillPrepareResponse<Api>(*response, plan, results);
-                        });
-    }
-
-    grpc::ServerUnaryReactor* NodeUnprepareResources(
-        grpc::CallbackServerContext* context, const typename Api::UnprepareRequest* request,
-        typename Api::UnprepareResponse* response) override {
-        return runBatch(runner_, *context, Operation::Unprepare, planBatch(request->claims()),
-                        [response](const BatchPlan& plan, const auto& results) {
-                            fillUnprepareResponse<Api>(*response, plan, results);
-                        });
-    }
-
-  private:
-    ClaimRunner& runner_;
-};
+void addDraService(rpc::GrpcServer& server, ClaimRunner& runner) {
+    server.addUnary(
+        std::string(Api::kService) + "NodePrepareResources",
+        [&runner](const std::shared_ptr<rpc::UnaryCall>& call, const std::string& bytes) {
+            typename Api::PrepareRequest request;
+            if (!request.ParseFromString(bytes))
+                return call->finish(unparsable());
+            runBatch(runner, call, Operation::Prepare, planBatch(request.claims()),
+                     [](const BatchPlan& plan, const auto& results) {
+                         typename Api::PrepareResponse response;
+                         fillPrepareResponse<Api>(response, plan, results);
+                         return response.SerializeAsString();
+                     });
+        });
+    server.addUnary(
+        std::string(Api::kService) + "NodeUnprepareResources",
+        [&runner](const std::shared_ptr<rpc::UnaryCall>& call, const std::string& bytes) {
+            typename Api::UnprepareRequest request;
+            if (!request.ParseFromString(bytes))
+                return call->finish(unparsable());
+            runBatch(runner, call, Operation::Unprepare, planBatch(request.claims()),
+                     [](const BatchPlan& plan, const auto& results) {
+                         typename Api::UnprepareResponse response;
+                         fillUnprepareResponse<Api>(response, plan, results);
+                         return response.SerializeAsString();
+                     });
+        });
+}
 
 }  // namespace
 
-std::unique_ptr<grpc::Service> makeDraV1Service(ClaimRunner& runner) {
-    return std::make_unique<DraService<DraV1>>(runner);
+void addDraV1Service(rpc::GrpcServer& server, ClaimRunner& runner) {
+    addDraService<DraV1>(server, runner);
 }
 
-std::unique_ptr<grpc::Service> makeDraV1beta1Service(ClaimRunner& runner) {
-    return std::make_unique<DraService<DraV1beta1>>(runner);
+void addDraV1beta1Service(rpc::GrpcServer& server, ClaimRunner& runner) {
+    addDraService<DraV1beta1>(server, runner);
 }
 
 }  // namespace numadra::plugin

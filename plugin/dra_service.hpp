@@ -2,14 +2,13 @@
 // The DRA node service (NodePrepareResources / NodeUnprepareResources), served as both
 // k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin and ...v1beta1.DRAPlugin by one implementation.
 
-#include <grpcpp/grpcpp.h>
-
 #include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "numadra/claims/claims.hpp"
+#include "numadra/plugin/grpc/server.hpp"
 #include "worker_pool.hpp"
 
 namespace numadra::plugin {
@@ -23,13 +22,15 @@ struct ClaimRunnerSettings {
 };
 
 // Runs the claims of one call and finishes the call when the last one is answered, or when
-// gRPC cancels it (deadline, client gone, server shutdown), whichever is first.
+// the call is cancelled (deadline, client gone, server shutdown), whichever is first. The
+// handlers only parse on the server's loop thread; the lane thread that answers a call's last
+// claim finishes it.
 //
 // Two lanes, so that a slow API server never holds up what does not need it: every claim
 // starts on the local lane (Unprepare, and a Prepare answered from the node's records, end
 // there); a Prepare that needs the claim from the API server moves to the API lane. No work on
 // the local lane ever waits on the network, so a full API lane cannot delay it.
-// The runner and the pools must outlive the gRPC server.
+// The runner and the pools must outlive the gRPC server's calls (the pools stop after it).
 class ClaimRunner {
   public:
     ClaimRunner(claims::ClaimPreparer& preparer, WorkerPool& localLane, WorkerPool& apiLane,
@@ -51,7 +52,9 @@ class ClaimRunner {
     ClaimRunnerSettings settings_;
 };
 
-std::unique_ptr<grpc::Service> makeDraV1Service(ClaimRunner& runner);
-std::unique_ptr<grpc::Service> makeDraV1beta1Service(ClaimRunner& runner);
+// Serve NodePrepareResources and NodeUnprepareResources of k8s.io.kubelet.pkg.apis.dra.v1
+// (v1beta1) .DRAPlugin on `server`.
+void addDraV1Service(rpc::GrpcServer& server, ClaimRunner& runner);
+void addDraV1beta1Service(rpc::GrpcServer& server, ClaimRunner& runner);
 
 }  // namespace numadra::plugin

@@ -5,37 +5,36 @@
 #include <algorithm>
 #include <condition_variable>
 #include <exception>
-#include <optional>
 #include <utility>
 
-#include "pkg/apis/dra-health/v1/api.grpc.pb.h"
-#include "pkg/apis/dra-health/v1alpha1/api.grpc.pb.h"
+#include "pkg/apis/dra-health/v1/api.pb.h"
+#include "pkg/apis/dra-health/v1alpha1/api.pb.h"
 
 namespace numadra::plugin {
 
 // --- Hub ---------------------------------------------------------------------------------------
 
-void HealthHub::subscribe(HealthSubscriber& subscriber) {
+void HealthHub::subscribe(const std::shared_ptr<HealthSubscriber>& subscriber) {
     HealthSnapshot latest;
     bool closed = false;
     {
         std::lock_guard lock(mutex_);
         closed = closed_;
         if (!closed) {
-            subscribers_.push_back(&subscriber);
+            subscribers_.push_back(subscriber);
             latest = latest_;
         }
     }
-    // The caller holds gRPC's reference for the duration of this call: no ref() needed.
     if (closed)
-        subscriber.close();
-    else if (latest)
-        subscriber.offer(latest);
+        subscriber->close();
+    else if (latest && !subscriber->offer(latest))
+        unsubscribe(*subscriber);
 }
 
-void HealthHub::unsubscribe(HealthSubscriber& subscriber) {
+void HealthHub::unsubscribe(const HealthSubscriber& subscriber) {
     std::lock_guard lock(mutex_);
-    std::erase(subscribers_, &subscriber);
+    std::erase_if(subscribers_,
+                  [&subscriber](const auto& held) { return held.get() == &subscriber; });
 }
 
 void HealthHub::publish(HealthSnapshot snapshot) {
@@ -43,7 +42,8 @@ void HealthHub::publish(HealthSnapshot snapshot) {
         std::lock_guard lock(mutex_);
         latest_ = snapshot;
     }
-    forEachSubscriber([&snapshot](HealthSubscriber& subscriber) { subscriber.offer(snapshot); });
+    forEachSubscriber(
+        [&snapshot](HealthSubscriber& subscriber) { return subscriber.offer(snapshot); });
 }
 
 void HealthHub::closeAll() {
@@ -51,22 +51,22 @@ void HealthHub::closeAll() {
         std::lock_guard lock(mutex_);
         closed_ = true;
     }
-    forEachSubscriber([](HealthSubscriber& subscriber) { subscriber.close(); });
+    forEachSubscriber([](HealthSubscriber& subscriber) {
+        subscriber.close();
+        return false;  // ended: nothing more to send it
+    });
 }
 
 template <class Action>
 void HealthHub::forEachSubscriber(Action action) {
-    std::vector<HealthSubscriber*> current;
+    std::vector<std::shared_ptr<HealthSubscriber>> current;
     {
         std::lock_guard lock(mutex_);
         current = subscribers_;
-        for (auto* subscriber : current)
-            subscriber->ref();
     }
-    for (auto* subscriber : current) {
-        action(*subscriber);
-        subscriber->unref();
-    }
+    for (const auto& subscriber : current)
+        if (!action(*subscriber))
+            unsubscribe(*subscriber);
 }
 
 // --- Broadcaster -------------------------------------------------------------------------------
@@ -127,7 +127,7 @@ HealthBroadcaster::HealthBroadcaster(claims::HealthSource& source, HealthHub& hu
 namespace {
 
 struct HealthV1alpha1 {
-    using Service = v1alpha1::DRAResourceHealth::CallbackService;
+    static constexpr const char* kMethod = "/v1alpha1.DRAResourceHealth/NodeWatchResources";
     using Request = v1alpha1::NodeWatchResourcesRequest;
     using Response = v1alpha1::NodeWatchResourcesResponse;
     using Status = v1alpha1::HealthStatus;
@@ -138,7 +138,7 @@ struct HealthV1alpha1 {
 };
 
 struct HealthV1 {
-    using Service = v1::DRAResourceHealth::CallbackService;
+    static constexpr const char* kMethod = "/v1.DRAResourceHealth/NodeWatchResources";
     using Request = v1::NodeWatchResourcesRequest;
     using Response = v1::NodeWatchResourcesResponse;
     using Status = v1::HealthStatus;
@@ -162,8 +162,8 @@ typename Api::Status toProtoState(claims::DeviceHealthReport::State state) {
 }
 
 template <class Api>
-void toProto(const std::vector<claims::DeviceHealthReport>& reports, typename Api::Response& out) {
-    out.Clear();
+std::string serialize(const std::vector<claims::DeviceHealthReport>& reports) {
+    typename Api::Response out;
     for (const auto& report : reports) {
         auto* device = out.add_devices();
         device->mutable_device()->set_pool_name(report.poolName);
@@ -173,117 +173,56 @@ void toProto(const std::vector<claims::DeviceHealthReport>& reports, typename Ap
         device->set_health_check_timeout_seconds(report.timeoutSeconds);
         device->set_message(report.message);
     }
+    return out.SerializeAsString();
 }
 
-// At most one write in flight; a snapshot arriving meanwhile replaces any older pending one,
-// since only the newest complete list matters. Finish waits for the write in flight.
+// A snapshot the stream's queue has no room for is dropped: the client is behind on a complete
+// list already, and the broadcaster sends the newest one again within the resend interval.
 template <class Api>
-class HealthStream final : public grpc::ServerWriteReactor<typename Api::Response>,
-                           public HealthSubscriber {
+class HealthStream final : public HealthSubscriber {
   public:
-    explicit HealthStream(HealthHub& hub) : hub_(hub) {}
-
-    void begin() {
+    explicit HealthStream(std::shared_ptr<rpc::ServerStream> stream) : stream_(std::move(stream)) {
         spdlog::debug("health stream opened version={}", Api::kName);
-        // Headers at once, so the client sees the stream open even before the first snapshot.
-        this->StartSendInitialMetadata();
-        hub_.subscribe(*this);
+    }
+    ~HealthStream() override { spdlog::debug("health stream closed version={}", Api::kName); }
+    HealthStream(const HealthStream&) = delete;
+    HealthStream& operator=(const HealthStream&) = delete;
+
+    bool offer(const HealthSnapshot& snapshot) override {
+        return stream_->write(serialize<Api>(*snapshot)) != rpc::ServerStream::WriteResult::Closed;
     }
 
-    void offer(const HealthSnapshot& snapshot) override {
-        {
-            std::lock_guard lock(mutex_);
-            if (finishStatus_)
-                return;
-            if (writing_) {
-                pending_ = snapshot;
-                return;
-            }
-            writing_ = true;
-            toProto<Api>(*snapshot, message_);
-        }
-        this->StartWrite(&message_);
-    }
-
-    void close() override { finish(grpc::Status::OK); }
-
-    void OnWriteDone(bool ok) override {
-        std::optional<grpc::Status> finishNow;
-        bool writeNext = false;
-        {
-            std::lock_guard lock(mutex_);
-            writing_ = false;
-            if (!ok && !finishStatus_)  // the stream is broken: the client went away
-                finishStatus_ = grpc::Status::CANCELLED;
-            if (finishStatus_) {
-                finishNow = finishStatus_;
-            } else if (pending_) {
-                toProto<Api>(*pending_, message_);
-                pending_.reset();
-                writing_ = writeNext = true;
-            }
-        }
-        if (finishNow)
-            this->Finish(*finishNow);
-        else if (writeNext)
-            this->StartWrite(&message_);
-    }
-
-    void OnCancel() override { finish(grpc::Status::CANCELLED); }
-
-    void OnDone() override {
-        spdlog::debug("health stream closed version={}", Api::kName);
-        hub_.unsubscribe(*this);
-        unref();
-    }
+    void close() override { stream_->finish(rpc::RpcStatus::ok()); }
 
   private:
-    ~HealthStream() override = default;
-
-    void finish(grpc::Status status) {
-        {
-            std::lock_guard lock(mutex_);
-            if (finishStatus_)
-                return;
-            finishStatus_ = status;
-            if (writing_)
-                return;  // OnWriteDone finishes
-        }
-        this->Finish(std::move(status));
-    }
-
-    HealthHub& hub_;
-    std::mutex mutex_;
-    bool writing_ = false;
-    HealthSnapshot pending_;
-    std::optional<grpc::Status> finishStatus_;  // set once: Finish is called (or due) with it
-    typename Api::Response message_;            // the write in flight; untouched until it is done
+    const std::shared_ptr<rpc::ServerStream> stream_;
 };
 
 template <class Api>
-class HealthService final : public Api::Service {
-  public:
-    explicit HealthService(HealthHub& hub) : hub_(hub) {}
-
-    grpc::ServerWriteReactor<typename Api::Response>* NodeWatchResources(
-        grpc::CallbackServerContext*, const typename Api::Request*) override {
-        auto* stream = new HealthStream<Api>(hub_);
-        stream->begin();
-        return stream;
-    }
-
-  private:
-    HealthHub& hub_;
-};
+void addHealthService(rpc::GrpcServer& server, HealthHub& hub) {
+    server.addServerStreaming(
+        Api::kMethod, [&hub](const std::shared_ptr<rpc::ServerStream>& stream, const std::string&) {
+            // Headers at once, so the client sees the stream open even before the first snapshot.
+            stream->sendHeaders();
+            auto subscriber = std::make_shared<HealthStream<Api>>(stream);
+            hub.subscribe(subscriber);
+            // The client left or the server stopped: nothing of the stream stays behind. After
+            // subscribe, so a stream cancelled already is forgotten at once.
+            stream->onCancel([&hub, weak = std::weak_ptr<HealthStream<Api>>(subscriber)] {
+                if (auto gone = weak.lock())
+                    hub.unsubscribe(*gone);
+            });
+        });
+}
 
 }  // namespace
 
-std::unique_ptr<grpc::Service> makeHealthV1alpha1Service(HealthHub& hub) {
-    return std::make_unique<HealthService<HealthV1alpha1>>(hub);
+void addHealthV1alpha1Service(rpc::GrpcServer& server, HealthHub& hub) {
+    addHealthService<HealthV1alpha1>(server, hub);
 }
 
-std::unique_ptr<grpc::Service> makeHealthV1Service(HealthHub& hub) {
-    return std::make_unique<HealthService<HealthV1>>(hub);
+void addHealthV1Service(rpc::GrpcServer& server, HealthHub& hub) {
+    addHealthService<HealthV1>(server, hub);
 }
 
 }  // namespace numadra::plugin

@@ -1,11 +1,8 @@
 #pragma once
 // DRAResourceHealth (v1alpha1 and v1): NodeWatchResources streams. No thread per stream: one
 // broadcaster thread asks the HealthSource and fans each snapshot out to every open stream,
-// whose writes are asynchronous (gRPC callback API).
+// whose writes never block (rpc::ServerStream queues them for the event loop).
 
-#include <grpcpp/grpcpp.h>
-
-#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -13,50 +10,39 @@
 #include <vector>
 
 #include "numadra/claims/health.hpp"
+#include "numadra/plugin/grpc/server.hpp"
 
 namespace numadra::plugin {
 
 using HealthSnapshot = std::shared_ptr<const std::vector<claims::DeviceHealthReport>>;
 
-// One open NodeWatchResources stream. Reference counted: gRPC holds one reference until OnDone,
-// and the hub takes one while it talks to the stream outside its lock.
+// One open NodeWatchResources stream. Shared: the hub holds it while the stream is open.
 class HealthSubscriber {
   public:
-    // Send this snapshot (or a newer one) when the previous write is done.
-    virtual void offer(const HealthSnapshot& snapshot) = 0;
+    virtual ~HealthSubscriber() = default;
+    // Send this snapshot. False when the stream is over: the hub then forgets it.
+    virtual bool offer(const HealthSnapshot& snapshot) = 0;
     // The server is stopping: end the stream with OK.
     virtual void close() = 0;
-
-    void ref() { refs_.fetch_add(1, std::memory_order_relaxed); }
-    void unref() {
-        if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1)
-            delete this;
-    }
-
-  protected:
-    virtual ~HealthSubscriber() = default;
-
-  private:
-    std::atomic<int> refs_{1};
 };
 
 class HealthHub {
   public:
     // Adds an open stream and offers it the latest snapshot; closes it at once after closeAll().
-    void subscribe(HealthSubscriber& subscriber);
-    void unsubscribe(HealthSubscriber& subscriber);
+    void subscribe(const std::shared_ptr<HealthSubscriber>& subscriber);
+    void unsubscribe(const HealthSubscriber& subscriber);
     void publish(HealthSnapshot snapshot);
     // Ends every open stream and every stream opened from now on.
     void closeAll();
 
   private:
-    // Runs `action` on each subscriber outside the lock: the streams' gRPC calls may run
-    // reactions (and so unsubscribe) on this very thread.
+    // Runs `action` on each subscriber outside the lock (a stream's cancel unsubscribes it from
+    // the loop's thread meanwhile), and forgets those for which it returns false.
     template <class Action>
     void forEachSubscriber(Action action);
 
     std::mutex mutex_;
-    std::vector<HealthSubscriber*> subscribers_;
+    std::vector<std::shared_ptr<HealthSubscriber>> subscribers_;
     HealthSnapshot latest_;
     bool closed_ = false;
 };
@@ -76,7 +62,8 @@ class HealthBroadcaster {
     std::jthread thread_;
 };
 
-std::unique_ptr<grpc::Service> makeHealthV1alpha1Service(HealthHub& hub);
-std::unique_ptr<grpc::Service> makeHealthV1Service(HealthHub& hub);
+// Serve v1alpha1 (v1) .DRAResourceHealth/NodeWatchResources on `server`; the hub outlives it.
+void addHealthV1alpha1Service(rpc::GrpcServer& server, HealthHub& hub);
+void addHealthV1Service(rpc::GrpcServer& server, HealthHub& hub);
 
 }  // namespace numadra::plugin

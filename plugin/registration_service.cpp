@@ -2,8 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <memory>
+
 namespace numadra::plugin {
 namespace {
+
+constexpr const char* kGetInfo = "/pluginregistration.Registration/GetInfo";
+constexpr const char* kNotifyRegistrationStatus =
+    "/pluginregistration.Registration/NotifyRegistrationStatus";
 
 pluginregistration::PluginInfo makeInfo(std::string driverName, std::string endpoint,
                                         std::vector<std::string> supportedVersions) {
@@ -14,6 +20,11 @@ pluginregistration::PluginInfo makeInfo(std::string driverName, std::string endp
     for (auto& version : supportedVersions)
         info.add_supported_versions(std::move(version));
     return info;
+}
+
+// What grpc++ answers to a request it cannot parse.
+rpc::RpcStatus unparsable() {
+    return {rpc::StatusCode::Internal, "cannot parse the request message"};
 }
 
 }  // namespace
@@ -27,34 +38,41 @@ std::optional<bool> RegistrationService::registered() const {
     return registered_;
 }
 
+void RegistrationService::addTo(rpc::GrpcServer& server) {
+    server.addUnary(kGetInfo, [this](const std::shared_ptr<rpc::UnaryCall>& call,
+                                     const std::string& request) { getInfo(*call, request); });
+    server.addUnary(kNotifyRegistrationStatus, [this](const std::shared_ptr<rpc::UnaryCall>& call,
+                                                      const std::string& request) {
+        notifyRegistrationStatus(*call, request);
+    });
+}
+
 // The kubelet gives GetInfo 1 s: answer from memory, nothing else.
-grpc::ServerUnaryReactor* RegistrationService::GetInfo(grpc::CallbackServerContext* context,
-                                                       const pluginregistration::InfoRequest*,
-                                                       pluginregistration::PluginInfo* response) {
-    *response = info_;
-    auto* reactor = context->DefaultReactor();
-    reactor->Finish(grpc::Status::OK);
-    return reactor;
+void RegistrationService::getInfo(rpc::UnaryCall& call, const std::string& request) const {
+    if (pluginregistration::InfoRequest parsed; !parsed.ParseFromString(request))
+        return call.finish(unparsable());
+    call.finish(rpc::RpcStatus::ok(), info_.SerializeAsString());
 }
 
 // Answers OK even to a failure report: the kubelet retries registration on its own as long as
 // our socket exists, and an error answer would only add a misleading failure to its log.
-grpc::ServerUnaryReactor* RegistrationService::NotifyRegistrationStatus(
-    grpc::CallbackServerContext* context, const pluginregistration::RegistrationStatus* request,
-    pluginregistration::RegistrationStatusResponse*) {
+void RegistrationService::notifyRegistrationStatus(rpc::UnaryCall& call,
+                                                   const std::string& request) {
+    pluginregistration::RegistrationStatus status;
+    if (!status.ParseFromString(request))
+        return call.finish(unparsable());
     {
         std::lock_guard lock(mutex_);
-        registered_ = request->plugin_registered();
+        registered_ = status.plugin_registered();
     }
-    if (request->plugin_registered())
+    if (status.plugin_registered())
         spdlog::info("kubelet registered the plugin driver={} endpoint={}", info_.name(),
                      info_.endpoint());
     else
         spdlog::error("kubelet rejected the plugin driver={} endpoint={} error={}", info_.name(),
-                      info_.endpoint(), request->error());
-    auto* reactor = context->DefaultReactor();
-    reactor->Finish(grpc::Status::OK);
-    return reactor;
+                      info_.endpoint(), status.error());
+    call.finish(rpc::RpcStatus::ok(),
+                pluginregistration::RegistrationStatusResponse().SerializeAsString());
 }
 
 }  // namespace numadra::plugin

@@ -7,11 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "pkg/apis/pluginregistration/v1/api.grpc.pb.h"
+#include "numadra/plugin/grpc/server.hpp"
+#include "pkg/apis/pluginregistration/v1/api.pb.h"
 
 namespace numadra::plugin {
 
-class RegistrationService final : public pluginregistration::Registration::CallbackService {
+class RegistrationService {
   public:
     RegistrationService(std::string driverName, std::string endpoint,
                         std::vector<std::string> supportedVersions);
@@ -19,14 +20,13 @@ class RegistrationService final : public pluginregistration::Registration::Callb
     // The last status the kubelet reported; nullopt before the first report.
     std::optional<bool> registered() const;
 
-    grpc::ServerUnaryReactor* GetInfo(grpc::CallbackServerContext* context,
-                                      const pluginregistration::InfoRequest* request,
-                                      pluginregistration::PluginInfo* response) override;
-    grpc::ServerUnaryReactor* NotifyRegistrationStatus(
-        grpc::CallbackServerContext* context, const pluginregistration::RegistrationStatus* request,
-        pluginregistration::RegistrationStatusResponse* response) override;
+    // Serves GetInfo and NotifyRegistrationStatus on `server`; this service must outlive it.
+    void addTo(rpc::GrpcServer& server);
 
   private:
+    void getInfo(rpc::UnaryCall& call, const std::string& request) const;
+    void notifyRegistrationStatus(rpc::UnaryCall& call, const std::string& request);
+
     const pluginregistration::PluginInfo info_;
     mutable std::mutex mutex_;
     std::optional<bool> registered_;

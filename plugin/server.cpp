@@ -1,7 +1,5 @@
 #include "numadra/plugin/server.hpp"
 
-#include <grpcpp/grpcpp.h>
-#include <grpcpp/server_posix.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
@@ -15,6 +13,8 @@
 #include "dra_service.hpp"
 #include "health_service.hpp"
 #include "numadra/common/errors.hpp"
+#include "numadra/plugin/grpc/event_loop.hpp"
+#include "numadra/plugin/grpc/server.hpp"
 #include "registration_service.hpp"
 #include "unix_listener.hpp"
 #include "worker_pool.hpp"
@@ -52,25 +52,15 @@ Status ensureDirectory(const std::string& path, std::optional<gid_t> group) {
     return Status::Ok();
 }
 
-std::unique_ptr<grpc::Server> buildServer(const std::vector<grpc::Service*>& services) {
-    grpc::ServerBuilder builder;
-    for (auto* service : services)
-        builder.RegisterService(service);
-    // No listening port: connections arrive through our own UnixListener.
-    return builder.BuildAndStart();
-}
-
+// Our own socket (its mode, group and name), served by `server` on its event loop.
 Result<std::unique_ptr<UnixListener>> listenAndServe(const std::string& path,
                                                      const SocketAccess& access,
-                                                     grpc::Server& server) {
+                                                     rpc::GrpcServer& server) {
     auto listener = UnixListener::open(path, access);
     if (!listener)
         return listener.error();
-    auto accepting = listener.value()->startAccepting([&server](UniqueFd connection) {
-        grpc::AddInsecureChannelFromFd(&server, connection.release());
-    });
-    if (!accepting)
-        return accepting.error();
+    if (auto serving = server.serve(listener.value()->fd()); !serving)
+        return serving.error();
     return std::move(listener).value();
 }
 
@@ -124,9 +114,12 @@ class PluginServer::Impl {
             !made)
             return made;
 
+        auto loop = rpc::EventLoop::create();
+        if (!loop)
+            return loop.error();
+        loop_ = std::move(loop).value();
+        loop_->start("plugin-grpc");
         startDraServer();
-        if (!draServer_)
-            return Error{"cannot start the DRA gRPC server"};
         SocketAccess access{options_.socketGroup};
         auto dra = listenAndServe(paths_->dra, access, *draServer_);
         if (!dra)
@@ -136,9 +129,8 @@ class PluginServer::Impl {
             options_.hooks.draServingBeforeRegistration();
 
         // Only now may the kubelet find us: it calls the DRA socket right after registering.
-        registrationServer_ = buildServer({&registration_});
-        if (!registrationServer_)
-            return Error{"cannot start the registration gRPC server"};
+        registrationServer_ = std::make_unique<rpc::GrpcServer>(*loop_);
+        registration_.addTo(*registrationServer_);
         auto registration = listenAndServe(paths_->registration, access, *registrationServer_);
         if (!registration)
             return registration.error();
@@ -162,17 +154,14 @@ class PluginServer::Impl {
             settings.serializeLockPath = paths_->serializeLock;
         runner_ =
             std::make_unique<ClaimRunner>(preparer_, *localLane_, *apiLane_, std::move(settings));
-        services_.push_back(makeDraV1Service(*runner_));
-        services_.push_back(makeDraV1beta1Service(*runner_));
+        draServer_ = std::make_unique<rpc::GrpcServer>(*loop_);
+        addDraV1Service(*draServer_, *runner_);
+        addDraV1beta1Service(*draServer_, *runner_);
         if (options_.serveHealth) {
-            services_.push_back(makeHealthV1alpha1Service(hub_));
-            services_.push_back(makeHealthV1Service(hub_));
+            addHealthV1alpha1Service(*draServer_, hub_);
+            addHealthV1Service(*draServer_, hub_);
         }
-        std::vector<grpc::Service*> services;
-        for (auto& service : services_)
-            services.push_back(service.get());
-        draServer_ = buildServer(services);
-        if (draServer_ && options_.serveHealth && health_)
+        if (options_.serveHealth && health_)
             broadcaster_ =
                 std::make_unique<HealthBroadcaster>(*health_, hub_, options_.healthResendInterval);
     }
@@ -181,33 +170,36 @@ class PluginServer::Impl {
     void stopServing() {
         bool wasServing = registrationListener_ || draListener_;
         // 1. Deregister: the kubelet reacts to the registration socket disappearing.
+        if (registrationServer_) {
+            registrationServer_->stop(std::chrono::milliseconds(0));
+            registrationServer_.reset();
+        }
         if (registrationListener_) {
-            registrationListener_->stopAccepting();
+            registrationListener_->closeSocket();
             registrationListener_->removeSocketFile();
             registrationListener_.reset();
             if (options_.hooks.registrationRemovedBeforeShutdown)
                 options_.hooks.registrationRemovedBeforeShutdown();
         }
-        if (registrationServer_) {
-            registrationServer_->Shutdown(std::chrono::system_clock::now());
-            registrationServer_.reset();
-        }
-        // 2. No new connections; end the health streams; let in-flight calls finish (or cancel
-        //    them after the grace period). Shutdown returns once every call has ended.
-        if (draListener_)
-            draListener_->stopAccepting();
+        // 2. End the health streams; no new connections, and in-flight calls get the grace
+        //    period to finish (then they are cancelled). stop() returns once every call ended.
         broadcaster_.reset();
         hub_.closeAll();
         if (draServer_) {
-            draServer_->Shutdown(std::chrono::system_clock::now() + options_.shutdownGrace);
+            draServer_->stop(options_.shutdownGrace);
             draServer_.reset();
         }
+        if (draListener_)
+            draListener_->closeSocket();
         // 3. Preparer calls still running belong to cancelled calls: wait for them to return.
         //    The local lane first: its tasks hand claims on to the API lane.
         if (localLane_)
             localLane_->stop();
         if (apiLane_)
             apiLane_->stop();
+        // Servers first, then their loop; answers the lanes still post are dropped safely.
+        if (loop_)
+            loop_->stop();
         // 4. Only now remove the DRA socket.
         if (draListener_) {
             draListener_->removeSocketFile();
@@ -225,14 +217,15 @@ class PluginServer::Impl {
 
     std::mutex lifecycle_;
     bool started_ = false;
-    // Declared in dependency order: everything a gRPC server calls into outlives it.
+    // Declared in dependency order: everything a gRPC server calls into outlives it, and the
+    // servers go before their loop.
     std::unique_ptr<WorkerPool> localLane_;
     std::unique_ptr<WorkerPool> apiLane_;
     std::unique_ptr<ClaimRunner> runner_;
     HealthHub hub_;
-    std::vector<std::unique_ptr<grpc::Service>> services_;
-    std::unique_ptr<grpc::Server> draServer_;
-    std::unique_ptr<grpc::Server> registrationServer_;
+    std::unique_ptr<rpc::EventLoop> loop_;
+    std::unique_ptr<rpc::GrpcServer> draServer_;
+    std::unique_ptr<rpc::GrpcServer> registrationServer_;
     std::unique_ptr<HealthBroadcaster> broadcaster_;
     std::unique_ptr<UnixListener> draListener_;
     std::unique_ptr<UnixListener> registrationListener_;

@@ -1,13 +1,10 @@
 #include "unix_listener.hpp"
 
-#include <poll.h>
 #include <spdlog/spdlog.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -167,16 +164,15 @@ Status applyAccess(const std::string& path, const SocketAccess& access) {
 }  // namespace
 
 UnixListener::UnixListener(std::string path, std::string bindDirectory, UniqueFd socket,
-                           UniqueFd wake, dev_t device, ino_t inode)
+                           dev_t device, ino_t inode)
     : path_(std::move(path)),
       bindDirectory_(std::move(bindDirectory)),
       socket_(std::move(socket)),
-      wake_(std::move(wake)),
       device_(device),
       inode_(inode) {}
 
 UnixListener::~UnixListener() {
-    stopAccepting();
+    closeSocket();
     removeSocketFile();
 }
 
@@ -187,9 +183,6 @@ Result<std::unique_ptr<UnixListener>> UnixListener::open(const std::string& path
     if (auto refused = refuseNonSocket(path); !refused)
         return refused.error();
 
-    UniqueFd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-    if (!wake)
-        return systemError("cannot create an eventfd");
     UniqueFd socket(::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!socket)
         return systemError("cannot create a unix socket");
@@ -213,26 +206,11 @@ Result<std::unique_ptr<UnixListener>> UnixListener::open(const std::string& path
         ::rmdir(bindDirectory.c_str());
         return error;
     }
-    return std::unique_ptr<UnixListener>(new UnixListener(path, std::move(bindDirectory),
-                                                          std::move(socket), std::move(wake),
-                                                          info.st_dev, info.st_ino));
+    return std::unique_ptr<UnixListener>(new UnixListener(
+        path, std::move(bindDirectory), std::move(socket), info.st_dev, info.st_ino));
 }
 
-Status UnixListener::startAccepting(std::function<void(UniqueFd)> onConnection) {
-    if (acceptThread_.joinable() || !socket_)
-        return Error{"listener on " + path_ + " is already accepting or closed"};
-    acceptThread_ =
-        std::thread([this, onConnection = std::move(onConnection)] { acceptLoop(onConnection); });
-    return Status::Ok();
-}
-
-void UnixListener::stopAccepting() {
-    if (acceptThread_.joinable()) {
-        std::uint64_t one = 1;
-        // The eventfd cannot be full (we write once), so this write cannot fail in practice.
-        [[maybe_unused]] auto written = ::write(wake_.get(), &one, sizeof(one));
-        acceptThread_.join();
-    }
+void UnixListener::closeSocket() {
     socket_.reset();
 }
 
@@ -261,47 +239,6 @@ void UnixListener::removeBindDirectory() {
         spdlog::warn("cannot remove directory path={} error={}", bindDirectory_,
                      std::strerror(errno));
     bindDirectory_.clear();
-}
-
-void UnixListener::acceptLoop(const std::function<void(UniqueFd)>& onConnection) {
-    std::array<pollfd, 2> watched{pollfd{socket_.get(), POLLIN, 0}, pollfd{wake_.get(), POLLIN, 0}};
-    while (true) {
-        int ready = ::poll(watched.data(), watched.size(), -1);
-        if (ready < 0 && errno == EINTR)
-            continue;
-        if (ready < 0) {
-            spdlog::error("poll failed, no longer accepting path={} error={}", path_,
-                          std::strerror(errno));
-            return;
-        }
-        if (watched[1].revents != 0)
-            return;
-        if (!acceptPending(onConnection) && stopRequestedWithin(std::chrono::milliseconds(100)))
-            return;
-    }
-}
-
-bool UnixListener::acceptPending(const std::function<void(UniqueFd)>& onConnection) {
-    while (true) {
-        int connection = ::accept4(socket_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (connection >= 0) {
-            onConnection(UniqueFd(connection));
-            continue;
-        }
-        if (errno == EINTR || errno == ECONNABORTED)
-            continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-            return true;
-        // Out of descriptors or memory: the connection stays queued, so polling again at once
-        // would spin. The caller backs off.
-        spdlog::warn("accept failed path={} error={}", path_, std::strerror(errno));
-        return false;
-    }
-}
-
-bool UnixListener::stopRequestedWithin(std::chrono::milliseconds pause) {
-    pollfd wake{wake_.get(), POLLIN, 0};
-    return ::poll(&wake, 1, static_cast<int>(pause.count())) > 0;
 }
 
 bool acceptsConnections(const std::string& path) {

@@ -1,16 +1,13 @@
 #pragma once
 // A listening unix socket that we bind ourselves (rather than letting gRPC do it), so the file
-// has its final mode and group before it becomes visible under its real name, and a thread
-// that hands each accepted connection to a callback (gRPC's AddInsecureChannelFromFd).
+// has its final mode and group before it becomes visible under its real name. The gRPC server
+// accepts its connections on its event loop (rpc::GrpcServer::serve).
 
 #include <sys/types.h>
 
-#include <chrono>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "numadra/common/result.hpp"
 #include "numadra/common/unique_fd.hpp"
@@ -31,15 +28,15 @@ class UnixListener {
 
     UnixListener(const UnixListener&) = delete;
     UnixListener& operator=(const UnixListener&) = delete;
-    ~UnixListener();  // stops accepting and removes the socket file
+    ~UnixListener();  // closes the socket and removes the socket file
 
     const std::string& path() const { return path_; }
+    // The listening socket (non-blocking, close-on-exec), or -1 once closed.
+    int fd() const { return socket_.get(); }
 
-    // Starts the accept thread; each connection (non-blocking, close-on-exec) goes to
-    // `onConnection`, which takes ownership.
-    Status startAccepting(std::function<void(UniqueFd)> onConnection);
-    // Stops accepting and closes the listening socket; the file stays. Idempotent.
-    void stopAccepting();
+    // Closes the listening socket, after its server stopped accepting on it; the file stays.
+    // Idempotent.
+    void closeSocket();
     // Unlinks the socket file if it is still the one we created (a newer instance may have
     // replaced it: that one is not ours to remove), then the private bind directory. Idempotent.
     void removeSocketFile();
@@ -47,23 +44,17 @@ class UnixListener {
   private:
     class BindSite;
 
-    UnixListener(std::string path, std::string bindDirectory, UniqueFd socket, UniqueFd wake,
-                 dev_t device, ino_t inode);
+    UnixListener(std::string path, std::string bindDirectory, UniqueFd socket, dev_t device,
+                 ino_t inode);
     void unlinkSocketIfOurs();
     void removeBindDirectory();
-    void acceptLoop(const std::function<void(UniqueFd)>& onConnection);
-    // Accepts every queued connection; false when accept() failed for lack of resources.
-    bool acceptPending(const std::function<void(UniqueFd)>& onConnection);
-    bool stopRequestedWithin(std::chrono::milliseconds pause);
 
     std::string path_;
     std::string bindDirectory_;  // the private directory the socket was bound in, or ""
     UniqueFd socket_;
-    UniqueFd wake_;  // eventfd: makes the accept thread's poll() return on stop
     dev_t device_ = 0;
     ino_t inode_ = 0;
     bool fileRemoved_ = false;
-    std::thread acceptThread_;
 };
 
 // Whether a server listens on the unix socket at `path` (a connect succeeds), as opposed to a

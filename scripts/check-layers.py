@@ -69,6 +69,7 @@ SYSTEM_HEADERS = [
 # CMake targets that are not named after their folder's header: target -> folder.
 TARGET_FOLDERS = {
     "numadra_plugin_proto": "plugin",
+    "numadra_plugin_proto_messages": "plugin",
     "numadra_grpc_server": "plugin",
     "numadra_nri_proto": "node/nri",
     "numadra_fake_apiserver": "tests/fakes/apiserver",

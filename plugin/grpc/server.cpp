@@ -150,6 +150,8 @@ class Connection {
     void respond(StreamState& stream, const RpcStatus& status,
                  const std::optional<std::string>& message);
     void queueMessage(StreamState& stream, std::string framed);
+    // The response headers without a message yet (ServerStream::sendHeaders).
+    void openResponse(StreamState& stream);
     void expire(std::int32_t streamId);
     // Shutdown: no new streams; then, past the grace, end the remaining ones.
     void goAway();
@@ -558,6 +560,12 @@ void Connection::queueMessage(StreamState& stream, std::string framed) {
     submitResponse(stream);
 }
 
+void Connection::openResponse(StreamState& stream) {
+    if (closed_ || stream.answered || stream.finalStatus || stream.headersSubmitted)
+        return;
+    submitResponse(stream);  // an empty outbox: the body waits, deferred, for the first message
+}
+
 void Connection::submitResponse(StreamState& stream) {
     if (stream.answered)
         return;
@@ -787,6 +795,15 @@ ServerStream::WriteResult ServerStream::write(std::string_view message) {
         stream.connection->flush();
     });
     return WriteResult::Queued;
+}
+
+void ServerStream::sendHeaders() {
+    if (cancelled() || finishClaimed())
+        return;
+    postToStream([](detail::StreamState& stream) {
+        stream.connection->openResponse(stream);
+        stream.connection->flush();
+    });
 }
 
 void ServerStream::finish(const RpcStatus& status) {

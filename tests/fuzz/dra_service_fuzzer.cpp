@@ -1,8 +1,9 @@
 // The kubelet-facing gRPC handlers with random requests and random claims. In process, as the
 // daemon wires them: the DRA v1 and v1beta1 services (plugin/dra_service.cpp, on its two lanes
-// of workers) over an in-process gRPC channel, the daemon's ClaimPreparer (the claim checks of
-// node/daemon/claims.cpp) and the real device preparer (CDI specs, metadata, checkpoint) on a
-// mocked node (epyc-2s-nps4: GPUs, NICs, CPU devices) with a mocked /dev, in scratch folders.
+// of workers) served by plugin/grpc on a unix socket and called by a grpc++ client, the daemon's
+// ClaimPreparer (the claim checks of node/daemon/claims.cpp) and the real device preparer (CDI
+// specs, metadata, checkpoint) on a mocked node (epyc-2s-nps4: GPUs, NICs, CPU devices) with a
+// mocked /dev, in scratch folders.
 //
 // Input layout:
 //   byte 0      flags: bit 0 v1beta1 (else v1); bit 1 the claim comes from the dry-run file
@@ -19,10 +20,13 @@
 // no file; after the unprepare, the CDI, metadata and checkpoint folders are empty again.
 
 #include <grpcpp/grpcpp.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,6 +41,8 @@
 #include "numadra/daemon/inventory.hpp"
 #include "numadra/discovery/discovery.hpp"
 #include "numadra/metrics/registry.hpp"
+#include "numadra/plugin/grpc/event_loop.hpp"
+#include "numadra/plugin/grpc/server.hpp"
 #include "numadra/prepare/preparer.hpp"
 #include "numadra/slices/builder.hpp"
 #include "numadra/testing/dev_tree.hpp"
@@ -100,6 +106,19 @@ class SwitchingSource : public daemon::ClaimSource {
     bool files_used_ = false;
 };
 
+numadra::UniqueFd listenUnix(const std::string& path) {
+    numadra::UniqueFd socket(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (!socket || path.size() >= sizeof(address.sun_path))
+        fuzz::fail("cannot make a unix socket at " + path);
+    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+    if (::bind(socket.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
+        ::listen(socket.get(), 16) != 0)
+        fuzz::fail("cannot listen on " + path);
+    return socket;
+}
+
 struct Daemon {
     numadra::testing::TempTree tree;  // cdi, metadata, state, dev, claims
     discovery::Machine machine;
@@ -113,8 +132,9 @@ struct Daemon {
     std::unique_ptr<plugin::WorkerPool> localLane;
     std::unique_ptr<plugin::WorkerPool> apiLane;
     std::unique_ptr<plugin::ClaimRunner> runner;
-    std::unique_ptr<grpc::Service> v1, v1beta1;
-    std::unique_ptr<grpc::Server> server;
+    numadra::UniqueFd listening;
+    std::unique_ptr<rpc::EventLoop> loop;
+    std::unique_ptr<rpc::GrpcServer> server;
     std::unique_ptr<drav1::DRAPlugin::Stub> stubV1;
     std::unique_ptr<drav1beta1::DRAPlugin::Stub> stubV1beta1;
 
@@ -160,15 +180,20 @@ struct Daemon {
         apiLane = std::make_unique<plugin::WorkerPool>(4);
         runner = std::make_unique<plugin::ClaimRunner>(*preparer, *localLane, *apiLane,
                                                        plugin::ClaimRunnerSettings{});
-        v1 = plugin::makeDraV1Service(*runner);
-        v1beta1 = plugin::makeDraV1beta1Service(*runner);
-        grpc::ServerBuilder builder;
-        builder.RegisterService(v1.get());
-        builder.RegisterService(v1beta1.get());
-        server = builder.BuildAndStart();
-        if (!server)
-            fuzz::fail("gRPC server did not start");
-        auto channel = server->InProcessChannel(grpc::ChannelArguments());
+        const std::string socketPath = tree.path("dra.sock");
+        listening = listenUnix(socketPath);
+        auto created = rpc::EventLoop::create();
+        if (!created)
+            fuzz::fail("event loop: " + created.error().message);
+        loop = std::move(created).value();
+        loop->start();
+        server = std::make_unique<rpc::GrpcServer>(*loop);
+        plugin::addDraV1Service(*server, *runner);
+        plugin::addDraV1beta1Service(*server, *runner);
+        if (auto serving = server->serve(listening.get()); !serving)
+            fuzz::fail("gRPC server did not start: " + serving.error().message);
+        auto channel =
+            grpc::CreateChannel("unix:" + socketPath, grpc::InsecureChannelCredentials());
         stubV1 = drav1::DRAPlugin::NewStub(channel);
         stubV1beta1 = drav1beta1::DRAPlugin::NewStub(channel);
     }

@@ -292,6 +292,24 @@ TEST_F(GrpcServerTest, AServerStreamDeliversEveryWriteThenItsStatus) {
     EXPECT_TRUE(reader->Finish().ok());
 }
 
+TEST_F(GrpcServerTest, AServerStreamOpensBeforeItsFirstMessageWhenItSendsItsHeaders) {
+    start();
+    auto stub = v1alpha1::DRAResourceHealth::NewStub(channel());
+    grpc::ClientContext context;
+    auto reader = stub->NodeWatchResources(&context, {});
+    auto stream = streams_.first();
+    stream->sendHeaders();
+    reader->WaitForInitialMetadata();  // returns only once the headers arrived
+    v1alpha1::NodeWatchResourcesResponse update;
+    update.add_devices()->set_message("after the headers");
+    ASSERT_EQ(stream->write(update.SerializeAsString()), ServerStream::WriteResult::Queued);
+    stream->finish(RpcStatus::ok());
+    ASSERT_TRUE(reader->Read(&update));
+    EXPECT_EQ(update.devices(0).message(), "after the headers");
+    EXPECT_FALSE(reader->Read(&update));
+    EXPECT_TRUE(reader->Finish().ok());
+}
+
 TEST_F(GrpcServerTest, AServerStreamEndedWithAnErrorDeliversItsQueuedMessagesFirst) {
     start();
     auto stub = v1alpha1::DRAResourceHealth::NewStub(channel());

@@ -131,6 +131,10 @@ class ServerStream final : public CallContext {
                  std::weak_ptr<detail::StreamState> stream, std::size_t maxQueuedBytes);
     // Queues one message, from any thread. Never blocks; a refused message is not sent.
     WriteResult write(std::string_view message);
+    // Sends the response headers now rather than with the first message, so a client that waits
+    // for the stream to open (grpc++'s WaitForInitialMetadata) sees it open before any message.
+    // From any thread; nothing once the stream is finished or cancelled.
+    void sendHeaders();
     // Ends the stream with `status` after the queued messages.
     void finish(const RpcStatus& status);
 
