@@ -932,8 +932,9 @@ TEST_F(DaemonProcessTest, BadFlagExitsTwo) {
 }
 
 // Crash safety: the process is SIGKILLed right after each file a Prepare writes (two metadata
-// files, their two CDI specs, the claim's spec, the checkpoint record), then restarted. A repeated Prepare must give the answer an uninterrupted run
-// gives, and Unprepare must leave every folder empty.
+// files, their two CDI specs, the claim's spec, the checkpoint record), then restarted. A repeated
+// Prepare must give the answer an uninterrupted run gives, and Unprepare must leave every folder
+// empty.
 class CrashTest : public DaemonProcessTest {
   protected:
     std::vector<std::string> daemonArgs() const {
