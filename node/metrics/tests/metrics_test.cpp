@@ -141,11 +141,31 @@ long otherThreadsWakeups() {
     return total;
 }
 
+// Whether every thread of this process but the calling one is asleep (state S).
+bool otherThreadsAsleep() {
+    const std::string self = std::to_string(::gettid());
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+        if (task.path().filename() == self)
+            continue;
+        std::ifstream stat(task.path() / "stat");
+        std::string line;
+        std::getline(stat, line);
+        const auto afterName = line.rfind(')');
+        if (afterName == std::string::npos || line.substr(afterName + 2, 1) != "S")
+            return false;
+    }
+    return true;
+}
+
 // An idle endpoint blocks until a connection or the stop: no thread waking to look.
 TEST(HttpServer, AnIdleServerDoesNotWakeUp) {
     HttpServer server;
     ASSERT_TRUE(server.start("127.0.0.1:0", answering("ok\n")).ok());
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the thread is in its wait
+    // The server's thread has reached its wait (however slow a busy machine makes its start).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!otherThreadsAsleep() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_TRUE(otherThreadsAsleep());
     const long before = otherThreadsWakeups();
     std::this_thread::sleep_for(std::chrono::seconds(1));
     EXPECT_EQ(otherThreadsWakeups() - before, 0);
