@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "numadra/common/files.hpp"
+#include "numadra/common/text.hpp"
 #include "numadra/metadata/device_metadata.hpp"
 #include "numadra/state/checkpoint.hpp"
 
@@ -17,25 +18,17 @@ namespace {
 constexpr std::string_view kJson = ".json";
 constexpr std::string_view kTempMarker = ".tmp.";
 
-bool startsWith(std::string_view s, std::string_view prefix) {
-    return s.substr(0, prefix.size()) == prefix;
-}
-
-bool endsWith(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 // The claim UID in the name of one of this driver's CDI specs: "<driver>-claim_<uid>.json"
 // (the claim's spec) or "<driver>_metadata_<uid>_<request>.json" (a metadata spec).
 std::optional<std::string> specOwner(std::string_view name, const std::string& driver) {
-    if (!endsWith(name, kJson))
+    if (!name.ends_with(kJson))
         return std::nullopt;
     name.remove_suffix(kJson.size());
     std::string_view uid;
-    if (const std::string claimPrefix = driver + "-claim_"; startsWith(name, claimPrefix)) {
+    if (const std::string claimPrefix = driver + "-claim_"; text::startsWith(name, claimPrefix)) {
         uid = name.substr(claimPrefix.size());
     } else if (const std::string metadataPrefix = driver + "_metadata_";
-               startsWith(name, metadataPrefix)) {
+               text::startsWith(name, metadataPrefix)) {
         // A UID has no '_': the request's name starts after the first one.
         uid = name.substr(metadataPrefix.size());
         uid = uid.substr(0, uid.find('_'));
@@ -49,7 +42,7 @@ std::optional<std::string> specOwner(std::string_view name, const std::string& d
 
 // ".<spec name>.tmp.<random>": what files::writeFileAtomically leaves when it is interrupted.
 bool isInterruptedSpecWrite(std::string_view name, const std::string& driver) {
-    if (!startsWith(name, "."))
+    if (!text::startsWith(name, "."))
         return false;
     const auto marker = name.find(kTempMarker);
     return marker != std::string_view::npos &&
@@ -146,7 +139,7 @@ void sweepInterruptedWrites(const std::string& claimFolder, Sweep& sweep) {
         if (!names)
             continue;
         for (const auto& name : *names) {
-            if (startsWith(name, ".") && name.find(kTempMarker) != std::string::npos)
+            if (text::startsWith(name, ".") && name.find(kTempMarker) != std::string::npos)
                 sweep.remove(claimFolder + "/" + request + "/" + name, false);
         }
     }
