@@ -9,18 +9,16 @@
 //   DRAResourceHealth(v1alpha1).NodeWatchResources: three updates ("update 0".."update 2"), then
 //     stays open until cancelled.
 
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-
 #include <atomic>
 #include <cstdio>
-#include <cstring>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "numadra/plugin/grpc/server.hpp"
+#include "numadra/testing/stop_signals.hpp"
+#include "numadra/testing/unix_socket.hpp"
 #include "pkg/apis/dra-health/v1alpha1/api.pb.h"
 #include "pkg/apis/pluginregistration/v1/api.pb.h"
 
@@ -101,19 +99,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "usage: grpc-judge-server SOCKET\n");
         return 2;
     }
-    sigset_t stopSignals;
-    sigemptyset(&stopSignals);
-    sigaddset(&stopSignals, SIGTERM);
-    sigaddset(&stopSignals, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+    const numadra::testing::StopSignals stopSignals;
 
-    numadra::UniqueFd listening(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::strncpy(address.sun_path, argv[1], sizeof(address.sun_path) - 1);
-    if (::bind(listening.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
-        ::listen(listening.get(), 64) != 0) {
-        std::perror("listen");
+    numadra::UniqueFd listening;
+    try {
+        listening = numadra::testing::listenOnUnixSocket(argv[1]);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
         return 1;
     }
     auto loop = std::move(numadra::rpc::EventLoop::create().value());
@@ -126,8 +118,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "%s\n", serving.error().message.c_str());
             return 1;
         }
-        int received = 0;
-        sigwait(&stopSignals, &received);
+        stopSignals.wait();
         server.stop(std::chrono::milliseconds(0));
     }
     loop->stop();

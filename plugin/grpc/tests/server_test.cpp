@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "numadra/testing/temp_tree.hpp"
+#include "numadra/testing/unix_socket.hpp"
 #include "pkg/apis/dra-health/v1alpha1/api.grpc.pb.h"
 #include "pkg/apis/dra/v1/api.grpc.pb.h"
 #include "pkg/apis/pluginregistration/v1/api.grpc.pb.h"
@@ -35,17 +36,6 @@ using testing::RawH2Client;
 constexpr const char* kGetInfo = "/pluginregistration.Registration/GetInfo";
 constexpr const char* kNotify = "/pluginregistration.Registration/NotifyRegistrationStatus";
 constexpr const char* kWatch = "/v1alpha1.DRAResourceHealth/NodeWatchResources";
-
-UniqueFd listenUnix(const std::string& path) {
-    UniqueFd socket(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::strncpy(address.sun_path, path.c_str(), sizeof(address.sun_path) - 1);
-    if (::bind(socket.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
-        ::listen(socket.get(), 64) != 0)
-        throw std::runtime_error("cannot listen on " + path);
-    return socket;
-}
 
 std::size_t threadCount() {
     std::size_t count = 0;
@@ -95,7 +85,7 @@ class GrpcServerTest : public ::testing::Test {
   protected:
     void start(ServerOptions options = {}, const std::function<void(GrpcServer&)>& more = {}) {
         socketPath_ = tree_.path("grpc.sock");
-        listening_ = listenUnix(socketPath_);
+        listening_ = numadra::testing::listenOnUnixSocket(socketPath_);
         loop_ = std::move(EventLoop::create().value());
         loop_->start();
         server_ = std::make_unique<GrpcServer>(*loop_, options);
@@ -670,7 +660,7 @@ TEST_F(GrpcServerTest, AClientThatNeverReadsCannotGrowTheServersMemory) {
 TEST(GrpcServerThreads, ServingAddsOnlyTheLoopThread) {
     numadra::testing::TempTree tree;
     const std::string path = tree.path("grpc.sock");
-    auto listening = listenUnix(path);
+    auto listening = numadra::testing::listenOnUnixSocket(path);
     const std::size_t before = threadCount();
     auto loop = std::move(EventLoop::create().value());
     loop->start();

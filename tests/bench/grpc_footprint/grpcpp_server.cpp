@@ -1,13 +1,13 @@
 // grpc-footprint-grpcpp SOCKET: the same two methods as grpc-footprint-ours, served by grpc++'s
-// synchronous server as the daemon serves them today. Runs until SIGTERM.
+// synchronous server, as the daemon served them before plugin/grpc. Runs until SIGTERM.
 
 #include <grpcpp/grpcpp.h>
-#include <signal.h>
 
 #include <cstdio>
 #include <memory>
 #include <thread>
 
+#include "numadra/testing/stop_signals.hpp"
 #include "pkg/apis/dra-health/v1alpha1/api.grpc.pb.h"
 #include "pkg/apis/pluginregistration/v1/api.grpc.pb.h"
 
@@ -41,11 +41,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "usage: grpc-footprint-grpcpp SOCKET\n");
         return 2;
     }
-    sigset_t stopSignals;
-    sigemptyset(&stopSignals);
-    sigaddset(&stopSignals, SIGTERM);
-    sigaddset(&stopSignals, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+    const numadra::testing::StopSignals stopSignals;
     Registration registration;
     Health health;
     grpc::ServerBuilder builder;
@@ -55,8 +51,7 @@ int main(int argc, char** argv) {
     auto server = builder.BuildAndStart();
     if (!server)
         return 1;
-    int received = 0;
-    sigwait(&stopSignals, &received);
+    stopSignals.wait();
     server->Shutdown(std::chrono::system_clock::now());
     return 0;
 }

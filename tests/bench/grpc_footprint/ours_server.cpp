@@ -3,16 +3,14 @@
 // then the stream stays open). Runs until SIGTERM. Links neither grpc++ nor protobuf: the two
 // messages are encoded by hand, so what it costs is the transport's.
 
-#include <signal.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-
 #include <cstdio>
-#include <cstring>
+#include <exception>
 #include <mutex>
 #include <vector>
 
 #include "numadra/plugin/grpc/server.hpp"
+#include "numadra/testing/stop_signals.hpp"
+#include "numadra/testing/unix_socket.hpp"
 
 namespace {
 
@@ -31,19 +29,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "usage: grpc-footprint-ours SOCKET\n");
         return 2;
     }
-    sigset_t stopSignals;
-    sigemptyset(&stopSignals);
-    sigaddset(&stopSignals, SIGTERM);
-    sigaddset(&stopSignals, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);  // inherited by the loop thread
+    const numadra::testing::StopSignals stopSignals;  // inherited by the loop thread
 
-    numadra::UniqueFd listening(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::strncpy(address.sun_path, argv[1], sizeof(address.sun_path) - 1);
-    if (::bind(listening.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
-        ::listen(listening.get(), 64) != 0) {
-        std::perror("listen");
+    numadra::UniqueFd listening;
+    try {
+        listening = numadra::testing::listenOnUnixSocket(argv[1]);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
         return 1;
     }
     auto loop = numadra::rpc::EventLoop::create();
@@ -70,8 +62,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "%s\n", serving.error().message.c_str());
         return 1;
     }
-    int received = 0;
-    sigwait(&stopSignals, &received);
+    stopSignals.wait();
     server.stop(std::chrono::milliseconds(0));
     (*loop)->stop();
     return 0;

@@ -6,9 +6,6 @@
 //
 // The first line on stdout is the URL, printed once it listens. Bad flags exit 2.
 
-#include <pthread.h>
-#include <signal.h>
-
 #include <charconv>
 #include <iostream>
 #include <optional>
@@ -16,6 +13,7 @@
 #include <vector>
 
 #include "numadra/fakes/apiserver.hpp"
+#include "numadra/testing/stop_signals.hpp"
 
 namespace {
 
@@ -79,19 +77,14 @@ int main(int argc, char** argv) {
     const auto flags = parseFlags(std::vector<std::string>(argv + 1, argv + argc));
     if (!flags)
         return 2;
-    // Blocked before the server's threads start, so that they inherit the mask and sigwait
+    // Blocked before the server's threads start, so that they inherit the mask and wait()
     // below is the one place the signals arrive.
-    sigset_t stopSignals;
-    sigemptyset(&stopSignals);
-    sigaddset(&stopSignals, SIGTERM);
-    sigaddset(&stopSignals, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+    const numadra::testing::StopSignals stopSignals;
     try {
         numadra::fakes::FakeApiServer server(flags->server);
         server.setRefuseListAttributes(flags->refuseListAttributes);
         std::cout << server.url() << std::endl;
-        int received = 0;
-        sigwait(&stopSignals, &received);
+        stopSignals.wait();
         server.stop();
     } catch (const std::exception& e) {
         std::cerr << "fake-apiserver: " << e.what() << "\n";
