@@ -20,13 +20,10 @@
 // no file; after the unprepare, the CDI, metadata and checkpoint folders are empty again.
 
 #include <grpcpp/grpcpp.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,6 +46,7 @@
 #include "numadra/testing/temp_tree.hpp"
 #include "pkg/apis/dra/v1/api.grpc.pb.h"
 #include "pkg/apis/dra/v1beta1/api.grpc.pb.h"
+#include "unix_listener.hpp"
 #include "worker_pool.hpp"
 
 namespace {
@@ -106,19 +104,6 @@ class SwitchingSource : public daemon::ClaimSource {
     bool files_used_ = false;
 };
 
-numadra::UniqueFd listenUnix(const std::string& path) {
-    numadra::UniqueFd socket(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    if (!socket || path.size() >= sizeof(address.sun_path))
-        fuzz::fail("cannot make a unix socket at " + path);
-    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-    if (::bind(socket.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
-        ::listen(socket.get(), 16) != 0)
-        fuzz::fail("cannot listen on " + path);
-    return socket;
-}
-
 struct Daemon {
     numadra::testing::TempTree tree;  // cdi, metadata, state, dev, claims
     discovery::Machine machine;
@@ -132,7 +117,7 @@ struct Daemon {
     std::unique_ptr<plugin::WorkerPool> localLane;
     std::unique_ptr<plugin::WorkerPool> apiLane;
     std::unique_ptr<plugin::ClaimRunner> runner;
-    numadra::UniqueFd listening;
+    std::unique_ptr<plugin::UnixListener> listener;  // the daemon's own socket setup
     std::unique_ptr<rpc::EventLoop> loop;
     std::unique_ptr<rpc::GrpcServer> server;
     std::unique_ptr<drav1::DRAPlugin::Stub> stubV1;
@@ -181,7 +166,10 @@ struct Daemon {
         runner = std::make_unique<plugin::ClaimRunner>(*preparer, *localLane, *apiLane,
                                                        plugin::ClaimRunnerSettings{});
         const std::string socketPath = tree.path("dra.sock");
-        listening = listenUnix(socketPath);
+        auto listening = plugin::UnixListener::open(socketPath, {});
+        if (!listening)
+            fuzz::fail("DRA socket: " + listening.error().message);
+        listener = std::move(listening).value();
         auto created = rpc::EventLoop::create();
         if (!created)
             fuzz::fail("event loop: " + created.error().message);
@@ -190,7 +178,7 @@ struct Daemon {
         server = std::make_unique<rpc::GrpcServer>(*loop);
         plugin::addDraV1Service(*server, *runner);
         plugin::addDraV1beta1Service(*server, *runner);
-        if (auto serving = server->serve(listening.get()); !serving)
+        if (auto serving = server->serve(listener->fd()); !serving)
             fuzz::fail("gRPC server did not start: " + serving.error().message);
         auto channel =
             grpc::CreateChannel("unix:" + socketPath, grpc::InsecureChannelCredentials());
