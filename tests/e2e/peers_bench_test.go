@@ -19,8 +19,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourceapi "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/watch"
 	drapb "k8s.io/kubelet/pkg/apis/dra/v1"
 	registerapi "k8s.io/kubelet/pkg/apis/pluginregistration/v1"
 
@@ -143,8 +141,7 @@ func registerAsKubelet(b *testing.B, registry string, d *daemon) string {
 // deleteDriverSlices removes the node's slices of the driver, so the next start is a first one.
 func deleteDriverSlices(b *testing.B, c *cluster.Cluster, node, driver string) {
 	b.Helper()
-	selector := fields.AndSelectors(fields.OneTermEqualSelector("spec.nodeName", node),
-		fields.OneTermEqualSelector("spec.driver", driver)).String()
+	selector := sliceSelector(node, driver)
 	if err := c.Admin.ResourceV1().ResourceSlices().DeleteCollection(context.Background(),
 		metav1.DeleteOptions{}, metav1.ListOptions{FieldSelector: selector}); err != nil {
 		b.Fatalf("deleting the %s slices of %s: %v", driver, node, err)
@@ -160,32 +157,9 @@ func deleteDriverSlices(b *testing.B, c *cluster.Cluster, node, driver string) {
 func startToPublished(b *testing.B, c *cluster.Cluster, who contender, health bool) (*daemon, time.Duration) {
 	b.Helper()
 	deleteDriverSlices(b, c, who.node, who.driver)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	w, err := c.Admin.ResourceV1().ResourceSlices().Watch(ctx, metav1.ListOptions{
-		FieldSelector: fields.AndSelectors(fields.OneTermEqualSelector("spec.nodeName", who.node),
-			fields.OneTermEqualSelector("spec.driver", who.driver)).String(),
+	return startedUntilPublished(b, c, sliceSelector(who.node, who.driver), who.slices, func() *daemon {
+		return who.start(b, health)
 	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Stop()
-	d := who.start(b, health)
-	seen := map[string]bool{}
-	for len(seen) < who.slices {
-		select {
-		case event, ok := <-w.ResultChan():
-			if !ok {
-				b.Fatalf("%s: the watch ended before %d slices were seen", who.label, who.slices)
-			}
-			if slice, isSlice := event.Object.(*resourceapi.ResourceSlice); isSlice && event.Type == watch.Added {
-				seen[slice.Name] = true
-			}
-		case <-ctx.Done():
-			b.Fatalf("%s: %d of %d slices after a minute; its log:\n%s", who.label, len(seen), who.slices, d.output())
-		}
-	}
-	return d, time.Since(d.started)
 }
 
 // stopDriver sends SIGTERM and waits for the exit.
@@ -234,8 +208,7 @@ type deviceRef struct{ pool, name string }
 func firstPlainDevice(b *testing.B, c *cluster.Cluster, node, driver string) deviceRef {
 	b.Helper()
 	list, err := c.Admin.ResourceV1().ResourceSlices().List(context.Background(), metav1.ListOptions{
-		FieldSelector: fields.AndSelectors(fields.OneTermEqualSelector("spec.nodeName", node),
-			fields.OneTermEqualSelector("spec.driver", driver)).String(),
+		FieldSelector: sliceSelector(node, driver),
 	})
 	if err != nil {
 		b.Fatal(err)

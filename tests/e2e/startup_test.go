@@ -24,35 +24,51 @@ import (
 
 var startupLogged = regexp.MustCompile(`ready startup_ms=([0-9.]+)`)
 
-// publishedOnce starts the daemon, waits on a watch for the node's slices, stops the daemon and
-// waits for its slices to be gone (SIGTERM deletes them), so that every start is a first one.
-func publishedOnce(t testing.TB, c *cluster.Cluster, node, machine string, slices int) (watched, logged time.Duration) {
+// sliceSelector selects the node's slices, of one driver unless driver is empty.
+func sliceSelector(node, driver string) string {
+	selector := fields.OneTermEqualSelector("spec.nodeName", node)
+	if driver != "" {
+		selector = fields.AndSelectors(selector, fields.OneTermEqualSelector("spec.driver", driver))
+	}
+	return selector.String()
+}
+
+// startedUntilPublished runs start() and waits on a watch (opened before it) until `slices`
+// slices the selector matches were added; returns the driver and the time since its fork.
+func startedUntilPublished(t testing.TB, c *cluster.Cluster, selector string, slices int, start func() *daemon) (*daemon, time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	w, err := c.Admin.ResourceV1().ResourceSlices().Watch(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", node).String(),
-	})
+	w, err := c.Admin.ResourceV1().ResourceSlices().Watch(ctx, metav1.ListOptions{FieldSelector: selector})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	d := startDaemon(t, c, node, machine)
+	d := start()
 	seen := map[string]bool{}
 	for len(seen) < slices {
 		select {
 		case event, ok := <-w.ResultChan():
 			if !ok {
-				t.Fatalf("node %s: the watch ended before %d slices were seen", node, slices)
+				t.Fatalf("%s: the watch ended before %d slices were seen", selector, slices)
 			}
 			if slice, isSlice := event.Object.(*resourceapi.ResourceSlice); isSlice && event.Type == watch.Added {
 				seen[slice.Name] = true
 			}
 		case <-ctx.Done():
-			t.Fatalf("node %s: %d of %d slices after a minute; daemon log:\n%s", node, len(seen), slices, d.output())
+			t.Fatalf("%s: %d of %d slices after a minute; the driver's log:\n%s", selector, len(seen), slices, d.output())
 		}
 	}
-	watched = time.Since(d.started)
+	return d, time.Since(d.started)
+}
+
+// publishedOnce starts the daemon, waits on a watch for the node's slices, stops the daemon and
+// waits for its slices to be gone (SIGTERM deletes them), so that every start is a first one.
+func publishedOnce(t testing.TB, c *cluster.Cluster, node, machine string, slices int) (watched, logged time.Duration) {
+	t.Helper()
+	d, watched := startedUntilPublished(t, c, sliceSelector(node, ""), slices, func() *daemon {
+		return startDaemon(t, c, node, machine)
+	})
 	logged = loggedStartup(t, d)
 	if err := d.stop(t); err != nil {
 		t.Fatalf("numa-dra-plugin on %s: %v\n%s", node, err, d.output())
