@@ -125,36 +125,41 @@ TEST(HttpServer, ASharedPortTakesASecondServerThatOutlivesTheFirst) {
     }
 }
 
+// Calls `visit` with the /proc/self/task folder of each thread of this process but the calling
+// one.
+template <class Visit>
+void forEachOtherThread(Visit visit) {
+    const std::string self = std::to_string(::gettid());
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+        if (task.path().filename() != self)
+            visit(task.path());
+    }
+}
+
 // Context switches of this process's threads other than the calling one.
 long otherThreadsWakeups() {
     long total = 0;
-    const std::string self = std::to_string(::gettid());
-    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-        if (task.path().filename() == self)
-            continue;
-        std::ifstream status(task.path() / "status");
+    forEachOtherThread([&](const std::filesystem::path& task) {
+        std::ifstream status(task / "status");
         for (std::string line; std::getline(status, line);) {
             if (line.rfind("voluntary_ctxt_switches:", 0) == 0)
                 total += std::stol(line.substr(line.find(':') + 1));
         }
-    }
+    });
     return total;
 }
 
 // Whether every thread of this process but the calling one is asleep (state S).
 bool otherThreadsAsleep() {
-    const std::string self = std::to_string(::gettid());
-    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-        if (task.path().filename() == self)
-            continue;
-        std::ifstream stat(task.path() / "stat");
+    bool asleep = true;
+    forEachOtherThread([&](const std::filesystem::path& task) {
+        std::ifstream stat(task / "stat");
         std::string line;
         std::getline(stat, line);
         const auto afterName = line.rfind(')');
-        if (afterName == std::string::npos || line.substr(afterName + 2, 1) != "S")
-            return false;
-    }
-    return true;
+        asleep = asleep && afterName != std::string::npos && line.substr(afterName + 2, 1) == "S";
+    });
+    return asleep;
 }
 
 // An idle endpoint blocks until a connection or the stop: no thread waking to look.

@@ -237,6 +237,15 @@ class NriPluginTest : public ::testing::Test {
         o.inputs = [this] { return claims_.get(); };
         return o;
     }
+    // Options for a runtime whose socket will be at <folder>/nri.sock (the folder exists), with a
+    // retry interval of an hour: only the folder watch can bring the plugin to it in time.
+    PluginOptions optionsAwaiting(const std::string& folder) {
+        PluginOptions o = options();
+        o.socketPath = tree_.path(folder + "/nri.sock");
+        o.retryInterval = 1h;
+        std::filesystem::create_directories(tree_.path(folder));
+        return o;
+    }
     std::unique_ptr<Plugin> startPlugin() {
         declarePluginMetrics(metrics_);
         return Plugin::start(options(), metrics_);
@@ -520,10 +529,7 @@ TEST_F(NriPluginTest, ASecondInstanceWaitsForTheFirstToStop) {
 // Waiting for a runtime costs nothing: no connect attempt per retry interval (here an hour), the
 // socket's appearance in its folder wakes the plugin.
 TEST_F(NriPluginTest, ConnectsWhenTheRuntimeCreatesItsSocketWithoutPolling) {
-    PluginOptions o = options();
-    o.socketPath = tree_.path("later/nri.sock");
-    o.retryInterval = 1h;
-    std::filesystem::create_directories(tree_.path("later"));
+    const PluginOptions o = optionsAwaiting("later");
     declarePluginMetrics(metrics_);
     auto plugin = Plugin::start(o, metrics_);
     std::this_thread::sleep_for(100ms);  // the plugin has found no socket and waits
@@ -534,10 +540,7 @@ TEST_F(NriPluginTest, ConnectsWhenTheRuntimeCreatesItsSocketWithoutPolling) {
 // A socket left by a runtime that died refuses connections; the restarted runtime's new socket
 // (unlink and bind again) wakes the plugin.
 TEST_F(NriPluginTest, ConnectsWhenARestartedRuntimeReplacesItsStaleSocket) {
-    PluginOptions o = options();
-    o.socketPath = tree_.path("stale/nri.sock");
-    o.retryInterval = 1h;
-    std::filesystem::create_directories(tree_.path("stale"));
+    const PluginOptions o = optionsAwaiting("stale");
     std::optional<FakeRuntime> died(std::in_place, o.socketPath);
     died.reset();  // the file stays; nobody listens on it
     declarePluginMetrics(metrics_);
