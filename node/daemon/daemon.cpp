@@ -496,7 +496,6 @@ void Daemon::openDeviceEvents() {
 }
 
 void Daemon::rescanLoop(std::stop_token stop) {
-    auto& listener = uevents_;
     static const std::vector<std::string> kSubsystems{"pci", "net", "infiniband",
                                                       "drm", "cpu", "node"};
     StopFd waker(stop);
@@ -506,8 +505,8 @@ void Daemon::rescanLoop(std::stop_token stop) {
         const auto timeout =
             std::max(std::chrono::duration_cast<std::chrono::milliseconds>(nextScan - Clock::now()),
                      std::chrono::milliseconds(0));
-        if (listener) {
-            auto events = listener->wait(waker.limit(timeout), kSubsystems, waker.fd());
+        if (uevents_) {
+            auto events = uevents_->wait(waker.limit(timeout), kSubsystems, waker.fd());
             if (!events.empty()) {
                 metrics_.counterAdd("numadra_kernel_events_total", {"uevent"},
                                     static_cast<double>(events.size()));
@@ -517,7 +516,7 @@ void Daemon::rescanLoop(std::stop_token stop) {
                              events.front().action, events.front().devpath,
                              events.front().subsystem);
                 std::this_thread::sleep_for(kRescanDebounce);
-                listener->wait(std::chrono::milliseconds(0), kSubsystems);  // drain the burst
+                uevents_->wait(std::chrono::milliseconds(0), kSubsystems);  // drain the burst
                 changed = rescan();
             }
         } else {
