@@ -186,9 +186,12 @@ struct Plugin::State {
     }
 
     void run(std::stop_token stop);
-    // Waits retryInterval, or with a watched socket folder until it changes (or a long fallback).
-    bool pause(std::stop_token stop, const StopFd& stopFd,
-               const SocketFolderWatch* socketFolder = nullptr) const;
+    // Waits `wait`, or less when the watched socket folder (if given) changes; false on stop.
+    bool pause(std::stop_token stop, const StopFd& stopFd, std::chrono::milliseconds wait,
+               SocketFolderWatch* socketFolder = nullptr) const;
+    // After a failed connect: how long, and on what, to wait before the next one.
+    bool awaitRuntime(std::stop_token stop, const StopFd& stopFd, SocketFolderWatch& socketFolder,
+                      const Error& failure) const;
 };
 
 // Wakes the plugin when an entry of the NRI socket's folder is created or changed, which is how a
@@ -212,19 +215,30 @@ class SocketFolderWatch {
     }
     // -1 when the folder is not watched (it does not exist, no inotify).
     int fd() const { return fd_ ? fd_.get() : -1; }
-    void drain() const {
+    // Reads the events that woke the wait, and notes when the folder changed.
+    void drain() {
         alignas(inotify_event) char events[4096];
         while (::read(fd_.get(), events, sizeof events) > 0) {
         }
+        changedAt_ = std::chrono::steady_clock::now();
+    }
+    bool changedWithin(std::chrono::milliseconds span) const {
+        return std::chrono::steady_clock::now() - changedAt_ < span;
     }
 
   private:
     UniqueFd fd_;
+    std::chrono::steady_clock::time_point changedAt_{};
 };
 
 // With the socket folder watched, a missed event (a folder replaced under the watch) still costs
 // at most this long.
 constexpr std::chrono::milliseconds kSocketWatchFallback{60'000};
+
+// A runtime binds its socket (which the watch sees) a moment before it listens on it: a connect
+// refused within this long of a change of the folder is tried again every kListenRetry.
+constexpr std::chrono::milliseconds kListenGrace{2'000};
+constexpr std::chrono::milliseconds kListenRetry{50};
 
 // The runtime is not there (no socket, or a socket nobody listens on): it shows up by creating its
 // socket again, which the folder watch sees.
@@ -668,20 +682,28 @@ void Session::countPinned() {
 }  // namespace
 
 bool Plugin::State::pause(std::stop_token stop, const StopFd& stopFd,
-                          const SocketFolderWatch* socketFolder) const {
+                          std::chrono::milliseconds wait, SocketFolderWatch* socketFolder) const {
     const int watchFd = socketFolder ? socketFolder->fd() : -1;
     std::array<pollfd, 2> entries{{{stopFd.fd(), POLLIN, 0}, {watchFd, POLLIN, 0}}};
-    const auto wait = watchFd >= 0 ? std::max(options.retryInterval, kSocketWatchFallback)
-                                   : options.retryInterval;
     ::poll(entries.data(), entries.size(), static_cast<int>(stopFd.limit(wait).count()));
     if (watchFd >= 0 && entries[1].revents != 0)
         socketFolder->drain();
     return !stop.stop_requested();
 }
 
+bool Plugin::State::awaitRuntime(std::stop_token stop, const StopFd& stopFd,
+                                 SocketFolderWatch& socketFolder, const Error& failure) const {
+    if (!runtimeAbsent(failure) || socketFolder.fd() < 0)
+        return pause(stop, stopFd, options.retryInterval);
+    if (socketFolder.changedWithin(kListenGrace))
+        return pause(stop, stopFd, kListenRetry);
+    return pause(stop, stopFd, std::max(options.retryInterval, kSocketWatchFallback),
+                 &socketFolder);
+}
+
 void Plugin::State::run(std::stop_token stop) {
     const StopFd stopFd(stop);
-    const SocketFolderWatch socketFolder(options.socketPath);
+    SocketFolderWatch socketFolder(options.socketPath);
     std::string lastProblem;
     auto report = [&](const std::string& problem) {
         if (problem != lastProblem)
@@ -694,7 +716,7 @@ void Plugin::State::run(std::stop_token stop) {
         if (!lock || !*lock) {
             report(lock ? "another instance of the driver holds " + options.lockPath
                         : lock.error().message);
-            if (!pause(stop, stopFd))
+            if (!pause(stop, stopFd, options.retryInterval))
                 break;
             continue;
         }
@@ -702,7 +724,7 @@ void Plugin::State::run(std::stop_token stop) {
         if (!fd) {
             report(fd.error().message);
             lock->reset();  // the other instance may take over while this one waits
-            if (!pause(stop, stopFd, runtimeAbsent(fd.error()) ? &socketFolder : nullptr))
+            if (!awaitRuntime(stop, stopFd, socketFolder, fd.error()))
                 break;
             continue;
         }
@@ -717,7 +739,7 @@ void Plugin::State::run(std::stop_token stop) {
         if (ended.byStop)
             break;
         spdlog::warn("NRI connection ended reason={}", ended.reason);
-        if (!pause(stop, stopFd))
+        if (!pause(stop, stopFd, options.retryInterval))
             break;
     }
 }

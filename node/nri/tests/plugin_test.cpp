@@ -551,6 +551,24 @@ TEST_F(NriPluginTest, ConnectsWhenARestartedRuntimeReplacesItsStaleSocket) {
     EXPECT_TRUE(restarted.accept());
 }
 
+// A runtime binds its socket (the folder watch fires) a moment before it listens: the connect
+// refused in between is tried again shortly, not left for the next change of the folder.
+TEST_F(NriPluginTest, ConnectsWhenTheRuntimeListensAMomentAfterBinding) {
+    const PluginOptions o = optionsAwaiting("slow");
+    declarePluginMetrics(metrics_);
+    auto plugin = Plugin::start(o, metrics_);
+    std::this_thread::sleep_for(100ms);  // the plugin has found no socket and waits
+    UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, o.socketPath.c_str(), sizeof address.sun_path - 1);
+    ASSERT_EQ(::bind(listener.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    std::this_thread::sleep_for(300ms);  // bound, not listening: connects are refused
+    ASSERT_EQ(::listen(listener.get(), 4), 0);
+    pollfd entry{listener.get(), POLLIN, 0};
+    EXPECT_EQ(::poll(&entry, 1, static_cast<int>(std::chrono::milliseconds(kWait).count())), 1);
+}
+
 TEST_F(NriPluginTest, StopsPromptlyWhileTheSocketIsMissing) {
     PluginOptions o = options();
     o.socketPath = tree_.path("missing.sock");
