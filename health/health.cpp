@@ -90,6 +90,31 @@ const T* attribute(const api::Device& device, const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+// A VF pool (VfLayout::Pooled) is as healthy as its PF: the PF gone, failing or without carrier
+// takes every VF with it. A VF that goes only shrinks the pool at the next scan.
+std::optional<WatchedDevice> watchedVfPool(const discovery::Machine& machine,
+                                           const std::string& name) {
+    const auto vfs = slices::vfsOfPool(machine, name);
+    if (vfs.empty())
+        return std::nullopt;
+    const auto* pf = machine.pciFunction(vfs.front()->sriovVf->pfAddress);
+    if (pf == nullptr)
+        return std::nullopt;
+    WatchedDevice watched;
+    watched.deviceName = name;
+    watched.kind = pf->kind;
+    watched.pciAddress = pf->address;
+    watched.devicePath = pf->devicePath;
+    watched.pfAddress = pf->address;
+    for (const auto& netdev : pf->netdevs)
+        watched.pfNetdevPaths.push_back(netdev.path);
+    return watched;
+}
+
+}  // namespace
+
 std::vector<WatchedDevice> watchList(const discovery::Machine& machine,
                                      const std::vector<api::Device>& devices) {
     std::map<std::string, const discovery::PciFunction*> byName;
@@ -119,8 +144,11 @@ std::vector<WatchedDevice> watchList(const discovery::Machine& machine,
             continue;
         }
         auto it = byName.find(device.name);
-        if (it == byName.end())
+        if (it == byName.end()) {
+            if (auto pool = watchedVfPool(machine, device.name))
+                out.push_back(std::move(*pool));
             continue;
+        }
         const auto& f = *it->second;
         watched.kind = f.kind;
         watched.pciAddress = f.address;

@@ -23,13 +23,15 @@ using numadra::testing::TempTree;
 // A writable copy of a generated machine, with its discovered model and published devices.
 class HealthTest : public ::testing::Test {
   protected:
-    void load(const std::string& name) {
+    void load(const std::string& name,
+              slices::VfLayout vfLayout = slices::VfLayout::Individual) {
         tree.copyFrom(numadra::testing::machineRoot(name));
         auto machine = discovery::discover({tree.root(), nullptr, nullptr});
         ASSERT_TRUE(machine) << machine.error().message;
         model = std::move(machine).value();
         slices::SliceOptions options;
         options.nodeName = "node-a";
+        options.vfLayout = vfLayout;
         devices = slices::buildPoolContent(model, options).devices;
         watched = watchList(model, devices);
     }
@@ -206,6 +208,24 @@ TEST_F(HealthTest, AVfWhosePfIsDownIsUnhealthy) {
     auto health = check("nic-0000-01-02-0");
     EXPECT_EQ(health.cause, "pf-carrier-down");
     EXPECT_NE(health.message.find("0000:01:00.0"), std::string::npos) << health.message;
+}
+
+TEST_F(HealthTest, AVfPoolWhosePfIsDownIsUnhealthy) {
+    load("sriov-nic", slices::VfLayout::Pooled);
+    const std::string pool = "nic-0000-01-00-0-vfs-iavf";
+    ASSERT_EQ(check(pool).state, State::Healthy);
+    write("class/net/ens1f0/operstate", "down\n");
+    auto health = check(pool);
+    EXPECT_EQ(health.cause, "pf-carrier-down");
+    EXPECT_NE(health.message.find("0000:01:00.0"), std::string::npos) << health.message;
+}
+
+TEST_F(HealthTest, AVfPoolWhosePfIsRemovedIsUnhealthy) {
+    load("sriov-nic", slices::VfLayout::Pooled);
+    const std::string pool = "nic-0000-01-00-0-vfs-vfio-pci";
+    ASSERT_EQ(check(pool).state, State::Healthy);
+    tree.remove("devices/pci0000:00/0000:00:01.0/0000:01:00.0");
+    EXPECT_EQ(check(pool).cause, "removed");
 }
 
 TEST_F(HealthTest, ARemovedVfIsUnhealthy) {

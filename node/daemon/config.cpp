@@ -167,6 +167,17 @@ const std::vector<Flag>& flags() {
         boolFlag("shared-consumable-capacity",
                  "request-driven counters (DRASharedConsumableCapacity)",
                  [](DaemonConfig& c) -> bool& { return c.slices.sharedConsumableCapacity; }),
+        {"vf-layout", FlagKind::String,
+         "SR-IOV VFs as one shared device per PF and VF driver, the VF chosen at Prepare "
+         "(pooled: the scheduler looks at far fewer devices), or one device per VF (individual, "
+         "default: claims can select a VF by its own attributes)",
+         [](DaemonConfig& c, const std::string& v) -> Status {
+             auto layout = slices::parseVfLayout(v);
+             if (!layout)
+                 return layout.error();
+             c.slices.vfLayout = *layout;
+             return Status::Ok();
+         }},
         boolFlag("legacy-numa-attributes", "also publish dra.net/numaNode and dra.cpu/numaNodeID",
                  [](DaemonConfig& c) -> bool& { return c.slices.legacyNumaAttributes; }),
         durationFlag("resync-interval", "how often to rediscover and republish (e.g. 60s)",

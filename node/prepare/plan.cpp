@@ -94,6 +94,12 @@ metadata::Device metadataDevice(const state::DeviceRecord& record, const NodeVie
     device.name = record.device;
     if (auto it = node.devices.find(record.device); it != node.devices.end())
         device.attributes = it->second.attributes;
+    // A VF pool's share: the pod learns which VF it got (a DPDK application opens it by its PCI
+    // address).
+    if (!record.pciAddress.empty() && !device.attributes.contains(topology::kPciBusIdAttribute)) {
+        if (auto busId = topology::pciBusIdAttribute(record.pciAddress))
+            device.attributes[topology::kPciBusIdAttribute] = busId.value();
+    }
     if (record.kind == discovery::kKindNic && !record.interfaceName.empty()) {
         metadata::NetworkData network;
         network.interfaceName = record.interfaceName;
@@ -145,6 +151,11 @@ Result<state::DeviceRecord> identify(const AllocatedDevice& device, const NodeVi
     }
     // The pciBusID attribute finds the function at once; devices with a 5-digit PCI domain have
     // none, so they are looked up by name.
+    if (published->second.allowMultipleAllocations &&
+        !slices::vfsOfPool(node.machine, device.device).empty()) {
+        record.kind = discovery::kKindNic;  // the VF is chosen when the claim is reserved
+        return record;
+    }
     const discovery::PciFunction* function = nullptr;
     if (const auto* busId =
             attribute<std::string>(published->second, topology::kPciBusIdAttribute)) {
@@ -159,16 +170,38 @@ Result<state::DeviceRecord> identify(const AllocatedDevice& device, const NodeVi
     }
     if (function == nullptr)
         return Error{"device " + device.device + " has no PCI function on this node"};
-    record.kind = function->kind;
-    record.pciAddress = function->address;
-    record.vendorId = function->vendorId;
-    record.deviceId = function->deviceId;
-    record.serialNumber = function->serialNumber.value_or("");
-    if (!function->netdevs.empty()) {
-        record.interfaceName = function->netdevs.front().name;
-        record.hardwareAddress = function->netdevs.front().mac;
-    }
+    recordFunction(record, *function);
     return record;
+}
+
+void recordFunction(state::DeviceRecord& record, const discovery::PciFunction& function) {
+    record.kind = function.kind;
+    record.pciAddress = function.address;
+    record.vendorId = function.vendorId;
+    record.deviceId = function.deviceId;
+    record.serialNumber = function.serialNumber.value_or("");
+    if (!function.netdevs.empty()) {
+        record.interfaceName = function.netdevs.front().name;
+        record.hardwareAddress = function.netdevs.front().mac;
+    }
+}
+
+bool awaitsVfChoice(const state::DeviceRecord& record) {
+    return record.kind == discovery::kKindNic && record.pciAddress.empty();
+}
+
+Result<const discovery::PciFunction*> chooseVf(const discovery::Machine& machine,
+                                               const std::string& pool,
+                                               const std::set<std::string>& taken) {
+    const auto vfs = slices::vfsOfPool(machine, pool);
+    if (vfs.empty())
+        return Error{"VF pool " + pool + " has no VFs on this node"};
+    for (const auto* vf : vfs) {
+        if (!taken.contains(vf->address))
+            return vf;
+    }
+    return Error{"all " + std::to_string(vfs.size()) + " VFs of " + pool +
+                 " are prepared for other claims"};
 }
 
 Status verifyIdentity(const state::DeviceRecord& record, const NodeView& node) {

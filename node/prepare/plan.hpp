@@ -35,6 +35,15 @@ std::string baseRequest(const std::string& request);
 Result<state::DeviceRecord> identify(const AllocatedDevice& device, const NodeView& node,
                                      const Options& options);
 
+// The identity of a PCI function in its record: kind, address, ids, serial, netdev.
+void recordFunction(state::DeviceRecord& record, const discovery::PciFunction& function);
+// A share of a VF pool (VfLayout::Pooled) whose VF is not chosen yet.
+bool awaitsVfChoice(const state::DeviceRecord& record);
+// The first VF of `pool` (in the PF's order) whose PCI address is not `taken`; an error naming
+// the pool when none is free.
+Result<const discovery::PciFunction*> chooseVf(const discovery::Machine& machine,
+                                               const std::string& pool,
+                                               const std::set<std::string>& taken);
 // True when the record's device is still the one that was prepared (same PCI function at the
 // address with the same serial number when both are known, CPUs still online); otherwise the
 // error says what changed.

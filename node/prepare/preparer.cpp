@@ -187,7 +187,24 @@ struct Preparer::State {
         return detail::chooseCpus(machine, numaNode, count, cpusTaken(uid, assigned));
     }
 
-    // Reserves the devices for the claim in one critical section; CPU devices get their CPUs.
+    // Under `mutex`: PCI functions held by other claims and by `mine` (admin views take none).
+    std::set<std::string> functionsTaken(const std::string& uid,
+                                         const std::vector<DeviceRecord>& mine) const {
+        std::set<std::string> taken;
+        auto add = [&taken](const DeviceRecord& record) {
+            if (!record.adminAccess && !record.pciAddress.empty())
+                taken.insert(record.pciAddress);
+        };
+        for (const auto& [owner, holding] : held) {
+            if (owner != uid)
+                std::for_each(holding.devices.begin(), holding.devices.end(), add);
+        }
+        std::for_each(mine.begin(), mine.end(), add);
+        return taken;
+    }
+
+    // Reserves the devices for the claim in one critical section; CPU devices get their CPUs,
+    // shares of a VF pool their VF.
     Status reserve(const std::string& uid, const std::string& ns, const std::string& name,
                    std::vector<DeviceRecord>& devices, const discovery::Machine& machine) {
         std::lock_guard lock(mutex);
@@ -200,6 +217,12 @@ struct Preparer::State {
                 if (!cpus)
                     return Error{"device " + record.device + ": " + cpus.error().message};
                 record.cpus = std::move(cpus).value();
+            }
+            if (detail::awaitsVfChoice(record)) {
+                auto vf = detail::chooseVf(machine, record.device, functionsTaken(uid, assigned));
+                if (!vf)
+                    return Error{"device " + record.device + ": " + vf.error().message};
+                detail::recordFunction(record, **vf);
             }
             assigned.push_back(record);
         }

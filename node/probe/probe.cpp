@@ -33,6 +33,9 @@ Options:
   --numa-list                    publish resource.kubernetes.io/numaNode as a list
                                  (needs DRAListTypeAttributes in the cluster)
   --shared-consumable-capacity   request-driven counters (alpha DRASharedConsumableCapacity)
+  --vf-layout pooled|individual  SR-IOV VFs as one shared device per PF and VF driver, the VF
+                                 chosen at Prepare (pooled), or one device per VF (individual,
+                                 the default)
   --legacy-numa-attributes       also publish dra.net/numaNode and dra.cpu/numaNodeID
   --node-allocatable-resources   CPU devices map the CPUs and memory a claim consumes to the
                                  node's allocatable cpu and memory (needs
@@ -107,6 +110,15 @@ std::optional<std::string> parseFlags(const std::vector<std::string>& args, Prob
         } else if (arg == "--shared-consumable-capacity") {
             problem = noValue();
             flags.slice.sharedConsumableCapacity = true;
+        } else if (arg == "--vf-layout") {
+            std::string text;
+            problem = need(text);
+            if (!problem) {
+                if (auto layout = slices::parseVfLayout(text))
+                    flags.slice.vfLayout = *layout;
+                else
+                    problem = "--vf-layout: " + layout.error().message;
+            }
         } else if (arg == "--legacy-numa-attributes") {
             problem = noValue();
             flags.slice.legacyNumaAttributes = true;

@@ -135,6 +135,14 @@ Status validateOptions(const SliceOptions& options) {
     return Status::Ok();
 }
 
+Result<VfLayout> parseVfLayout(const std::string& text) {
+    if (text == "pooled")
+        return VfLayout::Pooled;
+    if (text == "individual")
+        return VfLayout::Individual;
+    return Error{"'" + text + "' is not pooled or individual"};
+}
+
 Status validateDevice(const api::Device& device) {
     const std::string where = "device '" + device.name + "': ";
     if (!isDnsLabel(device.name))
@@ -209,6 +217,8 @@ PoolContent buildPoolContent(const discovery::Machine& machine, const SliceOptio
         if (auto device = publisher->second(function, context))
             content.devices.push_back(std::move(*device));
     }
+    for (auto& device : detail::vfPoolDevices(context))
+        content.devices.push_back(std::move(device));
     for (auto& device : detail::cpuDevices(context))
         content.devices.push_back(std::move(device));
     // Keys once per device, then one permutation (device names are unique, so the order is total).

@@ -1,6 +1,7 @@
 #include "devices.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <set>
 
@@ -82,6 +83,17 @@ std::optional<std::int64_t> linkSpeedBits(const PciFunction& f) {
     return best;
 }
 
+// The physical function of a VF, when the VF is in its PF's list of VFs (numVfs > 0).
+const PciFunction* enabledPfOf(const PciFunction& vf, const discovery::Machine& machine) {
+    const auto* pf = machine.pciFunction(vf.sriovVf->pfAddress);
+    return pf != nullptr && pf->sriovPf && pf->sriovPf->numVfs > 0 ? pf : nullptr;
+}
+
+bool pooledIntoVfPool(const PciFunction& vf, const PublishContext& context) {
+    return context.options.vfLayout == VfLayout::Pooled &&
+           enabledPfOf(vf, context.machine) != nullptr;
+}
+
 std::optional<api::Device> publishAccelerator(const PciFunction& f, const PublishContext& context) {
     return pciDevice(f, context);
 }
@@ -102,6 +114,8 @@ std::optional<api::Device> publishNic(const PciFunction& f, const PublishContext
         a["rdmaDevice"] = truncateValue(f.rdma.front().name);
 
     const auto bandwidth = linkSpeedBits(f);
+    if (f.sriovVf && pooledIntoVfPool(f, context))
+        return std::nullopt;  // vfPoolDevices() publishes it with its siblings
     if (f.sriovVf) {
         a["sriovRole"] = std::string("vf");
         a["pfPciBusID"] = f.sriovVf->pfAddress;
@@ -285,6 +299,117 @@ std::vector<api::Device> cpuDevices(const PublishContext& context) {
     return devices;
 }
 
+namespace {
+
+// Attributes a VF pool cannot carry: they name one VF, and which one is decided at Prepare.
+constexpr std::array kAttributesOfOneVf{"ifName", "rdmaDevice", "vfIndex", "iommuGroup",
+                                        topology::kPciBusIdAttribute};
+
+// A DNS label fragment for a kernel driver name (mlx5_core -> mlx5-core).
+std::string driverLabel(const std::string& kernelDriver) {
+    std::string label;
+    for (char c : kernelDriver) {
+        const bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        label += alnum ? c : (c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : '-');
+    }
+    return label;
+}
+
+// "<pf device>-vfs[-<driver>]", cut to the 63 characters of a DNS label.
+std::string vfPoolName(const PciFunction& pf, const std::string& kernelDriver) {
+    std::string name = pciDeviceName(pf.kind, pf.address) + "-vfs";
+    if (!kernelDriver.empty())
+        name += "-" + driverLabel(kernelDriver);
+    name.resize(std::min<size_t>(name.size(), 63));
+    while (!name.empty() && name.back() == '-')
+        name.pop_back();
+    return name;
+}
+
+// The VFs of `pf` that are in the machine, grouped by the kernel driver they are bound to (a
+// claim may select vfio-pci VFs for DPDK, or the netdev ones).
+std::map<std::string, std::vector<const PciFunction*>> vfsByDriver(
+    const PciFunction& pf, const discovery::Machine& machine) {
+    std::map<std::string, std::vector<const PciFunction*>> groups;
+    for (const auto& address : pf.sriovPf->vfAddresses) {
+        const auto* vf = machine.pciFunction(address);
+        if (vf != nullptr && vf->sriovVf && vf->sriovVf->pfAddress == pf.address)
+            groups[vf->kernelDriver].push_back(vf);
+    }
+    return groups;
+}
+
+// The pool's share of the PF's link: in proportion to its VFs, so the pools of one PF never
+// promise more than the port has.
+std::int64_t poolBandwidth(std::int64_t link, std::size_t poolVfs, int pfVfs) {
+    const std::int64_t share = link / pfVfs * static_cast<std::int64_t>(poolVfs);
+    return std::max<std::int64_t>(kMegabit, share / kMegabit * kMegabit);
+}
+
+api::CapacityRequestPolicy oneVfPerAllocation() {
+    return {Quantity::decimal(1), {Quantity::decimal(1)}, std::nullopt};
+}
+
+// Unrequested bandwidth defaults to an equal share of the link per VF, in 1M steps.
+api::CapacityRequestPolicy bandwidthPolicy(std::int64_t link, int pfVfs, std::int64_t max) {
+    const std::int64_t share = std::max<std::int64_t>(kMegabit, link / pfVfs / kMegabit * kMegabit);
+    return {Quantity::decimal(std::min(share, max)),
+            {},
+            api::CapacityRange{Quantity::decimal(kMegabit), Quantity::decimal(max),
+                               Quantity::decimal(kMegabit)}};
+}
+
+api::Device vfPool(const PciFunction& pf, const std::vector<const PciFunction*>& vfs,
+                   const PublishContext& context) {
+    SliceOptions individual = context.options;
+    individual.vfLayout = VfLayout::Individual;
+    const PublishContext asOneVf{context.machine, individual};
+    api::Device device = *publishNic(*vfs.front(), asOneVf);
+    device.name = vfPoolName(pf, vfs.front()->kernelDriver);
+    for (const char* name : kAttributesOfOneVf)
+        device.attributes.erase(name);
+    device.allowMultipleAllocations = true;
+    const int pfVfs = pf.sriovPf->numVfs;
+    device.capacity["vfs"] = {Quantity::decimal(static_cast<std::int64_t>(vfs.size())),
+                              oneVfPerAllocation()};
+    // The whole pool takes its VFs (and its part of the link) from the PF's counter set, once
+    // however many claims share it: the PF as a whole and its pools exclude each other.
+    api::DeviceCounterConsumption consumption;
+    consumption.counterSet = counterSetNameForPf(pf.address);
+    consumption.counters["vfs"] =
+        api::Counter{Quantity::decimal(static_cast<std::int64_t>(vfs.size())), {}, {}};
+    if (auto link = linkSpeedBits(pf)) {
+        const std::string key = capacityKey(context.options, "bandwidth");
+        if (context.options.sharedConsumableCapacity) {
+            // KEP-5941: each claim draws what it asks for from the PF's link, shared by all of
+            // its pools.
+            consumption.counters["bandwidth"] = api::Counter{{}, {}, key};
+        } else {
+            const std::int64_t bandwidth = poolBandwidth(*link, vfs.size(), pfVfs);
+            device.capacity[key] = {Quantity::decimal(bandwidth),
+                                    bandwidthPolicy(*link, pfVfs, bandwidth)};
+            consumption.counters["bandwidth"] = api::Counter{Quantity::decimal(bandwidth), {}, {}};
+        }
+    }
+    device.consumesCounters = {std::move(consumption)};
+    return device;
+}
+
+}  // namespace
+
+std::vector<api::Device> vfPoolDevices(const PublishContext& context) {
+    std::vector<api::Device> devices;
+    if (context.options.vfLayout != VfLayout::Pooled)
+        return devices;
+    for (const auto& pf : context.machine.pci) {
+        if (pf.kind != discovery::kKindNic || !pf.sriovPf || pf.sriovPf->numVfs == 0)
+            continue;
+        for (const auto& [driver, vfs] : vfsByDriver(pf, context.machine))
+            devices.push_back(vfPool(pf, vfs, context));
+    }
+    return devices;
+}
+
 std::vector<api::CounterSet> counterSets(const PublishContext& context) {
     std::vector<api::CounterSet> sets;
     const bool shared = context.options.sharedConsumableCapacity;
@@ -359,3 +484,21 @@ std::string capacityKey(const SliceOptions& options, const std::string& name) {
 }
 
 }  // namespace numadra::slices::detail
+
+namespace numadra::slices {
+
+std::vector<const discovery::PciFunction*> vfsOfPool(const discovery::Machine& machine,
+                                                     const std::string& deviceName) {
+    for (const auto& pf : machine.pci) {
+        if (pf.kind != discovery::kKindNic || !pf.sriovPf || pf.sriovPf->numVfs == 0 ||
+            !deviceName.starts_with(detail::pciDeviceName(pf.kind, pf.address) + "-vfs"))
+            continue;
+        for (auto& [driver, vfs] : detail::vfsByDriver(pf, machine)) {
+            if (detail::vfPoolName(pf, driver) == deviceName)
+                return std::move(vfs);
+        }
+    }
+    return {};
+}
+
+}  // namespace numadra::slices

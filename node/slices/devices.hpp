@@ -29,6 +29,8 @@ using PciPublisher =
 const std::map<discovery::DeviceKind, PciPublisher>& pciPublishers();
 
 std::vector<api::Device> cpuDevices(const PublishContext& context);
+// VfLayout::Pooled: the VF pools of every PF with VFs enabled.
+std::vector<api::Device> vfPoolDevices(const PublishContext& context);
 std::vector<api::CounterSet> counterSets(const PublishContext& context);
 
 // Shared helpers.

@@ -40,9 +40,12 @@ using numadra::testing::TempTree;
 constexpr const char* kDriver = "numa.dra.dev";
 constexpr const char* kPool = "node-a";
 
-std::map<std::string, api::Device> publishedDevices(const discovery::Machine& machine) {
+std::map<std::string, api::Device> publishedDevices(
+    const discovery::Machine& machine,
+    slices::VfLayout vfLayout = slices::VfLayout::Individual) {
     slices::SliceOptions options;
     options.nodeName = kPool;
+    options.vfLayout = vfLayout;
     std::map<std::string, api::Device> devices;
     for (auto& device : slices::buildPoolContent(machine, options).devices)
         devices.emplace(device.name, device);
@@ -939,6 +942,90 @@ TEST_F(PreparerSriovTest, AVfWhoseInterfaceMovedStillNamesItOnTheNextPrepare) {
     }
     ASSERT_TRUE(prepare(claim(kUid, {device("vf", kVf)})));
     EXPECT_EQ(files::readFile(claimSpecPath(kUid)).value(), first);
+}
+
+// --vf-layout=pooled: claims get shares of a PF's VF pool, the VF chosen at Prepare.
+class PreparerVfPoolTest : public PreparerTest {
+  protected:
+    PreparerVfPoolTest() : PreparerTest("sriov-nic") {}
+    void SetUp() override {
+        PreparerTest::SetUp();
+        devices = publishedDevices(machine, slices::VfLayout::Pooled);
+    }
+    static constexpr const char* kVfioPool = "nic-0000-01-00-0-vfs-vfio-pci";  // VFs 6 and 7
+
+    static AllocatedDevice vfShare(const std::string& shareId) {
+        return {"vf", kPool, kVfioPool, shareId, false, {}};
+    }
+    std::string preparedVf(const std::string& uid) {
+        auto store = state::CheckpointStore::open(tree.path("state"));
+        auto loaded = store->load();
+        EXPECT_TRUE(loaded);
+        for (const auto& record : loaded->records) {
+            if (record.claimUid == uid)
+                return record.devices.at(0).pciAddress;
+        }
+        return {};
+    }
+};
+
+TEST_F(PreparerVfPoolTest, TwoClaimsSharingAPoolGetDifferentVfs) {
+    ASSERT_TRUE(prepare(claim("uid-a", {vfShare("share-a")})));
+    ASSERT_TRUE(prepare(claim("uid-b", {vfShare("share-b")})));
+    EXPECT_EQ(preparedVf("uid-a"), "0000:01:02.6");
+    EXPECT_EQ(preparedVf("uid-b"), "0000:01:02.7");
+}
+
+TEST_F(PreparerVfPoolTest, AClaimBeyondThePoolsVfsFailsNamingThePool) {
+    ASSERT_TRUE(prepare(claim("uid-a", {vfShare("share-a")})));
+    ASSERT_TRUE(prepare(claim("uid-b", {vfShare("share-b")})));
+    auto third = prepare(claim("uid-c", {vfShare("share-c")}));
+    ASSERT_FALSE(third);
+    EXPECT_NE(third.error().message.find("all 2 VFs of " + std::string(kVfioPool)),
+              std::string::npos)
+        << third.error().message;
+    EXPECT_FALSE(files::exists(claimSpecPath("uid-c")));
+}
+
+TEST_F(PreparerVfPoolTest, AnUnpreparedClaimsVfGoesToTheNextClaim) {
+    ASSERT_TRUE(prepare(claim("uid-a", {vfShare("share-a")})));
+    ASSERT_TRUE(prepare(claim("uid-b", {vfShare("share-b")})));
+    ASSERT_TRUE(preparer->unprepare({"default", "claim-uid-a", "uid-a"}));
+    ASSERT_TRUE(prepare(claim("uid-c", {vfShare("share-c")})));
+    EXPECT_EQ(preparedVf("uid-c"), "0000:01:02.6");
+}
+
+TEST_F(PreparerVfPoolTest, ARestartKeepsEachClaimsVf) {
+    ASSERT_TRUE(prepare(claim("uid-a", {vfShare("share-a")})));
+    ASSERT_TRUE(prepare(claim("uid-b", {vfShare("share-b")})));
+    open();
+    ASSERT_TRUE(preparer->unprepare({"default", "claim-uid-a", "uid-a"}));
+    open();
+    ASSERT_TRUE(prepare(claim("uid-c", {vfShare("share-c")})));
+    EXPECT_EQ(preparedVf("uid-b"), "0000:01:02.7");
+    EXPECT_EQ(preparedVf("uid-c"), "0000:01:02.6");
+}
+
+TEST_F(PreparerVfPoolTest, TheMetadataNamesTheChosenVf) {
+    ASSERT_TRUE(prepare(claim("uid-a", {vfShare("share-a")})));
+    const std::string file = tree.path("metadata/default_claim-uid-a/vf/metadata.json");
+    auto object = metadata::decodeStream(files::readFile(file).value(), file);
+    ASSERT_TRUE(object) << object.error().message;
+    const auto& attributes = object->devices.at(0).attributes;
+    ASSERT_TRUE(attributes.contains(topology::kPciBusIdAttribute));
+    EXPECT_EQ(std::get<std::string>(attributes.at(topology::kPciBusIdAttribute)),
+              "0000:01:02.6");
+}
+
+TEST_F(PreparerVfPoolTest, TheSpecGivesTheChosenVfsDeviceNode) {
+    ASSERT_TRUE(prepare(claim("uid-a", {vfShare("share-a")})));
+    auto spec = cdi::parse(files::readFile(claimSpecPath("uid-a")).value(), "claim spec");
+    ASSERT_TRUE(spec) << spec.error().message;
+    ASSERT_EQ(spec->devices.size(), 1u);
+    EXPECT_EQ(spec->devices[0].name, "uid-a-" + std::string(kVfioPool) + "-share-a");
+    const auto& nodes = spec->devices[0].containerEdits.deviceNodes;
+    ASSERT_FALSE(nodes.empty());
+    EXPECT_TRUE(nodes.front().path.starts_with("/dev/vfio/")) << nodes.front().path;
 }
 
 // 100 claims prepared and unprepared from 8 threads: nothing lost, nothing handed out twice.

@@ -268,6 +268,111 @@ TEST(Slices, SriovPfCounterSetIsSharedByPfAndVfs) {
     EXPECT_EQ(vfs, 8u);
 }
 
+SliceOptions pooledOptionsFor(const std::string& node) {
+    auto options = optionsFor(node);
+    options.vfLayout = VfLayout::Pooled;
+    return options;
+}
+
+std::vector<const api::Device*> devicesWithRole(const std::vector<api::ResourceSlice>& slices,
+                                                const std::string& role) {
+    std::vector<const api::Device*> out;
+    for (const auto* device : allDevices(slices)) {
+        const auto* value = attribute(*device, "sriovRole");
+        if (value != nullptr && std::get<std::string>(*value) == role)
+            out.push_back(device);
+    }
+    return out;
+}
+
+// sriov-nic: 8 VFs of one E810 PF at 100G, VFs 6 and 7 bound to vfio-pci, the others to iavf.
+TEST(Slices, PooledVfsAreOneSharedDevicePerPfAndVfDriver) {
+    auto machine = loadMachine("sriov-nic");
+    auto slices = build(machine, pooledOptionsFor("n"));
+    const auto pools = devicesWithRole(slices, "vf");
+    ASSERT_EQ(pools.size(), 2u);
+    const auto* iavf = deviceNamed(slices, "nic-0000-01-00-0-vfs-iavf");
+    const auto* vfio = deviceNamed(slices, "nic-0000-01-00-0-vfs-vfio-pci");
+    ASSERT_NE(iavf, nullptr);
+    ASSERT_NE(vfio, nullptr);
+    EXPECT_TRUE(iavf->allowMultipleAllocations);
+    EXPECT_EQ(iavf->capacity.at("vfs").value.value(), 6);
+    EXPECT_EQ(vfio->capacity.at("vfs").value.value(), 2);
+    const auto& perClaim = iavf->capacity.at("vfs").requestPolicy;
+    ASSERT_TRUE(perClaim.has_value());
+    EXPECT_EQ(perClaim->validValues, std::vector<api::Quantity>{api::Quantity::decimal(1)});
+    EXPECT_EQ(std::get<std::string>(*attribute(*vfio, "kernelDriver")), "vfio-pci");
+    EXPECT_EQ(std::get<std::string>(*attribute(*vfio, "pfPciBusID")), "0000:01:00.0");
+}
+
+TEST(Slices, APooledVfCarriesNoAttributeOfOneVf) {
+    auto machine = loadMachine("sriov-nic");
+    auto slices = build(machine, pooledOptionsFor("n"));
+    for (const auto* pool : devicesWithRole(slices, "vf")) {
+        for (const char* name : {"ifName", "vfIndex", "iommuGroup", "rdmaDevice",
+                                 topology::kPciBusIdAttribute})
+            EXPECT_EQ(attribute(*pool, name), nullptr) << pool->name << " has " << name;
+        EXPECT_NE(attribute(*pool, topology::kNumaNodeAttribute), nullptr) << pool->name;
+        EXPECT_NE(attribute(*pool, topology::kPcieRootAttribute), nullptr) << pool->name;
+    }
+}
+
+TEST(Slices, PooledVfsSplitTheLinkByVfCountAndExcludeThePfAsAWhole) {
+    auto machine = loadMachine("sriov-nic");
+    auto slices = build(machine, pooledOptionsFor("n"));
+    const auto* iavf = deviceNamed(slices, "nic-0000-01-00-0-vfs-iavf");
+    const auto* vfio = deviceNamed(slices, "nic-0000-01-00-0-vfs-vfio-pci");
+    ASSERT_NE(iavf, nullptr);
+    ASSERT_NE(vfio, nullptr);
+    const auto& bandwidth = iavf->capacity.at("numa.dra.dev/bandwidth");
+    EXPECT_EQ(bandwidth.value.text(), "75G");
+    ASSERT_TRUE(bandwidth.requestPolicy.has_value());
+    EXPECT_EQ(bandwidth.requestPolicy->defaultValue->text(), "12500M");  // 100G / 8 VFs
+    EXPECT_EQ(vfio->capacity.at("numa.dra.dev/bandwidth").value.text(), "25G");
+    // Each pool takes its VFs and its part of the link from the PF's set, as the PF takes all.
+    ASSERT_EQ(iavf->consumesCounters.size(), 1u);
+    EXPECT_EQ(iavf->consumesCounters[0].counterSet, "pf-0000-01-00-0");
+    EXPECT_EQ(iavf->consumesCounters[0].counters.at("vfs").value->value(), 6);
+    EXPECT_EQ(iavf->consumesCounters[0].counters.at("bandwidth").value->text(), "75G");
+    EXPECT_EQ(vfio->consumesCounters[0].counters.at("vfs").value->value(), 2);
+    const auto* pf = deviceNamed(slices, "nic-0000-01-00-0");
+    ASSERT_NE(pf, nullptr);
+    EXPECT_EQ(pf->consumesCounters[0].counters.at("vfs").value->value(), 8);
+}
+
+TEST(Slices, PooledVfsWithSharedConsumableCapacityDrawTheLinkPerClaim) {
+    auto machine = loadMachine("sriov-nic");
+    auto options = pooledOptionsFor("n");
+    options.sharedConsumableCapacity = true;
+    auto slices = build(machine, options);
+    const auto* iavf = deviceNamed(slices, "nic-0000-01-00-0-vfs-iavf");
+    ASSERT_NE(iavf, nullptr);
+    EXPECT_FALSE(iavf->capacity.contains("numa.dra.dev/bandwidth"));
+    const auto& drawn = iavf->consumesCounters.at(0).counters.at("bandwidth");
+    EXPECT_FALSE(drawn.value.has_value());
+    EXPECT_EQ(drawn.valueFromCapacityKey, "numa.dra.dev/bandwidth");
+}
+
+TEST(Slices, BigMachinePooledPublishesEightPoolsInsteadOf512Vfs) {
+    auto machine = loadMachine("big-2s-8n");
+    const auto individual = build(machine, optionsFor("n"));
+    const auto pooled = build(machine, pooledOptionsFor("n"));
+    EXPECT_EQ(devicesWithRole(individual, "vf").size(), 512u);
+    EXPECT_EQ(devicesWithRole(pooled, "vf").size(), 8u);
+    EXPECT_EQ(allDevices(individual).size() - allDevices(pooled).size(), 504u);
+}
+
+TEST(Slices, VfsOfPoolFindsThePoolsVfsInThePfsOrder) {
+    auto machine = loadMachine("sriov-nic");
+    const auto vfio = vfsOfPool(machine, "nic-0000-01-00-0-vfs-vfio-pci");
+    ASSERT_EQ(vfio.size(), 2u);
+    EXPECT_EQ(vfio[0]->sriovVf->index, 6);
+    EXPECT_EQ(vfio[1]->sriovVf->index, 7);
+    EXPECT_EQ(vfsOfPool(machine, "nic-0000-01-00-0-vfs-iavf").size(), 6u);
+    EXPECT_TRUE(vfsOfPool(machine, "nic-0000-01-00-0-vfs-mlx5-core").empty());
+    EXPECT_TRUE(vfsOfPool(machine, "nic-0000-01-00-0").empty());
+}
+
 TEST(Slices, SharedConsumableCapacityMakesVfBandwidthRequestDriven) {
     auto machine = loadMachine("sriov-nic");
     auto options = optionsFor("n");

@@ -17,6 +17,18 @@ namespace numadra::slices {
 
 inline constexpr const char* kDefaultDriverName = "numa.dra.dev";
 
+// How SR-IOV virtual functions are published.
+enum class VfLayout {
+    // One device per PF and VF kernel driver, shared by the claims that get its VFs
+    // (allowMultipleAllocations; capacity `vfs`, one per claim, and `<driver>/bandwidth`); the
+    // daemon picks the concrete VF at Prepare. The scheduler looks at one device instead of every
+    // VF, so a node with 512 VFs costs it what one with 16 devices does.
+    Pooled,
+    // One device per VF (attributes of that VF: pciBusID, vfIndex, ifName, ...), for claims that
+    // must select one VF by what only it has.
+    Individual,
+};
+
 struct SliceOptions {
     std::string driverName = kDefaultDriverName;
     std::string nodeName;  // also the pool name
@@ -33,6 +45,7 @@ struct SliceOptions {
     // consumes are the node's allocatable cpu and memory, so the scheduler stops offering them
     // to ordinary pods and the kubelet sizes the pod's cgroup with them.
     bool nodeAllocatableResources = false;
+    VfLayout vfLayout = VfLayout::Individual;
     std::int64_t generation = 1;
 };
 
@@ -50,6 +63,9 @@ struct SliceLimits {
 };
 
 Status validateOptions(const SliceOptions& options);
+
+// --vf-layout: "pooled" or "individual".
+Result<VfLayout> parseVfLayout(const std::string& text);
 
 // Devices and counter sets for the machine, in preference order (what first-fit should pick
 // first comes first).
@@ -79,6 +95,11 @@ std::string sliceName(const std::string& nodeName, const std::string& driverName
 
 // The name a PCI function is published under ("gpu-0000-3b-00-0"), stable across scans.
 std::string deviceName(const discovery::PciFunction& function);
+
+// VfLayout::Pooled: the VFs behind the VF pool device named `deviceName`, in the PF's order
+// (empty when no PF of the machine has a pool of that name). Prepare picks one of them.
+std::vector<const discovery::PciFunction*> vfsOfPool(const discovery::Machine& machine,
+                                                     const std::string& deviceName);
 
 bool isDnsLabel(const std::string& name);
 bool isDnsSubdomain(const std::string& name, size_t maxLength = 253);
