@@ -386,6 +386,10 @@ func expectedSlicesOn(t testing.TB, c *cluster.Cluster, node, machine string, da
 			mapped = false
 		case "--numa-list", "--shared-consumable-capacity", "--legacy-numa-attributes":
 			probeArgs = append(probeArgs, arg) // what is published; the rest is the daemon's
+		default:
+			if strings.HasPrefix(arg, "--vf-layout=") {
+				probeArgs = append(probeArgs, arg)
+			}
 		}
 	}
 	if mapped {

@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
@@ -65,14 +67,14 @@ func gpuNicCPUClaim(t testing.TB) resourceapi.ResourceClaimSpec {
 
 // publishNodes creates the Nodes and stores for each the slices numa-probe prints for it (what the
 // daemon publishes: TestEveryMachinesSlicesAreAcceptedAndReadBackEqual), owned by their Node.
-func publishNodes(t testing.TB, c *cluster.Cluster, prefix string, count int, machine string) []string {
+func publishNodes(t testing.TB, c *cluster.Cluster, prefix string, count int, machine string, daemonArgs ...string) []string {
 	t.Helper()
 	ctx := context.Background()
 	names := make([]string, count)
 	for i := range names {
 		names[i] = fmt.Sprintf("%s-%03d", prefix, i)
 		node := createNode(t, c, names[i], machine)
-		for _, slice := range expectedSlicesOn(t, c, names[i], machine) {
+		for _, slice := range expectedSlicesOn(t, c, names[i], machine, daemonArgs...) {
 			slice.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}}
 			if _, err := c.Admin.ResourceV1().ResourceSlices().Create(ctx, &slice, metav1.CreateOptions{}); err != nil {
 				t.Fatalf("slice %s: %v", slice.Name, err)
@@ -134,11 +136,11 @@ func scalePodName(i int) string { return fmt.Sprintf("pod-%04d", i) }
 
 // runAtScale schedules pods on nodes published for the machine, then gives dra-allocate the same
 // cluster twice: with the scheduler's nodes (its answers must be identical) and choosing nodes.
-func runAtScale(t testing.TB, c *cluster.Cluster, prefix string, nodes, pods int, oneByOne bool) scaleRun {
+func runAtScale(t testing.TB, c *cluster.Cluster, prefix string, nodes, pods int, oneByOne bool, daemonArgs ...string) scaleRun {
 	t.Helper()
 	ctx := context.Background()
 	installedDriver(t, c)
-	names := publishNodes(t, c, prefix, nodes, scaleMachine)
+	names := publishNodes(t, c, prefix, nodes, scaleMachine, daemonArgs...)
 	createNamespace(t, c, prefix)
 	t.Cleanup(func() { deleteScaleNamespace(c, prefix) })
 	spec := gpuNicCPUClaim(t)
@@ -172,6 +174,7 @@ func runAtScale(t testing.TB, c *cluster.Cluster, prefix string, nodes, pods int
 		if n == pods {
 			run := scaleRun{nodes: nodes, pods: pods, scheduler: last.Sub(started)}
 			compareAtScale(t, c, prefix, names, &run)
+			retireNodes(t, c, names)
 			return run
 		}
 		if n != lastCount {
@@ -182,6 +185,22 @@ func runAtScale(t testing.TB, c *cluster.Cluster, prefix string, nodes, pods int
 				n, pods, time.Since(started).Round(time.Second), firstUnschedulable(t, c, prefix))
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// retireNodes deletes the nodes and their slices, so that a later run in the same cluster (the
+// benchmark's next layout) schedules onto its own nodes only.
+func retireNodes(t testing.TB, c *cluster.Cluster, names []string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, name := range names {
+		selector := metav1.ListOptions{FieldSelector: "spec.nodeName=" + name + ",spec.driver=" + driverName}
+		if err := c.Admin.ResourceV1().ResourceSlices().DeleteCollection(ctx, metav1.DeleteOptions{}, selector); err != nil {
+			t.Fatalf("deleting the slices of %s: %v", name, err)
+		}
+		if err := c.Admin.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatalf("deleting node %s: %v", name, err)
+		}
 	}
 }
 
@@ -396,19 +415,41 @@ func envCount(t testing.TB, name string, fallback int) int {
 	return n
 }
 
+// benchLayouts is NUMADRA_E2E_BENCH_LAYOUTS: the --vf-layout values to compare, in order.
+func benchLayouts(b *testing.B) []string {
+	value := os.Getenv("NUMADRA_E2E_BENCH_LAYOUTS")
+	if value == "" {
+		value = "individual,pooled"
+	}
+	layouts := strings.Split(value, ",")
+	for _, layout := range layouts {
+		if layout != "individual" && layout != "pooled" {
+			b.Fatalf("NUMADRA_E2E_BENCH_LAYOUTS=%q: %q is not individual or pooled", value, layout)
+		}
+	}
+	return layouts
+}
+
 // BenchmarkSchedulerAgainstDraAllocate: scripts/e2e.sh --bench SchedulerAgainstDraAllocate
-// (NUMADRA_E2E_BENCH_NODES, NUMADRA_E2E_BENCH_PODS; default 125 nodes, 1,000 pods).
+// (NUMADRA_E2E_BENCH_NODES, NUMADRA_E2E_BENCH_PODS; default 125 nodes, 1,000 pods), once per
+// VF layout of NUMADRA_E2E_BENCH_LAYOUTS (default individual,pooled), in one run on one cluster.
 func BenchmarkSchedulerAgainstDraAllocate(b *testing.B) {
 	nodes := envCount(b, "NUMADRA_E2E_BENCH_NODES", 125)
 	pods := envCount(b, "NUMADRA_E2E_BENCH_PODS", 1000)
+	layouts := benchLayouts(b)
 	c := clusterFor(b, cluster.AllDRA())
 	for i := 0; i < b.N; i++ {
-		run := runAtScale(b, c, fmt.Sprintf("scale-bench-%d", i), nodes, pods, false)
-		b.ReportMetric(run.podsPerSecond(run.scheduler), "scheduler-pods/s")
-		b.ReportMetric(run.podsPerSecond(run.placed), "dra-allocate-placed-pods/s")
-		b.ReportMetric(run.podsPerSecond(run.choosing), "dra-allocate-choosing-pods/s")
-		b.ReportMetric(run.scheduler.Seconds()/run.placed.Seconds(), "ratio-placed")
-		b.ReportMetric(run.scheduler.Seconds()/run.choosing.Seconds(), "ratio-choosing")
-		b.ReportMetric(float64(run.choosingAllocated), "choosing-allocated")
+		for _, layout := range layouts {
+			prefix := fmt.Sprintf("scale-bench-%d-%s", i, layout)
+			run := runAtScale(b, c, prefix, nodes, pods, false, "--vf-layout="+layout)
+			b.ReportMetric(run.podsPerSecond(run.scheduler), layout+"-scheduler-pods/s")
+			b.ReportMetric(run.podsPerSecond(run.placed), layout+"-dra-allocate-placed-pods/s")
+			b.ReportMetric(run.podsPerSecond(run.choosing), layout+"-dra-allocate-choosing-pods/s")
+			b.ReportMetric(run.scheduler.Seconds()/run.placed.Seconds(), layout+"-ratio-placed")
+			b.ReportMetric(run.scheduler.Seconds()/run.choosing.Seconds(), layout+"-ratio-choosing")
+			b.ReportMetric(float64(run.choosingAllocated), layout+"-choosing-allocated")
+			// The nodes of this layout stay (their slices would be republished by nobody): the
+			// next layout's nodes have names of their own, and the scheduler skips full nodes.
+		}
 	}
 }
