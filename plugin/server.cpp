@@ -162,8 +162,8 @@ class PluginServer::Impl {
             addHealthV1Service(*draServer_, hub_);
         }
         if (options_.serveHealth && health_)
-            broadcaster_ =
-                std::make_unique<HealthBroadcaster>(*health_, hub_, options_.healthResendInterval);
+            broadcaster_ = std::make_unique<HealthBroadcaster>(*health_, hub_, *loop_,
+                                                               options_.healthResendInterval);
     }
 
     // Safe on a partly started server, and idempotent.
