@@ -18,6 +18,7 @@
 #include "numadra/common/files.hpp"
 #include "numadra/common/stop_fd.hpp"
 #include "numadra/common/text.hpp"
+#include "numadra/common/thread_name.hpp"
 #include "numadra/daemon/claims.hpp"
 #include "numadra/daemon/inventory.hpp"
 #include "numadra/daemon/pinning.hpp"
@@ -649,19 +650,24 @@ bool Daemon::assemble() {
     return true;
 }
 
-// The publishing, rescanning and watching threads, until `stop` or a fatal error.
+// Rescans and watches on threads of their own and publishes on the calling thread (rather than
+// on a third one while this one waits), until `stop` or a fatal error.
 void Daemon::serve(std::stop_token stop) {
     std::stop_source workers;
     std::stop_callback onStop(stop, [&] { workers.request_stop(); });
     std::stop_callback onFatal(fatal_.get_token(), [&] { workers.request_stop(); });
-    std::jthread publish([this, token = workers.get_token()] { publishLoop(token); });
-    std::jthread rescanning([this, token = workers.get_token()] { rescanLoop(token); });
+    std::jthread rescanning([this, token = workers.get_token()] {
+        nameThisThread("rescan");
+        rescanLoop(token);
+    });
     std::jthread watching;
-    if (client_)
-        watching = std::jthread([this, token = workers.get_token()] { watchLoop(token); });
-    Trigger idle;
-    while (!workers.stop_requested())
-        idle.wait(workers.get_token(), std::chrono::hours(1));
+    if (client_) {
+        watching = std::jthread([this, token = workers.get_token()] {
+            nameThisThread("slice-watch");
+            watchLoop(token);
+        });
+    }
+    publishLoop(workers.get_token());  // returns once `workers` stops: on `stop` or a fatal error
 }  // the threads are joined here
 
 // Rolling update: the DaemonSet stops this pod once the new one is Ready, but the new pod's
