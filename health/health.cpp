@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "numadra/common/text.hpp"
+#include "numadra/common/thread_name.hpp"
 #include "numadra/slices/builder.hpp"
 #include "numadra/topology/attributes.hpp"
 
@@ -552,7 +553,16 @@ void Monitor::setDevices(std::vector<WatchedDevice> devices) {
         }
         wakeRequested_ = true;
     }
-    wake_.notify_all();
+    wake_.ring();
+}
+
+Status Monitor::watchLinks(LinkObserver observer) {
+    auto listener = discovery::LinkEventListener::open();
+    if (!listener)
+        return listener.error();
+    links_ = std::make_unique<discovery::LinkEventListener>(std::move(listener).value());
+    linkObserver_ = std::move(observer);
+    return Status::Ok();
 }
 
 void Monitor::start(ChangeCallback onChange) {
@@ -562,8 +572,7 @@ void Monitor::start(ChangeCallback onChange) {
 
 void Monitor::stop() {
     if (thread_.joinable()) {
-        thread_.request_stop();
-        wake_.notify_all();
+        thread_.request_stop();  // rings wake_ (run's stop callback)
         thread_.join();
     }
 }
@@ -573,7 +582,7 @@ void Monitor::checkNow() {
         std::lock_guard lock(mutex_);
         wakeRequested_ = true;
     }
-    wake_.notify_all();
+    wake_.ring();
 }
 
 bool Monitor::watchesInterface(std::string_view ifName) const {
@@ -631,7 +640,7 @@ bool Monitor::checkOnce(Scope scope) {
     std::map<std::string, DeviceHealth> next;
     for (const auto& device : devices)
         next[device.deviceName] = checker_.check(device, now);
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     Changes changes;
     if (scope == Scope::Everything) {
         // setDevices may have run meanwhile: only devices still watched count.
@@ -654,11 +663,21 @@ bool Monitor::checkOnce(Scope scope) {
             states_[name] = std::move(health);
         }
     }
-    if (changes.any) {
-        ++version_;  // the streams carry messages too
-        changed_.notify_all();
-    }
+    lock.unlock();
+    if (changes.any)
+        tellListener();  // the streams carry messages too
     return changes.state;
+}
+
+void Monitor::tellListener() {
+    std::lock_guard lock(listenerMutex_);
+    if (listener_)
+        listener_();
+}
+
+void Monitor::setChangeListener(ChangeListener listener) {
+    std::lock_guard lock(listenerMutex_);
+    listener_ = std::move(listener);
 }
 
 void Monitor::compare(const std::string& name, const DeviceHealth& health, Changes& changes) const {
@@ -677,6 +696,8 @@ void Monitor::compare(const std::string& name, const DeviceHealth& health, Chang
 }
 
 void Monitor::run(std::stop_token stop) {
+    nameThisThread("health");
+    const std::stop_callback onStop(stop, [this] { wake_.ring(); });
     auto lastFullRound = Clock::now();
     bool requested = true;  // the first round checks everything
     while (!stop.stop_requested()) {
@@ -694,10 +715,44 @@ void Monitor::run(std::stop_token stop) {
             lastFullRound = Clock::now();
         if (checkOnce(full ? Scope::Everything : Scope::Unannounced) && onChange_)
             onChange_();
-        std::unique_lock lock(mutex_);
-        requested =
-            wake_.wait_for(lock, stop, options_.pollInterval, [this] { return wakeRequested_; });
+        requested = waitForNextRound(stop);
     }
+}
+
+bool Monitor::waitForNextRound(const std::stop_token& stop) {
+    const auto deadline = Clock::now() + options_.pollInterval;
+    while (!stop.stop_requested()) {
+        if (roundRequested())
+            return true;
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+        if (left <= std::chrono::milliseconds(0))
+            return false;
+        if (!links_) {
+            wake_.wait(left);
+        } else if (startsARound(links_->wait(wake_.limit(left), wake_.fd()))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Drained before the flag is read: a ring after this makes the next wait return at once.
+bool Monitor::roundRequested() {
+    wake_.drain();
+    std::lock_guard lock(mutex_);
+    return wakeRequested_;
+}
+
+bool Monitor::startsARound(const discovery::LinkEvents& batch) {
+    // Veth pairs of pods come and go all day: only the interfaces of watched devices count.
+    const auto watched = static_cast<std::size_t>(
+        std::count_if(batch.events.begin(), batch.events.end(),
+                      [this](const auto& event) { return watchesInterface(event.ifName); }));
+    if (watched == 0 && !batch.lost)
+        return false;
+    if (linkObserver_)
+        linkObserver_(watched, batch.lost);
+    return true;
 }
 
 std::map<std::string, DeviceHealth> Monitor::current() const {
@@ -728,14 +783,6 @@ std::vector<claims::DeviceHealthReport> Monitor::snapshot() {
         reports.push_back(std::move(report));
     }
     return reports;
-}
-
-bool Monitor::waitForChange(std::chrono::milliseconds timeout, std::stop_token stop) {
-    std::unique_lock lock(mutex_);
-    const bool changed =
-        changed_.wait_for(lock, stop, timeout, [this] { return version_ != seenVersion_; });
-    seenVersion_ = version_;
-    return changed;
 }
 
 std::map<std::string, api::DeviceTaint> taintsFor(const std::map<std::string, DeviceHealth>& health,

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "numadra/claims/claims.hpp"
+#include "numadra/common/worker_pool.hpp"
 #include "numadra/plugin/grpc/server.hpp"
-#include "worker_pool.hpp"
 
 namespace numadra::plugin {
 

@@ -3,8 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <condition_variable>
+#include <atomic>
 #include <exception>
+#include <future>
 #include <utility>
 
 #include "pkg/apis/dra-health/v1/api.pb.h"
@@ -84,43 +85,80 @@ HealthSnapshot takeSnapshot(claims::HealthSource& source) {
     return nullptr;
 }
 
-// Sleeps for `pause` unless stop is requested first.
-void pauseUnlessStopped(std::chrono::milliseconds pause, const std::stop_token& stop) {
-    std::mutex mutex;
-    std::condition_variable_any never;
-    std::unique_lock lock(mutex);
-    never.wait_for(lock, stop, pause, [] { return false; });
-}
-
-void waitForChangeOrResend(claims::HealthSource& source, std::chrono::milliseconds resendInterval,
-                           const std::stop_token& stop) {
-    try {
-        source.waitForChange(resendInterval, stop);
-        return;
-    } catch (const std::exception& e) {
-        spdlog::error("waiting for health changes failed error={}", e.what());
-    } catch (...) {
-        spdlog::error("waiting for health changes failed error=unknown exception");
-    }
-    pauseUnlessStopped(resendInterval, stop);  // a failing source must not make us spin
-}
-
-void broadcast(claims::HealthSource& source, HealthHub& hub,
-               std::chrono::milliseconds resendInterval, const std::stop_token& stop) {
-    while (!stop.stop_requested()) {
-        if (auto snapshot = takeSnapshot(source))
-            hub.publish(std::move(snapshot));
-        waitForChangeOrResend(source, resendInterval, stop);
-    }
-}
-
 }  // namespace
 
+// What the broadcaster does on the loop. Only changeQueued_ is touched from other threads.
+class HealthBroadcaster::OnLoop : public std::enable_shared_from_this<OnLoop> {
+  public:
+    OnLoop(claims::HealthSource& source, HealthHub& hub, rpc::EventLoop& loop,
+           std::chrono::milliseconds resendInterval)
+        : source_(source), hub_(hub), loop_(loop), resendInterval_(resendInterval) {}
+
+    // From the source's thread (or the constructor's): one snapshot for a burst of changes.
+    void changed() {
+        if (changeQueued_.exchange(true))
+            return;
+        loop_.post([self = shared_from_this()] {
+            self->changeQueued_ = false;
+            self->publish();
+        });
+    }
+
+    // On the loop, once: nothing of the source is touched after this.
+    void stop() {
+        stopped_ = true;
+        loop_.cancelTimer(resendTimer_);
+    }
+
+  private:
+    void publish() {
+        if (stopped_ || rpc::Clock::now() < quietUntil_)
+            return;  // quiet after a failure: the resend timer takes the snapshot then
+        loop_.cancelTimer(resendTimer_);
+        if (auto snapshot = takeSnapshot(source_))
+            hub_.publish(std::move(snapshot));
+        else
+            quietUntil_ = rpc::Clock::now() + resendInterval_;
+        resendTimer_ = loop_.runAt(rpc::Clock::now() + resendInterval_,
+                                   [self = shared_from_this()] { self->publish(); });
+    }
+
+    claims::HealthSource& source_;
+    HealthHub& hub_;
+    rpc::EventLoop& loop_;
+    const std::chrono::milliseconds resendInterval_;
+    std::atomic<bool> changeQueued_{false};
+    // The loop's alone.
+    bool stopped_ = false;
+    rpc::EventLoop::TimerId resendTimer_ = 0;
+    rpc::Clock::time_point quietUntil_{};
+};
+
 HealthBroadcaster::HealthBroadcaster(claims::HealthSource& source, HealthHub& hub,
-                                     std::chrono::milliseconds resendInterval)
-    : thread_([&source, &hub, resendInterval](const std::stop_token& stop) {
-          broadcast(source, hub, resendInterval, stop);
-      }) {}
+                                     rpc::EventLoop& loop, std::chrono::milliseconds resendInterval)
+    : source_(source),
+      loop_(loop),
+      onLoop_(std::make_shared<OnLoop>(source, hub, loop, resendInterval)) {
+    source_.setChangeListener([onLoop = onLoop_] { onLoop->changed(); });
+    onLoop_->changed();  // the first snapshot, at once
+}
+
+HealthBroadcaster::~HealthBroadcaster() {
+    source_.setChangeListener({});
+    if (!loop_.running()) {
+        onLoop_->stop();  // no loop thread: nothing runs there
+        return;
+    }
+    // Once the loop ran this (or dropped it, stopping), no snapshot is under way or to come. A
+    // dropped task breaks the promise, which ends the wait too.
+    auto done = std::make_shared<std::promise<void>>();
+    auto finished = done->get_future();
+    if (loop_.post([onLoop = onLoop_, done] {
+            onLoop->stop();
+            done->set_value();
+        }))
+        finished.wait();
+}
 
 // --- Streams -----------------------------------------------------------------------------------
 

@@ -1,15 +1,15 @@
 #pragma once
-// DRAResourceHealth (v1alpha1 and v1): NodeWatchResources streams. No thread per stream: one
-// broadcaster thread asks the HealthSource and fans each snapshot out to every open stream,
-// whose writes never block (rpc::ServerStream queues them for the event loop).
+// DRAResourceHealth (v1alpha1 and v1): NodeWatchResources streams. No thread of their own: the
+// broadcaster takes the HealthSource's snapshots on the server's event loop and fans each out
+// to every open stream, whose writes never block (rpc::ServerStream queues them).
 
 #include <chrono>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "numadra/claims/health.hpp"
+#include "numadra/plugin/grpc/event_loop.hpp"
 #include "numadra/plugin/grpc/server.hpp"
 
 namespace numadra::plugin {
@@ -47,19 +47,27 @@ class HealthHub {
     bool closed_ = false;
 };
 
-// The single thread that calls the HealthSource: publishes a snapshot at once, after every
-// change, and at least every `resendInterval` (the kubelet forgets a device's health when it
-// has not heard about it for its timeout, 30 s by default).
+// Publishes the HealthSource's snapshot to the hub at once, after every change the source
+// reports, and at least every `resendInterval` (the kubelet forgets a device's health when it
+// has not heard about it for its timeout, 30 s by default). Every snapshot is taken on the
+// loop's thread, the only one that calls the source's snapshot(); a burst of changes is one
+// snapshot. After a snapshot that failed, the next one waits for the resend interval: a
+// failing source does not make the loop spin.
 class HealthBroadcaster {
   public:
-    HealthBroadcaster(claims::HealthSource& source, HealthHub& hub,
+    // `loop` outlives the broadcaster.
+    HealthBroadcaster(claims::HealthSource& source, HealthHub& hub, rpc::EventLoop& loop,
                       std::chrono::milliseconds resendInterval);
-    ~HealthBroadcaster() = default;  // the jthread asks the loop to stop and joins it
+    // Ends the source's calls and waits for the loop to let go of the source. Not on the loop.
+    ~HealthBroadcaster();
     HealthBroadcaster(const HealthBroadcaster&) = delete;
     HealthBroadcaster& operator=(const HealthBroadcaster&) = delete;
 
   private:
-    std::jthread thread_;
+    class OnLoop;
+    claims::HealthSource& source_;
+    rpc::EventLoop& loop_;
+    std::shared_ptr<OnLoop> onLoop_;  // shared with the tasks and timers it has on the loop
 };
 
 // Serve v1alpha1 (v1) .DRAResourceHealth/NodeWatchResources on `server`; the hub outlives it.

@@ -17,7 +17,6 @@
 #include "numadra/plugin/grpc/server.hpp"
 #include "registration_service.hpp"
 #include "unix_listener.hpp"
-#include "worker_pool.hpp"
 
 namespace numadra::plugin {
 namespace {
@@ -146,9 +145,10 @@ class PluginServer::Impl {
 
     void startDraServer() {
         localLane_ =
-            std::make_unique<WorkerPool>(std::max<std::size_t>(1, options_.localWorkerThreads));
-        apiLane_ =
-            std::make_unique<WorkerPool>(std::max<std::size_t>(1, options_.apiWorkerThreads));
+            std::make_unique<WorkerPool>(std::max<std::size_t>(1, options_.localWorkerThreads),
+                                         "claims-local", options_.workerLinger);
+        apiLane_ = std::make_unique<WorkerPool>(std::max<std::size_t>(1, options_.apiWorkerThreads),
+                                                "claims-api", options_.workerLinger);
         ClaimRunnerSettings settings{options_.maxParallelClaimsPerCall, std::nullopt};
         if (!options_.podUid.empty())
             settings.serializeLockPath = paths_->serializeLock;
@@ -162,8 +162,8 @@ class PluginServer::Impl {
             addHealthV1Service(*draServer_, hub_);
         }
         if (options_.serveHealth && health_)
-            broadcaster_ =
-                std::make_unique<HealthBroadcaster>(*health_, hub_, options_.healthResendInterval);
+            broadcaster_ = std::make_unique<HealthBroadcaster>(*health_, hub_, *loop_,
+                                                               options_.healthResendInterval);
     }
 
     // Safe on a partly started server, and idempotent.

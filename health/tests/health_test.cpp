@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "numadra/slices/builder.hpp"
+#include "numadra/testing/health_changes.hpp"
 #include "numadra/testing/machines.hpp"
 #include "numadra/testing/temp_tree.hpp"
 
@@ -419,16 +420,37 @@ TEST_F(MonitorTest, ADeviceDroppedFromTheListStaysReportedAsRemoved) {
     EXPECT_EQ(find(back, kH100)->state, State::Healthy);
 }
 
-TEST_F(MonitorTest, WaitForChangeSeesAChangeAndTimesOutWithoutOne) {
+TEST_F(MonitorTest, TheListenerHearsOfRoundsThatChangedSomethingOnly) {
     load("epyc-2s-nps4");
     auto m = monitor();
+    int calls = 0;
+    m->setChangeListener([&] { ++calls; });
     m->checkOnce();
-    std::stop_source stop;
-    EXPECT_TRUE(m->waitForChange(10ms, stop.get_token()));  // the first round was a change
-    EXPECT_FALSE(m->waitForChange(10ms, stop.get_token()));
+    EXPECT_EQ(calls, 1) << "the first round was a change";
+    m->checkOnce();
+    EXPECT_EQ(calls, 1) << "nothing changed";
     write("class/net/ens5f0np0/operstate", "down\n");
     EXPECT_TRUE(m->checkOnce());
-    EXPECT_TRUE(m->waitForChange(10ms, stop.get_token()));
+    EXPECT_EQ(calls, 2);
+    m->setChangeListener({});
+    write("class/net/ens5f0np0/operstate", "up\n");
+    EXPECT_TRUE(m->checkOnce());
+    EXPECT_EQ(calls, 2) << "an empty listener ends the calls";
+}
+
+TEST_F(MonitorTest, CheckNowWakesThePollingThreadAtOnce) {
+    load("epyc-2s-nps4");
+    auto m = monitor(1h);
+    numadra::testing::HealthChanges changes(*m);
+    m->start({});
+    ASSERT_TRUE(changes.wait(10s));  // the first round
+    write("class/net/ens5f0np0/operstate", "down\n");
+    m->checkNow();
+    // The poll is an hour away: only the wake-up explains a change within the wait.
+    EXPECT_TRUE(changes.wait(10s));
+    const auto begin = Clock::now();
+    m->stop();
+    EXPECT_LT(Clock::now() - begin, 10s) << "stop wakes the thread too";
 }
 
 TEST_F(MonitorTest, ThePollingThreadNoticesAChangeAndCallsBack) {

@@ -1,7 +1,6 @@
-// LinkWatch against the real kernel: the Monitor watches a copy of a mocked machine, and a bridge
-// named like the machine's NIC interface plays it in a network namespace of the test's own.
-
-#include "numadra/health/link_watch.hpp"
+// Monitor::watchLinks against the real kernel: the Monitor watches a copy of a mocked machine,
+// and a bridge named like the machine's NIC interface plays it in a network namespace of the
+// test's own.
 
 #include <gtest/gtest.h>
 
@@ -10,7 +9,9 @@
 #include <thread>
 
 #include "numadra/discovery/discovery.hpp"
+#include "numadra/health/health.hpp"
 #include "numadra/slices/builder.hpp"
+#include "numadra/testing/health_changes.hpp"
 #include "numadra/testing/machines.hpp"
 #include "numadra/testing/netns.hpp"
 #include "numadra/testing/temp_tree.hpp"
@@ -46,31 +47,30 @@ class LinkWatchTest : public ::testing::Test {
         monitorOptions.pollInterval = 1h;  // only a link event can start a round
         monitor = std::make_unique<Monitor>(discovery::Sysfs(tree.root()), monitorOptions);
         monitor->setDevices(watchList(*machine, devices));
-        monitor->start({});
-        std::stop_source never;
-        ASSERT_TRUE(monitor->waitForChange(10s, never.get_token()));  // the first round
+        changes = std::make_unique<numadra::testing::HealthChanges>(*monitor);
     }
 
     void TearDown() override {
-        watch.reset();
+        changes.reset();
         if (monitor)
             monitor->stop();
     }
 
-    // The watch's socket belongs to the namespace of the thread that opens it.
+    // The subscription belongs to the namespace of the thread that makes it; the Monitor's
+    // thread starts after it, and its first round is waited for.
     void startWatch() {
         const auto error = netns->run([this] {
-            auto started = LinkWatch::start(*monitor, [this](std::size_t watched, bool lost) {
+            auto watching = monitor->watchLinks([this](std::size_t watched, bool lost) {
                 watchedEvents += watched;
                 lostBatches += lost ? 1 : 0;
                 ++checks;
             });
-            if (!started)
-                return started.error().message;
-            watch = std::move(started).value();
-            return std::string();
+            return watching ? std::string() : watching.error().message;
         });
         ASSERT_EQ(error, "");
+        ASSERT_TRUE(monitor->watchesLinks());
+        monitor->start({});
+        ASSERT_TRUE(changes->wait(10s));  // the first round
     }
 
     std::string setUp(const char* name) {
@@ -80,7 +80,7 @@ class LinkWatchTest : public ::testing::Test {
     std::optional<numadra::testing::PrivateNetworkNamespace> netns;
     numadra::testing::TempTree tree;
     std::unique_ptr<Monitor> monitor;
-    std::unique_ptr<LinkWatch> watch;
+    std::unique_ptr<numadra::testing::HealthChanges> changes;
     std::atomic<std::size_t> watchedEvents{0}, lostBatches{0}, checks{0};
 };
 
@@ -89,9 +89,8 @@ TEST_F(LinkWatchTest, AChangeOfAWatchedInterfaceStartsARoundAtOnce) {
     std::ofstream(tree.path(std::string("class/net/") + kInterface + "/operstate"), std::ios::trunc)
         << "down\n";
     ASSERT_EQ(setUp(kInterface), "");
-    std::stop_source never;
     // The poll is an hour away: only the event can explain a change within the wait.
-    ASSERT_TRUE(monitor->waitForChange(10s, never.get_token()));
+    ASSERT_TRUE(changes->wait(10s));
     EXPECT_EQ(monitor->current().at(kNic).state, State::Unhealthy);
     EXPECT_GE(watchedEvents.load(), 1U);
     EXPECT_EQ(lostBatches.load(), 0U);
@@ -109,11 +108,11 @@ TEST_F(LinkWatchTest, ChangesOfOtherInterfacesStartNothing) {
     EXPECT_GE(watchedEvents.load(), 1U);
 }
 
-TEST_F(LinkWatchTest, StoppingDoesNotWaitForAnEvent) {
+TEST_F(LinkWatchTest, StoppingDoesNotWaitForAnEventOrThePoll) {
     startWatch();
     const auto begin = std::chrono::steady_clock::now();
-    watch.reset();
-    // Not a timing claim: a thread that ignored the stop would sit in its 10-minute wait.
+    monitor->stop();
+    // Not a timing claim: a thread that ignored the stop would sit in its hour-long wait.
     EXPECT_LT(std::chrono::steady_clock::now() - begin, 1min);
 }
 

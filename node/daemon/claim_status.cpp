@@ -75,16 +75,20 @@ api::Json claimStatusApply(const claims::ClaimRef& claim, const std::string& dri
 }
 
 ClaimStatusPublisher::ClaimStatusPublisher(ClaimStatusSink& sink, std::string driverName,
-                                           metrics::Registry& metrics)
+                                           metrics::Registry& metrics,
+                                           std::chrono::milliseconds linger)
     : sink_(sink),
       driverName_(std::move(driverName)),
       metrics_(metrics),
-      thread_([this](std::stop_token stop) { run(stop); }) {}
+      writer_(1, "claim-status", linger) {}
 
 ClaimStatusPublisher::~ClaimStatusPublisher() {
-    thread_.request_stop();
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
     changed_.notify_all();
-    thread_.join();
+    writer_.stop();  // a write under way finishes; a drain not yet started is dropped
     if (!pending_.empty())
         spdlog::warn("claim status writes given up at exit claims={}", pending_.size());
 }
@@ -96,15 +100,23 @@ void ClaimStatusPublisher::prepared(const claims::ClaimRef& claim,
         return;
     std::lock_guard lock(mutex_);
     pending_[claim.uid] = Pending{claim, devices};
-    ++generation_;
-    changed_.notify_all();
+    scheduleDrain();
 }
 
 void ClaimStatusPublisher::unprepared(const claims::ClaimRef& claim) {
     std::lock_guard lock(mutex_);
     pending_[claim.uid] = Pending{claim, {}};
+    scheduleDrain();
+}
+
+void ClaimStatusPublisher::scheduleDrain() {
     ++generation_;
-    changed_.notify_all();
+    if (draining_) {
+        changed_.notify_all();  // a drain waiting for a retry looks again
+        return;
+    }
+    draining_ = true;
+    writer_.submit([this] { drain(); });
 }
 
 bool ClaimStatusPublisher::waitIdle(std::chrono::milliseconds timeout) {
@@ -112,9 +124,9 @@ bool ClaimStatusPublisher::waitIdle(std::chrono::milliseconds timeout) {
     return changed_.wait_for(lock, timeout, [&] { return pending_.empty() && !writing_; });
 }
 
-void ClaimStatusPublisher::run(std::stop_token stop) {
+void ClaimStatusPublisher::drain() {
     std::unique_lock lock(mutex_);
-    while (!stop.stop_requested()) {
+    while (!stopping_ && !pending_.empty()) {
         const auto now = std::chrono::steady_clock::now();
         auto ready = std::find_if(pending_.begin(), pending_.end(),
                                   [&](const auto& entry) { return entry.second.notBefore <= now; });
@@ -122,13 +134,8 @@ void ClaimStatusPublisher::run(std::stop_token stop) {
             auto next = std::chrono::steady_clock::time_point::max();
             for (const auto& [uid, pending] : pending_)
                 next = std::min(next, pending.notBefore);
-            changed_.notify_all();  // waitIdle
             const std::uint64_t seen = generation_;
-            auto woken = [&] { return generation_ != seen; };
-            if (next == std::chrono::steady_clock::time_point::max())
-                changed_.wait(lock, stop, woken);
-            else
-                changed_.wait_until(lock, stop, next, woken);
+            changed_.wait_until(lock, next, [&] { return stopping_ || generation_ != seen; });
             continue;
         }
         Pending pending = std::move(ready->second);
@@ -138,8 +145,9 @@ void ClaimStatusPublisher::run(std::stop_token stop) {
         write(std::move(pending));
         lock.lock();
         writing_ = false;
-        changed_.notify_all();
+        changed_.notify_all();  // waitIdle
     }
+    draining_ = false;
 }
 
 // Off the lock. A failure worth another try goes back in the queue unless a newer wish for the

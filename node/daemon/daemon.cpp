@@ -18,13 +18,13 @@
 #include "numadra/common/files.hpp"
 #include "numadra/common/stop_fd.hpp"
 #include "numadra/common/text.hpp"
+#include "numadra/common/thread_name.hpp"
 #include "numadra/daemon/claims.hpp"
 #include "numadra/daemon/inventory.hpp"
 #include "numadra/daemon/pinning.hpp"
 #include "numadra/discovery/discovery.hpp"
 #include "numadra/discovery/uevents.hpp"
 #include "numadra/health/health.hpp"
-#include "numadra/health/link_watch.hpp"
 #include "numadra/kube/client.hpp"
 #include "numadra/kube/config.hpp"
 #include "numadra/metrics/http_server.hpp"
@@ -70,10 +70,8 @@ class Daemon {
         : config_(config), hooks_(hooks), started_(started) {
         declareMetrics(metrics_);
     }
-    // The health thread and the link watch call back into the Daemon: they stop before
-    // anything they use goes.
+    // The health thread calls back into the Daemon: it stops before anything it uses goes.
     ~Daemon() {
-        linkWatch_.reset();
         if (health_)
             health_->stop();
     }
@@ -131,20 +129,19 @@ class Daemon {
     std::unique_ptr<health::Monitor> health_;  // 2. with --health
     discovery::PciNameDatabase names_;         // 3. the first scan: the machine and its slices
     Inventory inventory_;
-    std::unique_ptr<health::LinkWatch> linkWatch_;  // 4. after the first health round
     // Kernel device events (uevents), read by the rescan loop alone once it runs.
     std::optional<discovery::UeventListener> uevents_;
-    std::unique_ptr<kube::KubeClient> client_;  // 5. the API server (none with --dry-run)
+    std::unique_ptr<kube::KubeClient> client_;  // 4. the API server (none with --dry-run)
     std::unique_ptr<slices::SliceApi> sliceApi_;
     StdoutSliceApi* dryRunApi_ = nullptr;
     std::unique_ptr<slices::Publisher> publisher_;
     std::unique_ptr<ClaimSource> claimSource_;
-    std::unique_ptr<prepare::Preparer> devicePreparer_;  // 6. files and checkpoint, restored
-    std::unique_ptr<ApiClaimStatusSink> statusSink_;     // 7. claims' status.devices
+    std::unique_ptr<prepare::Preparer> devicePreparer_;  // 5. files and checkpoint, restored
+    std::unique_ptr<ApiClaimStatusSink> statusSink_;     // 6. claims' status.devices
     std::unique_ptr<ClaimStatusPublisher> claimStatus_;
-    std::unique_ptr<ContainerPinning> pinning_;     // 8. NRI
-    std::unique_ptr<ClaimPreparer> claimPreparer_;  // 9. the kubelet's calls: fetch, admit, prepare
-    std::unique_ptr<plugin::PluginServer> server_;  // 10. serving the kubelet
+    std::unique_ptr<ContainerPinning> pinning_;     // 7. NRI
+    std::unique_ptr<ClaimPreparer> claimPreparer_;  // 8. the kubelet's calls: fetch, admit, prepare
+    std::unique_ptr<plugin::PluginServer> server_;  // 9. serving the kubelet
 };
 
 // Scans sysfs and rebuilds the slices; true when what is published changed.
@@ -536,22 +533,21 @@ void Daemon::rescanLoop(std::stop_token stop) {
 
 // A cable pull or a switch port going down raises no uevent, only an rtnetlink message: with
 // it the health round runs at once instead of at the next poll (up to --health-interval later).
+// The health thread waits for the messages itself.
 void Daemon::watchLinks() {
-    auto watch = health::LinkWatch::start(*health_, [this](std::size_t watched, bool lost) {
+    auto watching = health_->watchLinks([this](std::size_t watched, bool lost) {
         if (watched > 0)
             metrics_.counterAdd("numadra_kernel_events_total", {"link"},
                                 static_cast<double>(watched));
         if (lost)
             metrics_.counterAdd("numadra_kernel_events_total", {"link_lost"}, 1);
     });
-    if (!watch) {
+    if (!watching) {
         spdlog::info(
             "network link events unavailable, carrier changes are seen by the health "
             "poll interval_ms={} reason=\"{}\"",
-            config_.healthInterval.count(), watch.error().message);
-        return;
+            config_.healthInterval.count(), watching.error().message);
     }
-    linkWatch_ = std::move(watch).value();
 }
 
 metrics::HttpResponse Daemon::serveHttp(const std::string& path) {
@@ -614,11 +610,11 @@ bool Daemon::assemble() {
         // The first round before anything is published: unhealthy devices start tainted.
         health_->checkOnce();
         healthChanged();
-        health_->start([this] { healthChanged(); });
         watchLinks();
+        health_->start([this] { healthChanged(); });
         // Removals, CPUs going offline and carrier changes arrive as events that start a round
         // at once: the polls need only look at what has none (AER counters, links).
-        health_->setEventCoverage(uevents_.has_value() && linkWatch_ != nullptr);
+        health_->setEventCoverage(uevents_.has_value() && health_->watchesLinks());
     }
     if (auto status = connectApi(); !status) {
         spdlog::error("API server configuration failed error=\"{}\"", status.error().message);
@@ -654,19 +650,24 @@ bool Daemon::assemble() {
     return true;
 }
 
-// The publishing, rescanning and watching threads, until `stop` or a fatal error.
+// Rescans and watches on threads of their own and publishes on the calling thread (rather than
+// on a third one while this one waits), until `stop` or a fatal error.
 void Daemon::serve(std::stop_token stop) {
     std::stop_source workers;
     std::stop_callback onStop(stop, [&] { workers.request_stop(); });
     std::stop_callback onFatal(fatal_.get_token(), [&] { workers.request_stop(); });
-    std::jthread publish([this, token = workers.get_token()] { publishLoop(token); });
-    std::jthread rescanning([this, token = workers.get_token()] { rescanLoop(token); });
+    std::jthread rescanning([this, token = workers.get_token()] {
+        nameThisThread("rescan");
+        rescanLoop(token);
+    });
     std::jthread watching;
-    if (client_)
-        watching = std::jthread([this, token = workers.get_token()] { watchLoop(token); });
-    Trigger idle;
-    while (!workers.stop_requested())
-        idle.wait(workers.get_token(), std::chrono::hours(1));
+    if (client_) {
+        watching = std::jthread([this, token = workers.get_token()] {
+            nameThisThread("slice-watch");
+            watchLoop(token);
+        });
+    }
+    publishLoop(workers.get_token());  // returns once `workers` stops: on `stop` or a fatal error
 }  // the threads are joined here
 
 // Rolling update: the DaemonSet stops this pod once the new one is Ready, but the new pod's
@@ -700,7 +701,6 @@ void Daemon::shutdown() {
         handOverToTheNextInstance();
         server_->stop();  // the registration socket goes first: the kubelet deregisters
     }
-    linkWatch_.reset();
     if (health_)
         health_->stop();  // after the streams: they read from it until the end
     const bool keep = config_.keepSlicesOnExit || fatalExit_ >= 0;

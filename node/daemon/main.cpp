@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "numadra/common/host.hpp"
+#include "numadra/common/thread_name.hpp"
 #include "numadra/daemon/config.hpp"
 #include "numadra/daemon/daemon.hpp"
 #include "numadra/daemon/logging.hpp"
@@ -68,6 +69,7 @@ int daemonMain(int argc, char** argv, const DaemonHooks& hooks) {
 
     std::stop_source stop;
     std::jthread signalWaiter([&] {
+        nameThisThread("signals");
         int signal = 0;
         sigwait(&signals, &signal);
         stop.request_stop();

@@ -14,6 +14,7 @@
 
 #include "numadra/common/errors.hpp"
 #include "numadra/common/stop_fd.hpp"
+#include "numadra/common/thread_name.hpp"
 
 namespace numadra::metrics {
 
@@ -113,6 +114,7 @@ void HttpServer::stop() {
 }
 
 void HttpServer::serve(const std::stop_token& stop) {
+    nameThisThread("metrics-http");
     // Blocks until a connection or the stop: an idle daemon's metrics endpoint costs no wake-ups.
     const StopFd stopFd(stop);
     const auto wait = stopFd.limit(std::chrono::hours(1));

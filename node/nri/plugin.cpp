@@ -26,6 +26,7 @@
 #include "numadra/common/errors.hpp"
 #include "numadra/common/stop_fd.hpp"
 #include "numadra/common/text.hpp"
+#include "numadra/common/thread_name.hpp"
 #include "numadra/common/unique_fd.hpp"
 #include "numadra/nri/wire.hpp"
 
@@ -766,7 +767,10 @@ Plugin::Plugin(std::unique_ptr<State> state) : state_(std::move(state)) {}
 std::unique_ptr<Plugin> Plugin::start(PluginOptions options, metrics::Registry& metrics) {
     auto state = std::make_unique<State>(std::move(options), metrics);
     State* raw = state.get();
-    state->thread = std::jthread([raw](std::stop_token stop) { raw->run(stop); });
+    state->thread = std::jthread([raw](std::stop_token stop) {
+        nameThisThread("nri");
+        raw->run(stop);
+    });
     return std::unique_ptr<Plugin>(new Plugin(std::move(state)));
 }
 

@@ -1,6 +1,5 @@
 #include "numadra/plugin/grpc/event_loop.hpp"
 
-#include <pthread.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "numadra/common/errors.hpp"
+#include "numadra/common/thread_name.hpp"
 
 namespace numadra::rpc {
 namespace detail {
@@ -96,7 +96,7 @@ EventLoop::~EventLoop() {
 
 void EventLoop::start(const char* threadName) {
     thread_ = std::thread([this, threadName] {
-        ::pthread_setname_np(::pthread_self(), threadName);
+        nameThisThread(threadName);
         run();
     });
 }

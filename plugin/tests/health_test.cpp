@@ -1,6 +1,9 @@
 // NodeWatchResources (DRAResourceHealth v1alpha1 and v1) through real sockets.
 
-#include <condition_variable>
+#include <pthread.h>
+
+#include <set>
+#include <stdexcept>
 
 #include "pkg/apis/dra-health/v1/api.grpc.pb.h"
 #include "pkg/apis/dra-health/v1alpha1/api.grpc.pb.h"
@@ -16,21 +19,37 @@ class FakeHealthSource : public claims::HealthSource {
         {
             std::lock_guard lock(mutex_);
             reports_ = std::move(reports);
-            ++version_;
         }
-        changed_.notify_all();
+        notifyChange();
+    }
+
+    // Tells the listener of a change (as a health round that changed something does).
+    void notifyChange() {
+        std::lock_guard lock(listenerMutex_);
+        if (listener_)
+            listener_();
+    }
+
+    // From now on every snapshot() throws.
+    void fail() {
+        std::lock_guard lock(mutex_);
+        failing_ = true;
     }
 
     std::vector<claims::DeviceHealthReport> snapshot() override {
         std::lock_guard lock(mutex_);
         ++snapshots_;
-        seen_ = version_;
+        char name[16] = {};
+        ::pthread_getname_np(::pthread_self(), name, sizeof name);
+        snapshotThreads_.insert(name);
+        if (failing_)
+            throw std::runtime_error("the health source broke");
         return reports_;
     }
 
-    bool waitForChange(std::chrono::milliseconds timeout, std::stop_token stop) override {
-        std::unique_lock lock(mutex_);
-        return changed_.wait_for(lock, stop, timeout, [this] { return version_ != seen_; });
+    void setChangeListener(ChangeListener listener) override {
+        std::lock_guard lock(listenerMutex_);
+        listener_ = std::move(listener);
     }
 
     int snapshots() const {
@@ -38,13 +57,20 @@ class FakeHealthSource : public claims::HealthSource {
         return snapshots_;
     }
 
+    // The names of the threads snapshot() was called on.
+    std::set<std::string> snapshotThreads() const {
+        std::lock_guard lock(mutex_);
+        return snapshotThreads_;
+    }
+
   private:
     mutable std::mutex mutex_;
-    std::condition_variable_any changed_;
     std::vector<claims::DeviceHealthReport> reports_;
-    int version_ = 0;
-    int seen_ = 0;
+    bool failing_ = false;
     int snapshots_ = 0;
+    std::set<std::string> snapshotThreads_;
+    std::mutex listenerMutex_;  // held while the listener runs, as setChangeListener promises
+    ChangeListener listener_;
 };
 
 claims::DeviceHealthReport report(const std::string& device,
@@ -79,7 +105,7 @@ class HealthTest : public ::testing::Test {
 
     PluginDirs dirs;
     ScriptedPreparer preparer;
-    FakeHealthSource source;  // outlives the server, whose broadcaster thread calls it
+    FakeHealthSource source;  // outlives the server, whose loop calls it
     std::unique_ptr<PluginServer> server;
     std::shared_ptr<grpc::Channel> channel;
     std::unique_ptr<v1alpha1::DRAResourceHealth::Stub> stub_;
@@ -193,6 +219,38 @@ TEST_F(HealthTest, ResendsTheSnapshotPeriodicallyWithoutChanges) {
     EXPECT_GE(elapsed, 250ms) << "resent every 100 ms, not in a burst";
     EXPECT_LT(elapsed, 2s);
     w->context.TryCancel();
+}
+
+TEST_F(HealthTest, SnapshotsAreTakenOnTheServersLoopThreadAlone) {
+    source.set({report("gpu-0", claims::DeviceHealthReport::State::Healthy)});
+    start(&source, 50ms);
+    auto w = watch();
+    v1alpha1::NodeWatchResourcesResponse message;
+    for (int i = 0; i < 3; ++i) {
+        source.notifyChange();
+        ASSERT_TRUE(w->reader->Read(&message));
+    }
+    EXPECT_EQ(source.snapshotThreads(), std::set<std::string>{"plugin-grpc"});
+    w->context.TryCancel();
+}
+
+TEST_F(HealthTest, AFailingSourceIsAskedAgainOnlyAtTheResendInterval) {
+    source.set({report("gpu-0", claims::DeviceHealthReport::State::Healthy)});
+    source.fail();
+    start(&source, 200ms);
+    // A source that reports a change every millisecond and fails every snapshot.
+    std::jthread changes([this](const std::stop_token& stop) {
+        while (!stop.stop_requested()) {
+            source.notifyChange();
+            std::this_thread::sleep_for(1ms);
+        }
+    });
+    std::this_thread::sleep_for(1s);
+    changes.request_stop();
+    changes.join();
+    const int snapshots = source.snapshots();
+    EXPECT_GE(snapshots, 2) << "still asked at the resend interval";
+    EXPECT_LE(snapshots, 8) << "about one a resend interval (200 ms) over 1 s, not one a change";
 }
 
 TEST_F(HealthTest, ManyStreamsGetTheSameSnapshots) {

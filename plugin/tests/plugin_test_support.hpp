@@ -21,6 +21,7 @@
 
 #include "numadra/plugin/server.hpp"
 #include "numadra/testing/temp_tree.hpp"
+#include "numadra/testing/threads.hpp"
 #include "pkg/apis/dra/v1/api.grpc.pb.h"
 #include "pkg/apis/dra/v1beta1/api.grpc.pb.h"
 #include "pkg/apis/pluginregistration/v1/api.grpc.pb.h"
@@ -158,15 +159,7 @@ inline bool exists(const std::string& path) {
 }
 
 inline int threadCount() {
-    int count = 0;
-    if (DIR* dir = ::opendir("/proc/self/task")) {
-        while (dirent* entry = ::readdir(dir)) {
-            if (entry->d_name[0] != '.')
-                ++count;
-        }
-        ::closedir(dir);
-    }
-    return count;
+    return static_cast<int>(numadra::testing::threadNames().size());
 }
 
 inline int openFileCount() {

@@ -5,16 +5,20 @@
 // - BM_HealthRound: one Monitor::checkOnce() over every watched device, the cost of one poll.
 //   idle_cpu_percent_at_5s = round time / 5 s (the default --health-interval) x 100;
 //   round_cpu_ms is the thread's CPU time per round (below the wall time when the CPU is shared).
+// - BM_HealthSnapshot: what the plugin server's event loop spends on one health snapshot (after
+//   a change, and every --health-resend-interval): Monitor::snapshot() of every device, and one
+//   NodeWatchResources v1 message made of it and serialized (once per open stream).
 // - BM_DetectionLatencyPoll: a Monitor polling every second; each iteration waits a part of the
 //   interval (untimed; the waits are spread evenly over the interval and shuffled, so the writes
 //   cover every phase of the poll even with few samples), writes "down" (or "up" again) to the
 //   operstate of the first CX-7 PF's netdev (the PF and its 64 VFs see it), and times until
-//   Monitor::waitForChange returns. Expected: interval/2 + one round on average.
+//   the Monitor's change listener is called. Expected: interval/2 + one round on average.
 // - BM_DetectionLatencyEvent: the same, with Monitor::checkNow() right after the write, which is
 //   what the daemon does when a kernel uevent arrives. Expected: about one round.
 // - BM_DetectionLatencyLinkEvent: the same change as a real node shows it, an rtnetlink link
-//   message (a bridge in a network namespace of the benchmark's own, named like the netdev),
-//   with the poll an hour away: what a cable pull costs to notice. Needs root (else skipped).
+//   message (Monitor::watchLinks) (a bridge in a network namespace of the benchmark's own, named
+//   like the netdev), with the poll an hour away: what a cable pull costs to notice. Needs root
+//   (else skipped).
 // - BM_DaemonIdleCpu: build/bin/numa-dra-plugin --dry-run on the copy, default health and resync
 //   intervals; once its registration socket exists and 5 s have passed, its utime+stime from
 //   /proc/<pid>/stat over a 30 s window. cpu_percent is of one core.
@@ -51,12 +55,13 @@
 
 #include "numadra/discovery/discovery.hpp"
 #include "numadra/health/health.hpp"
-#include "numadra/health/link_watch.hpp"
 #include "numadra/slices/builder.hpp"
+#include "numadra/testing/health_changes.hpp"
 #include "numadra/testing/machines.hpp"
 #include "numadra/testing/netns.hpp"
 #include "numadra/testing/process.hpp"
 #include "numadra/testing/temp_tree.hpp"
+#include "pkg/apis/dra-health/v1/api.pb.h"
 
 namespace {
 
@@ -208,6 +213,34 @@ BENCHMARK(BM_HealthRound)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(2.0);
 
+// The loop's part of a health snapshot: the source's list, then one stream's message. The
+// serialization copies the plugin's (plugin/health_service.cpp), which is private to it.
+void BM_HealthSnapshot(benchmark::State& state) {
+    if (!nodeReady(state))
+        return;
+    auto monitor = makeMonitor(5s);
+    monitor->checkOnce();
+    std::size_t bytes = 0;
+    for (auto _ : state) {
+        const auto reports = monitor->snapshot();
+        v1::NodeWatchResourcesResponse message;
+        for (const auto& report : reports) {
+            auto* device = message.add_devices();
+            device->mutable_device()->set_pool_name(report.poolName);
+            device->mutable_device()->set_device_name(report.deviceName);
+            device->set_health(report.state == State::Healthy ? v1::HEALTHY : v1::UNKNOWN);
+            device->set_last_updated_time(report.lastUpdatedUnix);
+            device->set_health_check_timeout_seconds(report.timeoutSeconds);
+            device->set_message(report.message);
+        }
+        bytes = message.SerializeAsString().size();
+        benchmark::DoNotOptimize(bytes);
+    }
+    state.counters["devices"] = static_cast<double>(node().watched.size());
+    state.counters["message_bytes"] = static_cast<double>(bytes);
+}
+BENCHMARK(BM_HealthSnapshot)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
 // Flips the netdev's operstate at every phase of the poll in turn and times until the Monitor says
 // something changed; `event` also calls checkNow() right after the write.
 void detectionLatency(benchmark::State& state, bool event) {
@@ -215,9 +248,9 @@ void detectionLatency(benchmark::State& state, bool event) {
         return;
     writeOperstate(true);
     auto monitor = makeMonitor(kDetectionPoll);
-    std::stop_source stop;  // never stopped: waitForChange returns on a change or a timeout
+    numadra::testing::HealthChanges changes(*monitor);
     monitor->start({});
-    if (!monitor->waitForChange(30s, stop.get_token())) {
+    if (!changes.wait(30s)) {
         state.SkipWithError("the first round did not report");
         return;
     }
@@ -234,13 +267,13 @@ void detectionLatency(benchmark::State& state, bool event) {
     bool up = true;
     for (auto _ : state) {
         std::this_thread::sleep_for(phases[next++ % phases.size()]);
-        monitor->waitForChange(0ms, stop.get_token());  // forget changes seen before the write
+        changes.wait(0ms);  // forget changes seen before the write
         up = !up;
         const auto start = Clock::now();
         writeOperstate(up);
         if (event)
             monitor->checkNow();
-        const bool changed = monitor->waitForChange(30s, stop.get_token());
+        const bool changed = changes.wait(30s);
         state.SetIterationTime(latencies.add(Clock::now() - start));
         if (!changed) {
             state.SkipWithError("no change seen within 30 s");
@@ -289,7 +322,7 @@ BENCHMARK(BM_DetectionLatencyEvent)
 // In a network namespace of the benchmark's own, a bridge named like the flipped netdev plays
 // it; each iteration writes the mocked operstate, sets the bridge up or down over rtnetlink
 // (from a thread that enters the namespace: about 0.1 ms of the sample) and times until the
-// Monitor reports the change. The poll is an hour away: only the LinkWatch can start the round.
+// Monitor reports the change. The poll is an hour away: only the link message can start the round.
 void BM_DetectionLatencyLinkEvent(benchmark::State& state) {
     if (!nodeReady(state))
         return;
@@ -307,22 +340,18 @@ void BM_DetectionLatencyLinkEvent(benchmark::State& state) {
     }
     writeOperstate(true);
     auto monitor = makeMonitor(std::chrono::hours(1));
-    std::stop_source stop;
-    monitor->start({});
-    if (!monitor->waitForChange(30s, stop.get_token())) {
-        state.SkipWithError("the first round did not report");
-        return;
-    }
-    std::unique_ptr<numadra::health::LinkWatch> watch;
+    numadra::testing::HealthChanges changes(*monitor);
     if (auto failed = netns->run([&] {
-            auto started = numadra::health::LinkWatch::start(*monitor);
-            if (!started)
-                return started.error().message;
-            watch = std::move(started).value();
-            return std::string();
+            auto watching = monitor->watchLinks();
+            return watching ? std::string() : watching.error().message;
         });
         !failed.empty()) {
         state.SkipWithError(("no link events: " + failed).c_str());
+        return;
+    }
+    monitor->start({});
+    if (!changes.wait(30s)) {
+        state.SkipWithError("the first round did not report");
         return;
     }
     // Up first (a new bridge is down, and setting it down again sends no message).
@@ -335,19 +364,18 @@ void BM_DetectionLatencyLinkEvent(benchmark::State& state) {
     bool up = true;
     for (auto _ : state) {
         std::this_thread::sleep_for(20ms);  // untimed: the previous round is over
-        monitor->waitForChange(0ms, stop.get_token());
+        changes.wait(0ms);
         up = !up;
         const auto start = Clock::now();
         writeOperstate(up);
         const auto failed = netns->run([&] { return numadra::testing::setLinkUp(interface, up); });
-        const bool changed = failed.empty() && monitor->waitForChange(30s, stop.get_token());
+        const bool changed = failed.empty() && changes.wait(30s);
         state.SetIterationTime(latencies.add(Clock::now() - start));
         if (!changed) {
             state.SkipWithError(("no change seen within 30 s " + failed).c_str());
             break;
         }
     }
-    watch.reset();
     monitor->stop();
     writeOperstate(true);
     latencies.report(state);

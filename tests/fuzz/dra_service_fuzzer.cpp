@@ -34,6 +34,7 @@
 
 #include "dra_service.hpp"
 #include "fuzz_support.hpp"
+#include "numadra/common/worker_pool.hpp"
 #include "numadra/daemon/claims.hpp"
 #include "numadra/daemon/inventory.hpp"
 #include "numadra/discovery/discovery.hpp"
@@ -47,7 +48,6 @@
 #include "pkg/apis/dra/v1/api.grpc.pb.h"
 #include "pkg/apis/dra/v1beta1/api.grpc.pb.h"
 #include "unix_listener.hpp"
-#include "worker_pool.hpp"
 
 namespace {
 
@@ -114,8 +114,8 @@ struct Daemon {
     std::unique_ptr<daemon::ClaimSource> fileSource;
     std::unique_ptr<SwitchingSource> source;
     std::unique_ptr<daemon::ClaimPreparer> preparer;
-    std::unique_ptr<plugin::WorkerPool> localLane;
-    std::unique_ptr<plugin::WorkerPool> apiLane;
+    std::unique_ptr<WorkerPool> localLane;
+    std::unique_ptr<WorkerPool> apiLane;
     std::unique_ptr<plugin::ClaimRunner> runner;
     std::unique_ptr<plugin::UnixListener> listener;  // the daemon's own socket setup
     std::unique_ptr<rpc::EventLoop> loop;
@@ -161,8 +161,8 @@ struct Daemon {
         source = std::make_unique<SwitchingSource>(apiSource, *fileSource);
         preparer = std::make_unique<daemon::ClaimPreparer>(*source, inventory, *devices, kDriver,
                                                            kPool, metrics);
-        localLane = std::make_unique<plugin::WorkerPool>(2);
-        apiLane = std::make_unique<plugin::WorkerPool>(4);
+        localLane = std::make_unique<WorkerPool>(2);
+        apiLane = std::make_unique<WorkerPool>(4);
         runner = std::make_unique<plugin::ClaimRunner>(*preparer, *localLane, *apiLane,
                                                        plugin::ClaimRunnerSettings{});
         const std::string socketPath = tree.path("dra.sock");

@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <memory>
 #include <mutex>
+#include <thread>
 
 #include "numadra/kube/errors.hpp"
+#include "numadra/testing/threads.hpp"
 
 namespace numadra::daemon {
 namespace {
@@ -142,6 +145,38 @@ TEST_F(ClaimStatusTest, AnUnprepareQueuedBehindAPrepareWins) {
     const auto bodies = sink.applied();
     ASSERT_FALSE(bodies.empty());
     EXPECT_EQ(bodies.back()["status"]["devices"], api::Json::array());
+}
+
+TEST_F(ClaimStatusTest, TheWriterThreadRunsOnlyWhileSomethingIsQueued) {
+    using numadra::testing::threadsNamed;
+    ClaimStatusPublisher publisher(sink, "numa.dra.dev", metrics, 20ms);
+    EXPECT_EQ(threadsNamed("claim-status"), 0U);
+    publisher.prepared(kClaim, {nic("nic-0000-01-02-0", "ens1f0v0")});
+    ASSERT_TRUE(publisher.waitIdle(5s));
+    EXPECT_EQ(sink.applied().size(), 1u);
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (threadsNamed("claim-status") > 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(5ms);
+    EXPECT_EQ(threadsNamed("claim-status"), 0U) << numadra::testing::joinedThreadNames();
+    publisher.unprepared(kClaim);  // and it comes back for the next write
+    ASSERT_TRUE(publisher.waitIdle(5s));
+    EXPECT_EQ(sink.applied().size(), 2u);
+}
+
+TEST_F(ClaimStatusTest, StoppingDoesNotWaitForARetrysTurn) {
+    for (int i = 0; i < 3; ++i)
+        sink.failures.push_back(
+            kube::errorFromHttp(503, "ServiceUnavailable", "PATCH ...: 503 Service Unavailable"));
+    auto publisher = std::make_unique<ClaimStatusPublisher>(sink, "numa.dra.dev", metrics);
+    publisher->prepared(kClaim, {nic("nic-0000-01-02-0", "ens1f0v0")});
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (sink.applied().empty() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(1ms);
+    ASSERT_EQ(sink.applied().size(), 1u);  // failed: the next try is 500 ms away
+    const auto begin = std::chrono::steady_clock::now();
+    publisher.reset();
+    EXPECT_LT(std::chrono::steady_clock::now() - begin, 450ms);
+    EXPECT_EQ(sink.applied().size(), 1u) << "given up, not tried once more";
 }
 
 }  // namespace

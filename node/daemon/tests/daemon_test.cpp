@@ -30,6 +30,7 @@
 #include "numadra/testing/machines.hpp"
 #include "numadra/testing/netns.hpp"
 #include "numadra/testing/temp_tree.hpp"
+#include "numadra/testing/threads.hpp"
 #include "pkg/apis/dra-health/v1/api.grpc.pb.h"
 #include "pkg/apis/dra-health/v1alpha1/api.grpc.pb.h"
 #include "pkg/apis/dra/v1/api.grpc.pb.h"
@@ -929,6 +930,72 @@ TEST_F(DaemonProcessTest, BadFlagExitsTwo) {
     child = -1;
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), kExitBadConfig);
+}
+
+// Issue 27: the daemon as the DaemonSet runs it, every feature on (the API server, health,
+// metrics, CPU pinning waiting for an NRI socket), keeps at most 8 threads while idle, as the
+// peer Go drivers do; a burst of claims starts lane threads, which end after their linger.
+TEST_F(DaemonProcessTest, IdleItKeepsAtMostEightThreadsAndReturnsThereAfterABurst) {
+    constexpr std::size_t kIdleThreads = 8;
+    constexpr int kClaims = 32;
+    auto args = nodeArgs();
+    for (const auto& extra :
+         {std::string("--health"), std::string("--metrics-addr"),
+          "127.0.0.1:" + std::to_string(metricsPort), std::string("--cpu-pinning"),
+          std::string("auto"), std::string("--log-level"), std::string("warn")})
+        args.push_back(extra);
+    spawn(args);
+    ASSERT_TRUE(
+        eventually([&] { return std::filesystem::exists(draSocket()) && published(); }, 30s));
+    using numadra::testing::joinedThreadNames;
+    auto threads = [&] { return numadra::testing::threadNames(child).size(); };
+    EXPECT_TRUE(eventually([&] { return threads() <= kIdleThreads; }, 20s))
+        << "idle: " << joinedThreadNames(child);
+
+    // Shares of the CPU devices (and a NIC, whose claim status is written), 8 claims a call
+    // from 4 clients at once: both lanes get busy.
+    for (int i = 0; i < kClaims; ++i) {
+        auto claim =
+            test_support::allocatedClaim("c" + std::to_string(i), "uid-" + std::to_string(i),
+                                         "cpu-numa-" + std::to_string(i % 8));
+        auto& result = claim["status"]["allocation"]["devices"]["results"][0];
+        result["request"] = "cpu";
+        result["shareID"] = "share-" + std::to_string(i);
+        result["consumedCapacity"] = {{"cpu", "1"}};
+        if (i == 0)
+            claim = test_support::allocatedClaim("c0", "uid-0", "nic-0000-c1-00-0");
+        api.putResourceClaim(claim);
+    }
+    std::atomic<int> failures{0};
+    std::vector<std::thread> clients;
+    for (int c = 0; c < 4; ++c) {
+        clients.emplace_back([&, c] {
+            auto dra = drav1::DRAPlugin::NewStub(channel(draSocket()));
+            drav1::NodePrepareResourcesRequest request;
+            for (int i = c * 8; i < c * 8 + 8; ++i) {
+                auto* claim = request.add_claims();
+                claim->set_namespace_("default");
+                claim->set_name("c" + std::to_string(i));
+                claim->set_uid("uid-" + std::to_string(i));
+            }
+            drav1::NodePrepareResourcesResponse response;
+            grpc::ClientContext context;
+            context.set_deadline(std::chrono::system_clock::now() + 45s);
+            if (!dra->NodePrepareResources(&context, request, &response).ok())
+                ++failures;
+            for (const auto& [uid, result] : response.claims())
+                failures += result.error().empty() ? 0 : 1;
+        });
+    }
+    for (auto& client : clients)
+        client.join();
+    EXPECT_EQ(failures.load(), 0);
+    // The lane threads the burst started linger (5 s) before they end.
+    const std::size_t afterBurst = threads();
+    EXPECT_GT(afterBurst, kIdleThreads) << joinedThreadNames(child);
+    EXPECT_TRUE(eventually([&] { return threads() <= kIdleThreads; }, 30s))
+        << "after the burst (" << afterBurst << " threads): " << joinedThreadNames(child);
+    EXPECT_EQ(terminateAndWait(), 0);
 }
 
 // Crash safety: the process is SIGKILLed right after each file a Prepare writes (two metadata

@@ -4,7 +4,6 @@
 
 #include "numadra/plugin/grpc/server.hpp"
 
-#include <dirent.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -20,6 +19,7 @@
 #include <vector>
 
 #include "numadra/testing/temp_tree.hpp"
+#include "numadra/testing/threads.hpp"
 #include "numadra/testing/unix_socket.hpp"
 #include "pkg/apis/dra-health/v1alpha1/api.grpc.pb.h"
 #include "pkg/apis/dra/v1/api.grpc.pb.h"
@@ -38,12 +38,7 @@ constexpr const char* kNotify = "/pluginregistration.Registration/NotifyRegistra
 constexpr const char* kWatch = "/v1alpha1.DRAResourceHealth/NodeWatchResources";
 
 std::size_t threadCount() {
-    std::size_t count = 0;
-    DIR* tasks = ::opendir("/proc/self/task");
-    while (dirent* entry = ::readdir(tasks))
-        count += entry->d_name[0] != '.' ? 1 : 0;
-    ::closedir(tasks);
-    return count;
+    return numadra::testing::threadNames().size();
 }
 
 // Collects what handlers hand over, for the test's thread to wait on.

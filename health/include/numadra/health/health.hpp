@@ -6,10 +6,11 @@
 // and to the slice publisher (taints).
 
 #include <chrono>
-#include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -21,6 +22,9 @@
 
 #include "numadra/api/resource_slice.hpp"
 #include "numadra/claims/health.hpp"
+#include "numadra/common/result.hpp"
+#include "numadra/common/wake_fd.hpp"
+#include "numadra/discovery/link_events.hpp"
 #include "numadra/discovery/machine.hpp"
 #include "numadra/discovery/sysfs.hpp"
 
@@ -130,10 +134,15 @@ struct MonitorOptions {
     Policy policy;
 };
 
-// The daemon's health source. Thread-safe.
+// The daemon's health source. Thread-safe. One thread (start()) runs the rounds: it waits in
+// poll() for the poll interval, a wake-up (checkNow(), setDevices(), stop()) or, with
+// watchLinks(), an rtnetlink link message.
 class Monitor final : public claims::HealthSource {
   public:
     using ChangeCallback = std::function<void()>;
+    // Called on the Monitor's thread before each round a link message starts: how many messages
+    // were for watched interfaces, and whether the kernel dropped messages.
+    using LinkObserver = std::function<void(std::size_t watchedEvents, bool lost)>;
     Monitor(discovery::Sysfs sysfs, MonitorOptions options);
     ~Monitor() override;
     Monitor(const Monitor&) = delete;
@@ -142,6 +151,12 @@ class Monitor final : public claims::HealthSource {
     // The devices to watch (after every scan). A device that disappears from the list is kept
     // and reported unhealthy ("removed") until it comes back, so a pod using it hears of it.
     void setDevices(std::vector<WatchedDevice> devices);
+    // Before start(): a cable pull raises no kernel uevent, only an rtnetlink link message; with
+    // this, a message about a watched interface (carrier, operstate, up/down, gone), or lost
+    // messages, start a round at once instead of at the next poll. The subscription belongs to
+    // the network namespace of the calling thread. An error when it is refused.
+    Status watchLinks(LinkObserver observer = {});
+    [[nodiscard]] bool watchesLinks() const { return links_ != nullptr; }
     // Starts the polling thread; `onChange` runs on it after a check that changed a device's
     // state or cause (what the taints are made of; a new message only goes to the streams).
     void start(ChangeCallback onChange);
@@ -166,9 +181,10 @@ class Monitor final : public claims::HealthSource {
 
     std::map<std::string, DeviceHealth> current() const;
 
-    // claims::HealthSource
+    // claims::HealthSource. The listener is called after a round that changed a device's state,
+    // cause or message, on the thread that ran the round.
     std::vector<claims::DeviceHealthReport> snapshot() override;
-    bool waitForChange(std::chrono::milliseconds timeout, std::stop_token stop) override;
+    void setChangeListener(ChangeListener listener) override;
 
   private:
     struct Changes {
@@ -176,26 +192,33 @@ class Monitor final : public claims::HealthSource {
         bool any = false;    // that, or a message
     };
     void run(std::stop_token stop);
+    // Until the poll interval passes (false) or a round is asked for (true).
+    bool waitForNextRound(const std::stop_token& stop);
+    bool roundRequested();
+    // Whether these link messages call for a round (and tells the observer).
+    bool startsARound(const discovery::LinkEvents& batch);
     // Compares a device's new health with its state (mutex_ held), logging a change of state.
     void compare(const std::string& name, const DeviceHealth& health, Changes& changes) const;
+    void tellListener();
 
     MonitorOptions options_;
     mutable std::mutex checkMutex_;  // one round of checks at a time
     Checker checker_;                // guarded by checkMutex_
     mutable std::mutex mutex_;
-    std::condition_variable_any changed_;
-    std::condition_variable_any wake_;
+    WakeFd wake_;  // rung when wakeRequested_ is set, and on stop
     std::vector<WatchedDevice> devices_;
     std::set<std::string, std::less<>> interfaces_;  // the netdev names of devices_
     std::map<std::string, DeviceHealth> states_;
     std::map<std::string, DeviceHealth> removed_;
     std::vector<std::string> toForget_;  // dropped by setDevices; their history goes next round
-    std::uint64_t version_ = 0;          // bumped on every change
-    std::uint64_t seenVersion_ = 0;      // what waitForChange last returned
     std::uint64_t listVersion_ = 0;      // bumped by setDevices
     bool wakeRequested_ = false;
     bool eventCoverage_ = false;
+    std::mutex listenerMutex_;  // held while the listener runs (setChangeListener's promise)
+    ChangeListener listener_;
     ChangeCallback onChange_;
+    std::unique_ptr<discovery::LinkEventListener> links_;  // set before start(); the thread's
+    LinkObserver linkObserver_;
     std::jthread thread_;
 };
 

@@ -16,6 +16,7 @@
 #include "numadra/claims/claims.hpp"
 #include "numadra/claims/health.hpp"
 #include "numadra/common/result.hpp"
+#include "numadra/common/worker_pool.hpp"
 
 namespace numadra::plugin {
 
@@ -44,9 +45,12 @@ struct PluginServerOptions {
     std::chrono::milliseconds healthResendInterval{10'000};
     // Threads running ClaimPreparer calls, shared by all calls, in two lanes (claims.hpp): the
     // local lane (records, Unprepare: quick, local I/O) and the API lane (claims that need the
-    // API server, which may keep a thread until the kubelet's deadline).
+    // API server, which may keep a thread until the kubelet's deadline). The most each lane
+    // runs at once: its threads start when claims arrive and end after `workerLinger` without
+    // one, so an idle server has none.
     std::size_t localWorkerThreads = 8;
     std::size_t apiWorkerThreads = 16;
+    std::chrono::milliseconds workerLinger = WorkerPool::kDefaultLinger;
     // Claims of one call handled in parallel, on each lane.
     std::size_t maxParallelClaimsPerCall = 8;
     // How long stop() lets in-flight calls finish before cancelling them.

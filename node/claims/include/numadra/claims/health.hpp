@@ -2,9 +2,8 @@
 // Device health as the daemon reports it to the server, which streams it to the kubelet
 // (DRAResourceHealth.NodeWatchResources).
 
-#include <chrono>
 #include <cstdint>
-#include <stop_token>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,16 +19,19 @@ struct DeviceHealthReport {
     std::int64_t timeoutSeconds = 0;  // how long the kubelet may trust this; 0 = its default (30 s)
 };
 
-// Implemented by the daemon. The server calls both functions from ONE thread only (it fans the
-// snapshots out to every open stream itself), so "changed since the last call" is well defined.
+// Implemented by the daemon. The server asks for snapshots on one thread (its event loop) and
+// fans each out to every open stream itself.
 class HealthSource {
   public:
+    using ChangeListener = std::function<void()>;
+
     virtual ~HealthSource() = default;
     // The complete, current list: every device the driver knows, healthy or not.
     virtual std::vector<DeviceHealthReport> snapshot() = 0;
-    // Blocks until something changed, `timeout` passed or `stop` was requested; true if changed.
-    // Must return promptly once `stop` is requested: server shutdown waits for it.
-    virtual bool waitForChange(std::chrono::milliseconds timeout, std::stop_token stop) = 0;
+    // `listener` is called after each change (a device's state or message) from the source's
+    // own thread; it must return quickly and not call back into the source. An empty one ends
+    // the calls. Once this returns, the previous listener is neither running nor called again.
+    virtual void setChangeListener(ChangeListener listener) = 0;
 };
 
 }  // namespace numadra::claims

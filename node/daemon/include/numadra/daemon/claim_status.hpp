@@ -6,23 +6,23 @@
 // field manager, so an Unprepare (an apply without the entries) removes exactly what the
 // driver wrote and nothing another writer added.
 //
-// The writes run on their own thread: the kubelet's Prepare and Unprepare never wait for them,
-// and a slow or failing API server costs the status only (logged, counted, retried), never a
-// pod's start.
+// The writes run on a thread of their own, started when a write is queued and gone once nothing
+// is left to write or retry (an idle daemon keeps none): the kubelet's Prepare and Unprepare
+// never wait for them, and a slow or failing API server costs the status only (logged, counted,
+// retried), never a pod's start.
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <stop_token>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "numadra/api/resource_slice.hpp"
 #include "numadra/claims/claims.hpp"
 #include "numadra/common/result.hpp"
+#include "numadra/common/worker_pool.hpp"
 #include "numadra/metrics/registry.hpp"
 
 namespace numadra::daemon {
@@ -42,8 +42,10 @@ class ClaimStatusSink {
 
 class ClaimStatusPublisher {
   public:
-    ClaimStatusPublisher(ClaimStatusSink& sink, std::string driverName, metrics::Registry& metrics);
-    ~ClaimStatusPublisher();  // stops the thread; what is still queued is given up (logged)
+    // `linger`: how long the writer's thread waits for more once nothing is left to write.
+    ClaimStatusPublisher(ClaimStatusSink& sink, std::string driverName, metrics::Registry& metrics,
+                         std::chrono::milliseconds linger = WorkerPool::kDefaultLinger);
+    ~ClaimStatusPublisher();  // stops the writer; what is still queued is given up (logged)
     ClaimStatusPublisher(const ClaimStatusPublisher&) = delete;
     ClaimStatusPublisher& operator=(const ClaimStatusPublisher&) = delete;
 
@@ -63,19 +65,24 @@ class ClaimStatusPublisher {
         int attempt = 0;
         std::chrono::steady_clock::time_point notBefore{};
     };
-    void run(std::stop_token stop);
+    // Queues the writer's drain unless one is under way (mutex_ held).
+    void scheduleDrain();
+    // Writes what is ready, waits for the retries that are not, returns when nothing is left.
+    void drain();
     void write(Pending pending);
 
     ClaimStatusSink& sink_;
     std::string driverName_;
     metrics::Registry& metrics_;
     std::mutex mutex_;
-    std::condition_variable_any changed_;
+    std::condition_variable changed_;
     std::map<std::string, Pending> pending_;      // by claim uid: the latest wish wins
     std::map<std::string, std::string> applied_;  // claim uid -> the entries applied last
     bool writing_ = false;
-    std::uint64_t generation_ = 0;  // counts wishes, to wake the thread early
-    std::jthread thread_;
+    bool draining_ = false;  // a drain is queued or running
+    bool stopping_ = false;
+    std::uint64_t generation_ = 0;  // counts wishes, to wake a drain waiting for a retry
+    WorkerPool writer_;             // one thread at most; last: stopped before the rest goes
 };
 
 void declareClaimStatusMetrics(metrics::Registry& registry);
