@@ -24,8 +24,7 @@ using numadra::testing::TempTree;
 // A writable copy of a generated machine, with its discovered model and published devices.
 class HealthTest : public ::testing::Test {
   protected:
-    void load(const std::string& name,
-              slices::VfLayout vfLayout = slices::VfLayout::Individual) {
+    void load(const std::string& name, slices::VfLayout vfLayout = slices::VfLayout::Individual) {
         tree.copyFrom(numadra::testing::machineRoot(name));
         auto machine = discovery::discover({tree.root(), nullptr, nullptr});
         ASSERT_TRUE(machine) << machine.error().message;

@@ -41,8 +41,7 @@ constexpr const char* kDriver = "numa.dra.dev";
 constexpr const char* kPool = "node-a";
 
 std::map<std::string, api::Device> publishedDevices(
-    const discovery::Machine& machine,
-    slices::VfLayout vfLayout = slices::VfLayout::Individual) {
+    const discovery::Machine& machine, slices::VfLayout vfLayout = slices::VfLayout::Individual) {
     slices::SliceOptions options;
     options.nodeName = kPool;
     options.vfLayout = vfLayout;
@@ -1013,8 +1012,7 @@ TEST_F(PreparerVfPoolTest, TheMetadataNamesTheChosenVf) {
     ASSERT_TRUE(object) << object.error().message;
     const auto& attributes = object->devices.at(0).attributes;
     ASSERT_TRUE(attributes.contains(topology::kPciBusIdAttribute));
-    EXPECT_EQ(std::get<std::string>(attributes.at(topology::kPciBusIdAttribute)),
-              "0000:01:02.6");
+    EXPECT_EQ(std::get<std::string>(attributes.at(topology::kPciBusIdAttribute)), "0000:01:02.6");
 }
 
 TEST_F(PreparerVfPoolTest, TheSpecGivesTheChosenVfsDeviceNode) {

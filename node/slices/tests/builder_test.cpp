@@ -309,8 +309,8 @@ TEST(Slices, APooledVfCarriesNoAttributeOfOneVf) {
     auto machine = loadMachine("sriov-nic");
     auto slices = build(machine, pooledOptionsFor("n"));
     for (const auto* pool : devicesWithRole(slices, "vf")) {
-        for (const char* name : {"ifName", "vfIndex", "iommuGroup", "rdmaDevice",
-                                 topology::kPciBusIdAttribute})
+        for (const char* name :
+             {"ifName", "vfIndex", "iommuGroup", "rdmaDevice", topology::kPciBusIdAttribute})
             EXPECT_EQ(attribute(*pool, name), nullptr) << pool->name << " has " << name;
         EXPECT_NE(attribute(*pool, topology::kNumaNodeAttribute), nullptr) << pool->name;
         EXPECT_NE(attribute(*pool, topology::kPcieRootAttribute), nullptr) << pool->name;
