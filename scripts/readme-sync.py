@@ -29,13 +29,16 @@ END = "<!-- attribute-table:end -->"
 DRIVER = "numa.dra.dev"
 STANDARD = "resource.kubernetes.io/"
 
-# (column title, mocked machine, device name): one example of each device type.
+# (column title, mocked machine, device name, flags of the column): one example of each device
+# type.
 COLUMNS = [
-    ("GPU", "epyc-2s-nps4", "gpu-0000-21-00-0"),
-    ("NIC (RDMA)", "epyc-2s-nps4", "nic-0000-c1-00-0"),
-    ("SR-IOV PF", "sriov-nic", "nic-0000-01-00-0"),
-    ("SR-IOV VF", "sriov-nic", "nic-0000-01-02-0"),
-    ("CPU (NUMA node)", "epyc-2s-nps4", "cpu-numa-0"),
+    ("GPU", "epyc-2s-nps4", "gpu-0000-21-00-0", []),
+    ("NIC (RDMA)", "epyc-2s-nps4", "nic-0000-c1-00-0", []),
+    ("SR-IOV PF", "sriov-nic", "nic-0000-01-00-0", []),
+    ("SR-IOV VF pool", "sriov-nic", "nic-0000-01-00-0-vfs-iavf", []),
+    ("SR-IOV VF (`--vf-layout=individual`)", "sriov-nic", "nic-0000-01-02-0",
+     ["--vf-layout", "individual"]),
+    ("CPU (NUMA node)", "epyc-2s-nps4", "cpu-numa-0", []),
 ]
 
 # Publishing profiles: default flags, and the list form of the standard attributes.
@@ -55,7 +58,8 @@ ROWS = [
     "type", "vendor", "vendorID", "deviceID", "model", "kernelDriver", "iommuGroup", "socket",
     "pcieMaxLinkSpeed", "pcieMaxLinkWidth", "ifName", "linkType", "rdma", "rdmaDevice",
     "sriovRole", "sriovTotalVFs", "sriovNumVFs", "pfPciBusID", "vfIndex", "cpus",
-]] + [(f"capacity `{name}`", "", "capacity", name) for name in ["bandwidth", "cpu", "memory"]
+]] + [(f"capacity `{name}`", "", "capacity", name) for name in [
+    "bandwidth", f"{DRIVER}/bandwidth", "vfs", "cpu", "memory"]
      ] + [(f"nodeAllocatableResources `{name}` (`--node-allocatable-resources`)",
            "--node-allocatable-resources", "nodeAllocatable", name) for name in ["cpu", "memory"]]
 
@@ -111,21 +115,22 @@ def render_table(numa_probe, machines):
     cache = {}
     lines = [
         "| attribute | " + " | ".join(
-            f"{title}<br>`{device}`" for title, _, device in COLUMNS) + " |",
+            f"{title}<br>`{device}`" for title, _, device, _ in COLUMNS) + " |",
         "| --- |" + " --- |" * len(COLUMNS),
     ]
     for title, profile, kind, name in ROWS:
         cells = []
-        for _, machine, device_name in COLUMNS:
-            key = (machine, profile)
+        for _, machine, device_name, column_flags in COLUMNS:
+            key = (machine, profile, tuple(column_flags))
             if key not in cache:
-                cache[key] = published_devices(numa_probe, machines, machine, PROFILES[profile])
+                cache[key] = published_devices(numa_probe, machines, machine,
+                                               PROFILES[profile] + column_flags)
             device = cache[key].get(device_name)
             if device is None:
                 sys.exit(f"readme-sync: {machine} publishes no {device_name}")
             cells.append(cell(device, kind, name))
         lines.append(f"| {title} | " + " | ".join(cells) + " |")
-    machines_used = sorted({machine for _, machine, _ in COLUMNS})
+    machines_used = sorted({machine for _, machine, _, _ in COLUMNS})
     lines.append("")
     lines.append("Values as `numa-probe` publishes them for the bundled mocked machines "
                  + " and ".join(f"`{m}`" for m in machines_used)

@@ -52,12 +52,19 @@ STORIES = {
     ],
     "vf-bandwidth-budget": [
         Run("sriov-nic", ["--shared-consumable-capacity"], devices={
+            "ingest-net": {"vf": ["nic-0000-01-00-0-vfs-iavf"]},
+            "replica-a-net": {"vf": ["nic-0000-01-00-0-vfs-iavf"]},
+            "replica-b-net": {"vf": ["nic-0000-01-00-0-vfs-iavf"]},
+            "packet-forwarder-net": {"vf": ["nic-0000-01-00-0-vfs-vfio-pci"]}}),
+        Run("sriov-nic", ["--shared-consumable-capacity"], extra=["overcommit"], exit=1,
+            refused=["one-more"]),
+        Run("sriov-nic", ["--shared-consumable-capacity", "--vf-layout", "individual"], devices={
             "ingest-net": {"vf": ["nic-0000-01-02-0"]},
             "replica-a-net": {"vf": ["nic-0000-01-02-1"]},
             "replica-b-net": {"vf": ["nic-0000-01-02-2"]},
             "packet-forwarder-net": {"vf": ["nic-0000-01-02-6"]}}),
-        Run("sriov-nic", ["--shared-consumable-capacity"], extra=["overcommit"], exit=1,
-            refused=["one-more"]),
+        Run("sriov-nic", ["--shared-consumable-capacity", "--vf-layout", "individual"],
+            extra=["overcommit"], exit=1, refused=["one-more"]),
     ],
     "numa-cpu-budgets": [
         Run("epyc-2s-nps4", ["--shared-consumable-capacity"], devices={

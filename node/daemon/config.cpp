@@ -169,8 +169,8 @@ const std::vector<Flag>& flags() {
                  [](DaemonConfig& c) -> bool& { return c.slices.sharedConsumableCapacity; }),
         {"vf-layout", FlagKind::String,
          "SR-IOV VFs as one shared device per PF and VF driver, the VF chosen at Prepare "
-         "(pooled: the scheduler looks at far fewer devices), or one device per VF (individual, "
-         "default: claims can select a VF by its own attributes)",
+         "(pooled, default: the scheduler looks at far fewer devices), or one device per VF "
+         "(individual: claims can select a VF by its own attributes)",
          [](DaemonConfig& c, const std::string& v) -> Status {
              auto layout = slices::parseVfLayout(v);
              if (!layout)

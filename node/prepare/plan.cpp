@@ -80,7 +80,10 @@ Result<cdi::ContainerEdits> editsFor(const state::DeviceRecord& record, const No
         netdev.mac = record.hardwareAddress;
         asPrepared.netdevs.push_back(netdev);
     }
-    auto edits = cdi::pciDeviceEdits(asPrepared, record.device, host);
+    // A share of a VF pool names its variables by its share too, as a CPU share does: two
+    // shares of one pool in one claim must not collide.
+    const std::string name = record.shareId ? record.device + "-" + *record.shareId : record.device;
+    auto edits = cdi::pciDeviceEdits(asPrepared, name, host);
     if (edits && options.cdiNetDevices)
         edits->netDevices = cdi::netDeviceEdits(asPrepared);
     return edits;

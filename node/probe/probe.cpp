@@ -34,8 +34,8 @@ Options:
                                  (needs DRAListTypeAttributes in the cluster)
   --shared-consumable-capacity   request-driven counters (alpha DRASharedConsumableCapacity)
   --vf-layout pooled|individual  SR-IOV VFs as one shared device per PF and VF driver, the VF
-                                 chosen at Prepare (pooled), or one device per VF (individual,
-                                 the default)
+                                 chosen at Prepare (pooled, the default), or one device per VF
+                                 (individual)
   --legacy-numa-attributes       also publish dra.net/numaNode and dra.cpu/numaNodeID
   --node-allocatable-resources   CPU devices map the CPUs and memory a claim consumes to the
                                  node's allocatable cpu and memory (needs

@@ -20,6 +20,8 @@ const std::string kBigMachine = std::string(NUMADRA_GENERATED_SYSFS) + "/big-2s-
 
 numadra::slices::SliceOptions sliceOptions(bool list) {
     numadra::slices::SliceOptions options;
+    // One device per VF: the most a machine publishes, the figures below were always measured so.
+    options.vfLayout = numadra::slices::VfLayout::Individual;
     options.nodeName = "bench-node";
     options.numaForm =
         list ? numadra::topology::NumaForm::List : numadra::topology::NumaForm::Scalar;

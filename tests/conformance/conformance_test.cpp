@@ -801,8 +801,12 @@ class Conformance : public ::testing::TestWithParam<Case> {
             SCOPED_TRACE(name);
             const auto numa = numaValues(device);
             const std::string kind = classOf(device);
-            if ((kind == "gpu" || kind == "nic") && !addressOf(name).empty()) {
-                const fs::path function = fs::path(sys()) / "bus/pci/devices" / addressOf(name);
+            // A VF pool (--vf-layout=pooled) sits where its PF does.
+            const bool vfPool = isVf(device) && device.value("allowMultipleAllocations", false);
+            const std::string address =
+                vfPool ? stringAttribute(device, "pfPciBusID") : addressOf(name);
+            if ((kind == "gpu" || kind == "nic") && !address.empty()) {
+                const fs::path function = fs::path(sys()) / "bus/pci/devices" / address;
                 ASSERT_TRUE(fs::exists(function)) << function;
                 const auto node = parseInteger(readFile(function / "numa_node"));
                 if (node && *node >= 0) {
@@ -1212,9 +1216,20 @@ class Conformance : public ::testing::TestWithParam<Case> {
                     EXPECT_EQ(device["driver"], kDriver);
                     EXPECT_EQ(device["pool"], kNode);
                     ASSERT_EQ(published.count(name), 1u);
-                    EXPECT_EQ(device.value("attributes", Json::object()),
-                              published.at(name).value("attributes", Json::object()))
-                        << name;
+                    Json attributes = device.value("attributes", Json::object());
+                    const Json& own = published.at(name);
+                    if (isVf(own) && own.value("allowMultipleAllocations", false)) {
+                        // A VF pool's share: the metadata names the VF the driver chose, one of
+                        // the pool's PF's VFs.
+                        ASSERT_TRUE(attributes.contains(kPciBusId)) << name;
+                        const std::string vf = attributes[kPciBusId]["string"];
+                        const fs::path physfn = fs::path(sys()) / "bus/pci/devices" / vf / "physfn";
+                        EXPECT_EQ(fs::canonical(physfn).filename().string(),
+                                  stringAttribute(own, "pfPciBusID"))
+                            << name << " got " << vf;
+                        attributes.erase(kPciBusId);
+                    }
+                    EXPECT_EQ(attributes, own.value("attributes", Json::object())) << name;
                     const std::string ifName = stringAttribute(published.at(name), "ifName");
                     if (!ifName.empty()) {
                         EXPECT_EQ(device["networkData"]["interfaceName"], ifName) << name;

@@ -268,7 +268,7 @@ TEST_F(DaemonTest, APreparedNicsInterfaceIsInItsClaimsStatusUntilUnprepared) {
 // 100 claims prepared, then unprepared, from 8 kubelet threads with their own connections:
 // every call succeeds, nothing is lost, nothing is handed out twice, nothing is left behind.
 TEST_F(DaemonTest, HundredClaimsFromEightConcurrentClients) {
-    start({"--sysfs-root", numadra::testing::machineRoot("big-2s-8n")});
+    start({"--sysfs-root", numadra::testing::machineRoot("big-2s-8n"), "--vf-layout=individual"});
     std::vector<std::string> vfs;
     // The node's slices appear one by one: wait for enough VFs.
     ASSERT_TRUE(eventually([&] {

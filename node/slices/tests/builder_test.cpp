@@ -17,6 +17,13 @@ SliceOptions optionsFor(const std::string& node) {
     return options;
 }
 
+// One device per VF: the most devices a machine publishes.
+SliceOptions individualOptionsFor(const std::string& node) {
+    auto options = optionsFor(node);
+    options.vfLayout = VfLayout::Individual;
+    return options;
+}
+
 std::vector<api::ResourceSlice> build(const discovery::Machine& machine,
                                       const SliceOptions& options) {
     auto slices = buildResourceSlices(machine, options);
@@ -52,7 +59,7 @@ const api::AttributeValue* attribute(const api::Device& device, const std::strin
 
 TEST(Slices, BigMachineRespectsEveryLimit) {
     auto machine = loadMachine("big-2s-8n");
-    auto slices = build(machine, optionsFor("big"));
+    auto slices = build(machine, individualOptionsFor("big"));
     size_t devices = 0;
     std::set<std::string> names;
     for (const auto& slice : slices) {
@@ -74,7 +81,7 @@ TEST(Slices, BigMachineRespectsEveryLimit) {
 
 TEST(Slices, SliceNamesSortInPreferenceOrder) {
     auto machine = loadMachine("big-2s-8n");
-    auto slices = build(machine, optionsFor("big"));
+    auto slices = build(machine, individualOptionsFor("big"));
     ASSERT_GT(slices.size(), 2u);
     for (size_t i = 1; i < slices.size(); ++i)
         EXPECT_LT(slices[i - 1].name, slices[i].name);
@@ -244,7 +251,7 @@ TEST(Slices, OfflineCpusAreNotCounted) {
 
 TEST(Slices, SriovPfCounterSetIsSharedByPfAndVfs) {
     auto machine = loadMachine("sriov-nic");
-    auto slices = build(machine, optionsFor("n"));
+    auto slices = build(machine, individualOptionsFor("n"));
     std::vector<api::CounterSet> sets;
     for (const auto& slice : slices)
         sets.insert(sets.end(), slice.sharedCounters.begin(), slice.sharedCounters.end());
@@ -355,7 +362,7 @@ TEST(Slices, PooledVfsWithSharedConsumableCapacityDrawTheLinkPerClaim) {
 
 TEST(Slices, BigMachinePooledPublishesEightPoolsInsteadOf512Vfs) {
     auto machine = loadMachine("big-2s-8n");
-    const auto individual = build(machine, optionsFor("n"));
+    const auto individual = build(machine, individualOptionsFor("n"));
     const auto pooled = build(machine, pooledOptionsFor("n"));
     EXPECT_EQ(devicesWithRole(individual, "vf").size(), 512u);
     EXPECT_EQ(devicesWithRole(pooled, "vf").size(), 8u);

@@ -14,9 +14,12 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The VF the test claims: big-2s-8n's first VF of its first ConnectX-7, a netdev (mlx5_core).
+// The VF pool the test claims a share of (the default --vf-layout=pooled): the mlx5_core VFs of
+// big-2s-8n's first ConnectX-7. The daemon hands the first claim the pool's first VF, 0000:02:00.2,
+// a netdev.
 const (
-	netdevVF        = "nic-0000-02-00-2"
+	netdevPF        = "0000:02:00.0"
+	netdevPool      = "nic-0000-02-00-0-vfs-mlx5-core"
 	netdevInterface = "ens1f0v0"
 )
 
@@ -50,7 +53,7 @@ func TestANetdevVFsInterfaceMovesIntoThePodUntilItsNamespaceGoes(t *testing.T) {
 			Requests: []resourceapi.DeviceRequest{{Name: "vf", Exactly: &resourceapi.ExactDeviceRequest{
 				DeviceClassName: "vf." + driverName,
 				Selectors: []resourceapi.DeviceSelector{{CEL: &resourceapi.CELDeviceSelector{
-					Expression: fmt.Sprintf(`device.attributes["%s"].ifName == "%s"`, driverName, netdevInterface)}}},
+					Expression: fmt.Sprintf(`device.attributes["%s"].pfPciBusID == "%s"`, driverName, netdevPF)}}},
 			}}},
 		}}},
 	}
@@ -66,8 +69,8 @@ func TestANetdevVFsInterfaceMovesIntoThePodUntilItsNamespaceGoes(t *testing.T) {
 		},
 	}
 	w := startPodWithItsOwnNetwork(t, "netdev-vf", template, pod)
-	if got := w.claim.Status.Allocation.Devices.Results; len(got) != 1 || got[0].Device != netdevVF {
-		t.Fatalf("claim %s allocated %v, want %s", w.claim.Name, got, netdevVF)
+	if got := w.claim.Status.Allocation.Devices.Results; len(got) != 1 || got[0].Device != netdevPool || got[0].ShareID == nil {
+		t.Fatalf("claim %s allocated %v, want a share of %s", w.claim.Name, got, netdevPool)
 	}
 
 	inside := execIn(t, w.pod, "cat /sys/class/net/"+netdevInterface+"/address; ls /sys/class/net")

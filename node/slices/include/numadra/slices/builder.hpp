@@ -45,7 +45,7 @@ struct SliceOptions {
     // consumes are the node's allocatable cpu and memory, so the scheduler stops offering them
     // to ordinary pods and the kubelet sizes the pod's cgroup with them.
     bool nodeAllocatableResources = false;
-    VfLayout vfLayout = VfLayout::Individual;
+    VfLayout vfLayout = VfLayout::Pooled;
     std::int64_t generation = 1;
 };
 
