@@ -36,6 +36,7 @@
 #include "numadra/state/checkpoint.hpp"
 #include "server_capabilities.hpp"
 #include "trigger.hpp"
+#include "watch_coverage.hpp"
 
 #ifndef NUMADRA_VERSION
 #define NUMADRA_VERSION "0.0.0"
@@ -100,7 +101,9 @@ class Daemon {
     void decideNodeAllocatable(const api::Json* node);
     void publishWithoutNodeAllocatable(const std::string& why);
     void publishLoop(std::stop_token stop);
+    void waitForNextReconcile(std::stop_token stop, WatchCoverage::Mark watched);
     void watchLoop(std::stop_token stop);
+    bool listForWatch(std::stop_token stop, std::string& resourceVersion);
     void openDeviceEvents();
     void rescanLoop(std::stop_token stop);
     void watchLinks();
@@ -112,10 +115,11 @@ class Daemon {
     Clock::time_point started_;
 
     // What the loops share: what the API server takes, one slice build at a time, the publish
-    // loop's wake-up, and how far the start got.
+    // loop's wake-up, what the slice watch vouches for, and how far the start got.
     NegotiatedCapabilities capabilities_;
     std::mutex buildMutex_;
     Trigger publishTrigger_;
+    WatchCoverage sliceWatch_;
     std::atomic<bool> published_{false};
     std::atomic<bool> startupReported_{false};
     std::atomic<int> fatalExit_{-1};
@@ -384,6 +388,9 @@ Status Daemon::openCheckpoint() {
 void Daemon::publishLoop(std::stop_token stop) {
     auto retry = kPublishRetryMin;
     while (!stop.stop_requested()) {
+        // Before the reconcile lists the slices: what the watch delivers after this mark is what
+        // changed after that list.
+        const WatchCoverage::Mark watched = sliceWatch_.mark();
         auto stats = publisher_->reconcile(inventory_.current()->slices);
         if (!stats) {
             metrics_.counterAdd("numadra_publish_errors_total");
@@ -442,8 +449,18 @@ void Daemon::publishLoop(std::stop_token stop) {
             metrics_.gaugeSet("numadra_startup_seconds", {}, seconds);
             spdlog::info("ready startup_ms={:.1f}", seconds * 1000);
         }
-        // Until a change, a repair request from the watch, or the periodic resync.
-        publishTrigger_.wait(stop, config_.resyncInterval);
+        waitForNextReconcile(stop, watched);
+    }
+}
+
+// Until a change of the devices, a repair request from the watch (any event on this node's
+// slices, a relist), or a periodic resync that the watch cannot vouch for: while the chain of
+// watches marked before the last reconcile is unbroken and delivered nothing, the slices are as
+// that reconcile left them, and listing them again would find nothing to do.
+void Daemon::waitForNextReconcile(std::stop_token stop, WatchCoverage::Mark watched) {
+    while (!publishTrigger_.wait(stop, config_.resyncInterval)) {
+        if (stop.stop_requested() || !sliceWatch_.unbrokenSince(watched))
+            return;
     }
 }
 
@@ -451,17 +468,19 @@ void Daemon::watchLoop(std::stop_token stop) {
     // Any change to this node's slices made by someone else (the kubelet wiping them, an admin)
     // triggers a reconcile; our own writes trigger one too, which then finds nothing to do.
     std::string resourceVersion;
+    bool chainBroken = true;
     while (!stop.stop_requested()) {
-        if (resourceVersion.empty()) {
-            auto listed = client_->listResourceSlices(fieldSelector(config_));
-            if (!listed) {
-                spdlog::warn("slice list for watch failed error=\"{}\"", listed.error().message);
-                Trigger sleep;
-                sleep.wait(stop, kWatchRetry);
-                continue;
-            }
-            resourceVersion = listed->resourceVersion;
+        const bool relisting = resourceVersion.empty();
+        if (relisting && !listForWatch(stop, resourceVersion))
+            continue;
+        if (chainBroken) {
+            // A new chain (a watch that failed and resumes from the last resourceVersion seen
+            // too): it vouches for nothing until the next reconcile has listed the slices.
+            sliceWatch_.begin();
+            chainBroken = false;
         }
+        if (relisting)
+            publishTrigger_.fire();  // what changed before this list may have gone unseen
         auto status = client_->watchResourceSlices(
             fieldSelector(config_), resourceVersion,
             [&](const kube::KubeClient::WatchEvent& event) {
@@ -474,15 +493,31 @@ void Daemon::watchLoop(std::stop_token stop) {
                     publishTrigger_.fire();
             },
             stop);
-        if (!status) {
-            if (status.error().is(ErrorKind::Expired)) {
-                resourceVersion.clear();  // too old: list again
-            } else {
-                spdlog::warn("slice watch ended error=\"{}\"", status.error().message);
-                std::this_thread::sleep_for(std::chrono::milliseconds(200));
-            }
+        if (status)
+            continue;  // the server ended the stream: resumed from where it ended, chain unbroken
+        sliceWatch_.broken();
+        chainBroken = true;
+        if (status.error().is(ErrorKind::Expired)) {
+            resourceVersion.clear();  // too old: list again
+        } else {
+            spdlog::warn("slice watch ended error=\"{}\"", status.error().message);
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
         }
     }
+}
+
+// The resourceVersion a new chain of watches starts from; false (after a pause) when the list
+// failed.
+bool Daemon::listForWatch(std::stop_token stop, std::string& resourceVersion) {
+    auto listed = client_->listResourceSlices(fieldSelector(config_));
+    if (!listed) {
+        spdlog::warn("slice list for watch failed error=\"{}\"", listed.error().message);
+        Trigger sleep;
+        sleep.wait(stop, kWatchRetry);
+        return false;
+    }
+    resourceVersion = listed->resourceVersion;
+    return true;
 }
 
 void Daemon::openDeviceEvents() {

@@ -662,6 +662,57 @@ TEST_F(DaemonTest, SlicesDeletedByOthersAreRepaired) {
     EXPECT_EQ(api.resourceSlices().size(), before.size());
 }
 
+// The daemon's LISTs of its slices (each reconcile's, each relist of the watch), not its watches.
+int sliceLists(const fakes::FakeApiServer& api) {
+    int lists = 0;
+    for (const auto& request : api.requests()) {
+        if (request.method == "GET" && request.path == "/apis/resource.k8s.io/v1/resourceslices" &&
+            request.query.find("watch=") == std::string::npos)
+            ++lists;
+    }
+    return lists;
+}
+
+// True once `quiet` went by without a slice LIST (waiting 30 s at most for one).
+bool listingStopsFor(const fakes::FakeApiServer& api, std::chrono::milliseconds quiet) {
+    return eventually(
+        [&] {
+            const int before = sliceLists(api);
+            std::this_thread::sleep_for(quiet);
+            return sliceLists(api) == before;
+        },
+        30s);
+}
+
+// Issue 27: the resync (every second here) lists the slices only when the watch cannot vouch
+// that nothing changed since the last reconcile.
+TEST_F(DaemonTest, AQuietUnbrokenWatchSparesTheResyncItsList) {
+    start();
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    // Three resyncs without a LIST once the start's reconciles are over.
+    EXPECT_TRUE(listingStopsFor(api, 3s));
+}
+
+TEST_F(DaemonTest, ABrokenWatchVouchesForNothingUntilTheNextReconcile) {
+    start();
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    ASSERT_TRUE(listingStopsFor(api, 3s));
+    const int before = sliceLists(api);
+    api.breakWatches();  // resumed from where it broke, but a broken watch is not trusted
+    EXPECT_TRUE(eventually([&] { return sliceLists(api) > before; }));
+    EXPECT_TRUE(listingStopsFor(api, 3s));  // the reconcile's list renewed the watch's word
+}
+
+TEST_F(DaemonTest, AnExpiredWatchRelistsAndReconcilesAtOnce) {
+    start({"--resync-interval", "1h"});
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    ASSERT_TRUE(listingStopsFor(api, 2s));
+    const int before = sliceLists(api);
+    api.expireWatches();  // what changed while it was behind is gone from the history
+    // Long before the resync (an hour): the relist and the reconcile it calls for.
+    EXPECT_TRUE(eventually([&] { return sliceLists(api) >= before + 2; }));
+}
+
 TEST_F(DaemonTest, RescanRepublishesWhenADeviceGoesAway) {
     numadra::testing::TempTree machine;
     machine.copyFrom(numadra::testing::machineRoot("epyc-2s-nps4"));
