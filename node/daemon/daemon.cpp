@@ -521,7 +521,9 @@ bool Daemon::listForWatch(std::stop_token stop, std::string& resourceVersion) {
 }
 
 void Daemon::openDeviceEvents() {
-    auto listener = discovery::UeventListener::open();
+    auto listener = hooks_.withoutKernelDeviceEvents
+                        ? Result<discovery::UeventListener>(Error{"turned off by a test"})
+                        : discovery::UeventListener::open();
     if (!listener) {
         spdlog::info("kernel device events unavailable, polling only interval_ms={} reason=\"{}\"",
                      config_.resyncInterval.count(), listener.error().message);
@@ -559,7 +561,10 @@ void Daemon::rescanLoop(std::stop_token stop) {
             idle.wait(stop, timeout);
         }
         if (Clock::now() >= nextScan) {
-            changed = rescan() || changed;
+            // With uevents only what changes without one (Machine::unannounced) can have made
+            // the last scan stale: a few files are read again instead of the whole tree.
+            if (!uevents_ || discovery::changedWithoutUevent(inventory_.current()->machine))
+                changed = rescan() || changed;
             nextScan = Clock::now() + config_.resyncInterval;
         }
         if (changed) {
