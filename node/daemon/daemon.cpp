@@ -553,14 +553,20 @@ void Daemon::rescanLoop(std::stop_token stop) {
                      std::chrono::milliseconds(0));
         if (uevents_) {
             auto events = uevents_->wait(waker.limit(timeout), kSubsystems, waker.fd());
-            if (!events.empty()) {
+            const bool lost = uevents_->lostEvents();
+            if (!events.empty() || lost) {
                 metrics_.counterAdd("numadra_kernel_events_total", {"uevent"},
                                     static_cast<double>(events.size()));
                 if (health_)
                     health_->checkNow();  // a removal is unhealthy at once, not at the next poll
-                spdlog::info("device event action={} devpath={} subsystem={}",
-                             events.front().action, events.front().devpath,
-                             events.front().subsystem);
+                if (lost) {
+                    // The skipped periodic scans rely on the events: the tree is scanned instead.
+                    spdlog::warn("kernel device events lost action=\"rescanning\"");
+                } else {
+                    spdlog::info("device event action={} devpath={} subsystem={}",
+                                 events.front().action, events.front().devpath,
+                                 events.front().subsystem);
+                }
                 std::this_thread::sleep_for(kRescanDebounce);
                 uevents_->wait(std::chrono::milliseconds(0), kSubsystems);  // drain the burst
                 changed = rescan();
