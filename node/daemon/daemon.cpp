@@ -112,6 +112,8 @@ class Daemon {
     bool listForWatch(std::stop_token stop, std::string& resourceVersion);
     void openDeviceEvents();
     void rescanLoop(std::stop_token stop);
+    bool rescanOnDeviceEvents(const StopFd& waker, std::chrono::milliseconds timeout);
+    bool rescanIfStale();
     void watchLinks();
     metrics::HttpResponse serveHttp(const std::string& path);
     void shutdown();
@@ -541,45 +543,22 @@ void Daemon::openDeviceEvents() {
 }
 
 void Daemon::rescanLoop(std::stop_token stop) {
-    static const std::vector<std::string> kSubsystems{"pci", "net", "infiniband",
-                                                      "drm", "cpu", "node"};
     nameThisThread("rescan");
     StopFd waker(stop);
     auto nextScan = Clock::now() + config_.resyncInterval;
     while (!stop.stop_requested()) {
-        bool changed = false;
         const auto timeout =
             std::max(std::chrono::duration_cast<std::chrono::milliseconds>(nextScan - Clock::now()),
                      std::chrono::milliseconds(0));
+        bool changed = false;
         if (uevents_) {
-            auto events = uevents_->wait(waker.limit(timeout), kSubsystems, waker.fd());
-            const bool lost = uevents_->lostEvents();
-            if (!events.empty() || lost) {
-                metrics_.counterAdd("numadra_kernel_events_total", {"uevent"},
-                                    static_cast<double>(events.size()));
-                if (health_)
-                    health_->checkNow();  // a removal is unhealthy at once, not at the next poll
-                if (lost) {
-                    // The skipped periodic scans rely on the events: the tree is scanned instead.
-                    spdlog::warn("kernel device events lost action=\"rescanning\"");
-                } else {
-                    spdlog::info("device event action={} devpath={} subsystem={}",
-                                 events.front().action, events.front().devpath,
-                                 events.front().subsystem);
-                }
-                std::this_thread::sleep_for(kRescanDebounce);
-                uevents_->wait(std::chrono::milliseconds(0), kSubsystems);  // drain the burst
-                changed = rescan();
-            }
+            changed = rescanOnDeviceEvents(waker, timeout);
         } else {
             Trigger idle;
             idle.wait(stop, timeout);
         }
         if (Clock::now() >= nextScan) {
-            // With uevents only what changes without one (Machine::unannounced) can have made
-            // the last scan stale: a few files are read again instead of the whole tree.
-            if (!uevents_ || discovery::changedWithoutUevent(inventory_.current()->machine))
-                changed = rescan() || changed;
+            changed = rescanIfStale() || changed;
             nextScan = Clock::now() + config_.resyncInterval;
         }
         if (changed) {
@@ -587,6 +566,39 @@ void Daemon::rescanLoop(std::stop_token stop) {
             publishTrigger_.fire();
         }
     }
+}
+
+// Waits up to `timeout` for kernel device events; when some came (or the kernel dropped some),
+// rescans once the burst is over. True when the published content changed.
+bool Daemon::rescanOnDeviceEvents(const StopFd& waker, std::chrono::milliseconds timeout) {
+    static const std::vector<std::string> kSubsystems{"pci", "net", "infiniband",
+                                                      "drm", "cpu", "node"};
+    auto events = uevents_->wait(waker.limit(timeout), kSubsystems, waker.fd());
+    const bool lost = uevents_->lostEvents();
+    if (events.empty() && !lost)
+        return false;
+    metrics_.counterAdd("numadra_kernel_events_total", {"uevent"},
+                        static_cast<double>(events.size()));
+    if (health_)
+        health_->checkNow();  // a removal is unhealthy at once, not at the next poll
+    if (lost) {
+        // The skipped periodic scans rely on the events: the tree is scanned instead.
+        spdlog::warn("kernel device events lost action=\"rescanning\"");
+    } else {
+        spdlog::info("device event action={} devpath={} subsystem={}", events.front().action,
+                     events.front().devpath, events.front().subsystem);
+    }
+    std::this_thread::sleep_for(kRescanDebounce);
+    uevents_->wait(std::chrono::milliseconds(0), kSubsystems);  // drain the burst
+    return rescan();
+}
+
+// The periodic check. With uevents only what changes without one (Machine::unannounced) can have
+// made the last scan stale: a few files are read again instead of the whole tree.
+bool Daemon::rescanIfStale() {
+    if (uevents_ && !discovery::changedWithoutUevent(inventory_.current()->machine))
+        return false;
+    return rescan();
 }
 
 // A cable pull or a switch port going down raises no uevent, only an rtnetlink message: with
