@@ -1,5 +1,7 @@
 #include "numadra/discovery/discovery.hpp"
 
+#include <algorithm>
+
 #include "readers.hpp"
 
 namespace numadra::discovery {
@@ -16,13 +18,21 @@ Status checkLooksLikeSysfs(const std::string& root) {
     return Status::Ok();
 }
 
+bool changedWithoutUevent(const Machine& machine) {
+    const Sysfs sysfs(machine.sysfsRoot);
+    return std::any_of(
+        machine.unannounced.begin(), machine.unannounced.end(), [&](const UnannouncedRead& read) {
+            return detail::readUnannounced(sysfs, read.what, read.path) != read.value;
+        });
+}
+
 Result<Machine> discover(const DiscoveryOptions& options) {
     if (auto status = checkLooksLikeSysfs(options.sysfsRoot); !status)
         return status.error();
     Machine machine;
     machine.sysfsRoot = options.sysfsRoot;
     Sysfs sysfs(options.sysfsRoot);
-    detail::Reader reader(sysfs, machine.diagnostics);
+    detail::Reader reader(sysfs, machine.diagnostics, &machine.unannounced);
     detail::readNumaAndCpus(reader, machine);
     detail::readPciFunctions(reader, options.names, machine);
     const DeviceKindRules& kinds = options.kinds ? *options.kinds : DeviceKindRules::defaults();

@@ -45,27 +45,14 @@ std::vector<int> numberedEntries(const Sysfs& sysfs, std::string_view folder,
 
 // "Node 0 MemTotal:       3762388 kB" -> bytes
 std::optional<std::uint64_t> memTotalBytes(Reader& reader, const std::string& path) {
+    reader.remember(UnannouncedRead::What::MemTotal, path);
     auto content = reader.text(path, false);
     if (!content)
         return std::nullopt;
-    for (auto line : text::split(*content, '\n')) {
-        auto colon = line.find(':');
-        if (colon == std::string_view::npos)
-            continue;
-        // "Node 0 MemTotal" in node meminfo; hwloc looks for "MemTotal:" anywhere.
-        auto key = text::splitWhitespace(line.substr(0, colon));
-        if (key.empty() || key.back() != "MemTotal")
-            continue;
-        auto value = text::splitWhitespace(line.substr(colon + 1));
-        if (value.size() != 2 || value[1] != "kB")
-            break;
-        if (auto kib = text::parseInt(value[0]); kib && *kib >= 0) {
-            return static_cast<std::uint64_t>(*kib) * 1024;
-        }
-        break;
-    }
-    reader.warn(path, "no parsable 'MemTotal: <n> kB' line");
-    return std::nullopt;
+    auto bytes = parseMemTotal(*content);
+    if (!bytes)
+        reader.warn(path, "no parsable 'MemTotal: <n> kB' line");
+    return bytes;
 }
 
 std::vector<int> distanceRow(Reader& reader, const std::string& path) {
@@ -112,6 +99,7 @@ std::vector<int> idsWithFolders(Reader& reader, const std::string& listFile,
 // and hwloc lists the folder then too.
 std::vector<int> onlineNodeIds(Reader& reader) {
     const std::string online = std::string(kNodeDir) + "/online";
+    reader.remember(UnannouncedRead::What::FileText, online);
     auto folders = numberedEntries(reader.sysfs(), kNodeDir, "node");
     if (reader.sysfs().exists(online)) {
         if (auto ids = reader.rangeList(online, true); ids && !ids->empty())
@@ -324,6 +312,7 @@ std::optional<int> nodeFromCpuLink(const Sysfs& sysfs, int cpu) {
 void readCpus(Reader& reader, Machine& machine) {
     const Sysfs& sysfs = reader.sysfs();
     std::optional<std::vector<int>> onlineList;
+    reader.remember(UnannouncedRead::What::FileText, std::string(kCpuDir) + "/online");
     if (sysfs.exists(std::string(kCpuDir) + "/online")) {
         onlineList = reader.rangeList(std::string(kCpuDir) + "/online", true);
     }

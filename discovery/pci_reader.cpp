@@ -156,6 +156,7 @@ NetInterface readNetInterface(Reader& reader, std::string path, std::string name
     if (auto type = reader.integer(file("type"), false))
         netdev.linkType = static_cast<int>(*type);
     // speed/carrier of an admin-down interface fail with EINVAL: unknown, not an error.
+    reader.remember(UnannouncedRead::What::FileText, file("speed"));
     if (auto content = reader.sysfs().read(file("speed"))) {
         auto speed = text::parseInt(content.value());
         if (speed && *speed > 0 && *speed < 0xffffffffLL)
@@ -232,6 +233,8 @@ void readChildren(Reader& reader, std::vector<PciFunction>& functions) {
     FunctionsByPath byPath(functions.size());
     for (size_t i = 0; i < functions.size(); ++i)
         byPath.emplace(functions[i].devicePath, i);
+    for (const char* folder : {"class/net", "class/infiniband", "class/drm"})
+        reader.remember(UnannouncedRead::What::Listing, folder);
 
     forEachClassDevice(
         sysfs, "net", byPath, functions,
@@ -527,6 +530,7 @@ bool readFunction(Reader& reader, ParentFolders& folders, const PciNameDatabase*
 
 void readPciFunctions(Reader& reader, const PciNameDatabase* names, Machine& machine) {
     std::vector<std::string> addresses;
+    reader.remember(UnannouncedRead::What::Listing, std::string(kPciDevices));
     for (const auto& address : reader.sysfs().list(kPciDevices)) {
         if (isPciAddress(address)) {
             addresses.push_back(address);

@@ -11,6 +11,48 @@ void Reader::warn(std::string_view relative, std::string message) {
     diagnostics_.push_back(Diagnostic{sysfs_.path(relative), std::move(message)});
 }
 
+void Reader::remember(UnannouncedRead::What what, const std::string& relative) {
+    if (unannounced_ != nullptr)
+        unannounced_->push_back({what, relative, readUnannounced(sysfs_, what, relative)});
+}
+
+std::string readUnannounced(const Sysfs& sysfs, UnannouncedRead::What what,
+                            const std::string& relative) {
+    if (what == UnannouncedRead::What::Listing) {
+        std::string names;
+        for (const auto& name : sysfs.list(relative))
+            names.append(name).push_back('\n');
+        return names;
+    }
+    auto content = sysfs.read(relative);
+    if (!content)
+        return "unreadable: " + content.error().message;
+    if (what == UnannouncedRead::What::FileText)
+        return std::move(content).value();
+    const auto bytes = parseMemTotal(content.value());
+    return bytes ? std::to_string(*bytes) : "no MemTotal";
+}
+
+std::optional<std::uint64_t> parseMemTotal(std::string_view meminfo) {
+    for (auto line : text::split(text::attributeText(meminfo), '\n')) {
+        auto colon = line.find(':');
+        if (colon == std::string_view::npos)
+            continue;
+        // "Node 0 MemTotal" in node meminfo; hwloc looks for "MemTotal:" anywhere.
+        auto key = text::splitWhitespace(line.substr(0, colon));
+        if (key.empty() || key.back() != "MemTotal")
+            continue;
+        auto value = text::splitWhitespace(line.substr(colon + 1));
+        if (value.size() != 2 || value[1] != "kB")
+            return std::nullopt;
+        auto kib = text::parseInt(value[0]);
+        if (!kib || *kib < 0)
+            return std::nullopt;
+        return static_cast<std::uint64_t>(*kib) * 1024;
+    }
+    return std::nullopt;
+}
+
 std::optional<std::string> Reader::text(std::string_view relative, bool required) {
     auto content = sysfs_.read(relative);
     if (!content) {

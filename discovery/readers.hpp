@@ -15,13 +15,19 @@ namespace numadra::discovery::detail {
 // Collects diagnostics while reading; every helper names the file it failed on.
 class Reader {
   public:
-    Reader(const Sysfs& sysfs, std::vector<Diagnostic>& diagnostics)
-        : sysfs_(sysfs), diagnostics_(diagnostics) {}
+    // `unannounced`: where remember() puts what it reads (nullptr: nowhere).
+    Reader(const Sysfs& sysfs, std::vector<Diagnostic>& diagnostics,
+           std::vector<UnannouncedRead>* unannounced = nullptr)
+        : sysfs_(sysfs), diagnostics_(diagnostics), unannounced_(unannounced) {}
 
     const Sysfs& sysfs() const { return sysfs_; }
-    // A reader of a folder of this tree (Sysfs::folder) that reports into the same list.
+    // A reader of a folder of this tree (Sysfs::folder) that reports into the same list. It
+    // remembers nothing: its paths are not the root's.
     Reader forFolder(const Sysfs& folder) const { return Reader(folder, diagnostics_); }
     void warn(std::string_view relative, std::string message);
+    // Reads what the kernel can change without a uevent (Machine::unannounced), before the scan
+    // reads it in its own way.
+    void remember(UnannouncedRead::What what, const std::string& relative);
 
     // The file's text::attributeText (no surrounding whitespace, nothing from a NUL byte on);
     // nullopt if missing/unreadable. A missing file is reported only when `required`; every
@@ -49,7 +55,14 @@ class Reader {
   private:
     const Sysfs& sysfs_;
     std::vector<Diagnostic>& diagnostics_;
+    std::vector<UnannouncedRead>* unannounced_;
 };
+
+// An UnannouncedRead's value as read now: one function for the scan and for the check.
+std::string readUnannounced(const Sysfs& sysfs, UnannouncedRead::What what,
+                            const std::string& relative);
+// The bytes of the "MemTotal: <n> kB" line of a meminfo file ("Node 0 MemTotal:" in a node's).
+std::optional<std::uint64_t> parseMemTotal(std::string_view meminfo);
 
 void readNumaAndCpus(Reader& reader, Machine& machine);
 void readPciFunctions(Reader& reader, const PciNameDatabase* names, Machine& machine);

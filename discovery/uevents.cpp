@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <system_error>
+#include <utility>
 
 #include "netlink_wait.hpp"
 #include "numadra/common/errors.hpp"
@@ -56,6 +57,12 @@ Result<UeventListener> UeventListener::open() {
     address.nl_groups = 1;  // the kernel's broadcast group
     if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
         return errorFromErrno(errno, "netlink uevent bind");
+    // A burst (512 VFs created: thousands of add, bind and net events) must fit while a rescan
+    // runs: past the buffer the kernel drops events. FORCE goes past rmem_max (root only).
+    constexpr int kReceiveBuffer = 8 << 20;
+    if (::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUFFORCE, &kReceiveBuffer,
+                     sizeof kReceiveBuffer) != 0)
+        ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &kReceiveBuffer, sizeof kReceiveBuffer);
     return UeventListener(std::move(fd));
 }
 
@@ -67,6 +74,10 @@ std::vector<Uevent> UeventListener::wait(std::chrono::milliseconds timeout,
     char buffer[8192];
     for (;;) {
         ssize_t n = ::recv(fd_.get(), buffer, sizeof buffer, 0);
+        if (n < 0 && errno == ENOBUFS) {
+            lost_ = true;  // reported once; what was queued before the drop comes next
+            continue;
+        }
         if (n <= 0)
             break;  // EAGAIN: drained
         auto event = parseUevent(std::string_view(buffer, static_cast<size_t>(n)));
@@ -76,6 +87,10 @@ std::vector<Uevent> UeventListener::wait(std::chrono::milliseconds timeout,
         }
     }
     return events;
+}
+
+bool UeventListener::lostEvents() {
+    return std::exchange(lost_, false);
 }
 
 }  // namespace numadra::discovery

@@ -344,5 +344,56 @@ TEST(Discovery, CustomKindRuleAddsAClassWithoutTouchingTheCore) {
     EXPECT_EQ(functionsOfKind(*machine, "nvme").size(), 1u);
 }
 
+// Issue 27: what a periodic check reads again instead of a scan while uevents announce the rest.
+class ChangedWithoutUevent : public ::testing::Test {
+  protected:
+    TempTree tree;
+    void SetUp() override { tree.copyFrom(machineRoot("epyc-2s-nps4")); }
+    Machine scan() const {
+        auto machine = discover({tree.root(), nullptr, nullptr});
+        EXPECT_TRUE(machine.ok());
+        return machine.ok() ? std::move(machine).value() : Machine{};
+    }
+};
+
+TEST_F(ChangedWithoutUevent, AnUnchangedTreeReadsTheSame) {
+    const Machine machine = scan();
+    EXPECT_FALSE(machine.unannounced.empty());
+    EXPECT_FALSE(changedWithoutUevent(machine));
+}
+
+TEST_F(ChangedWithoutUevent, ALinkThatRenegotiatedItsSpeedIsSeen) {
+    const Machine machine = scan();
+    tree.file("class/net/ens5f0np0/speed", "100000\n");
+    EXPECT_TRUE(changedWithoutUevent(machine));
+    EXPECT_FALSE(changedWithoutUevent(scan()));
+}
+
+TEST_F(ChangedWithoutUevent, OfANodesMeminfoOnlyMemTotalCounts) {
+    const Machine machine = scan();
+    const std::string meminfo = "devices/system/node/node5/meminfo";
+    tree.file(meminfo, "Node 5 MemTotal:       67108864 kB\nNode 5 MemFree:        1 kB\n");
+    EXPECT_FALSE(changedWithoutUevent(machine));  // free memory moves all the time
+    tree.file(meminfo, "Node 5 MemTotal:       33554432 kB\nNode 5 MemFree:        1 kB\n");
+    EXPECT_TRUE(changedWithoutUevent(machine));  // a balloon driver took some away
+}
+
+TEST_F(ChangedWithoutUevent, ADeviceGoneWhoseEventWasLostIsSeen) {
+    const Machine machine = scan();
+    tree.remove("bus/pci/devices/0000:c1:00.0");
+    EXPECT_TRUE(changedWithoutUevent(machine));
+}
+
+TEST_F(ChangedWithoutUevent, ADriverBoundIsLeftToItsUevent) {
+    const Machine machine = scan();
+    const std::string gpu = "bus/pci/devices/0000:21:00.0";
+    tree.remove(gpu + "/driver");
+    tree.link(gpu + "/driver", "../../../../bus/pci/drivers/vfio-pci");
+    tree.file(gpu + "/uevent", "DRIVER=vfio-pci\nPCI_CLASS=30200\nPCI_ID=10DE:2330\n");
+    // The kernel announces a bind: the check does not read the thousands of driver links.
+    EXPECT_FALSE(changedWithoutUevent(machine));
+    EXPECT_EQ(scan().pciFunction("0000:21:00.0")->kernelDriver, "vfio-pci");
+}
+
 }  // namespace
 }  // namespace numadra::discovery

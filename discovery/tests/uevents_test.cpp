@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <sys/eventfd.h>
 
+#include <optional>
+#include <string>
+
 #include "numadra/common/unique_fd.hpp"
+#include "numadra/testing/netns.hpp"
 
 namespace numadra::discovery {
 namespace {
@@ -54,6 +58,34 @@ TEST(UeventListener, TheWakeDescriptorEndsTheWaitAtOnce) {
     EXPECT_TRUE(listener->wait(std::chrono::minutes(10), {"pci"}, wake.get()).empty());
     // Not a timing claim: a wait that ignored the descriptor would take ten minutes.
     EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::minutes(1));
+}
+
+// More events than the socket's buffer holds, sent in a network namespace of the test's own: the
+// kernel drops the rest and the listener says so, once.
+TEST(UeventListener, EventsTheKernelDroppedAreReportedOnce) {
+    std::string why;
+    auto netns = testing::PrivateNetworkNamespace::create(why);
+    if (!netns)
+        GTEST_SKIP() << "needs a network namespace of its own (root): " << why;
+    std::optional<UeventListener> listener;
+    const std::string sent = netns->run([&] {
+        auto opened = UeventListener::open();
+        if (!opened)
+            return opened.error().message;
+        listener = std::move(opened).value();
+        constexpr int kFarMoreThanItsBuffer = 100'000;  // ~1 KiB each against 16 MiB at most
+        for (int i = 0; i < kFarMoreThanItsBuffer; ++i) {
+            if (auto error = testing::sendUevent("change", "/devices/virtual/x", "pci");
+                !error.empty())
+                return error;
+        }
+        return std::string();
+    });
+    if (!sent.empty())
+        GTEST_SKIP() << "cannot send uevents in the namespace: " << sent;
+    EXPECT_FALSE(listener->wait(std::chrono::milliseconds(0), {"pci"}).empty());
+    EXPECT_TRUE(listener->lostEvents());
+    EXPECT_FALSE(listener->lostEvents());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "numadra/daemon/daemon.hpp"
 
+#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -36,6 +37,7 @@
 #include "numadra/state/checkpoint.hpp"
 #include "server_capabilities.hpp"
 #include "trigger.hpp"
+#include "watch_coverage.hpp"
 
 #ifndef NUMADRA_VERSION
 #define NUMADRA_VERSION "0.0.0"
@@ -57,6 +59,11 @@ constexpr auto kHandOverWait = std::chrono::seconds(8);
 constexpr auto kHandOverPoll = std::chrono::milliseconds(100);
 // Two passes of the kubelet's plugin manager (pkg/kubelet/pluginmanager: one a second).
 constexpr auto kKubeletRegistersWithin = std::chrono::seconds(2);
+
+// What `top -H` and /proc/<pid>/task/*/comm show for the loops (15 characters at most).
+void nameThisThread(const char* name) {
+    ::pthread_setname_np(::pthread_self(), name);
+}
 
 std::string fieldSelector(const DaemonConfig& config) {
     return "spec.nodeName=" + config.slices.nodeName + ",spec.driver=" + config.slices.driverName;
@@ -98,9 +105,13 @@ class Daemon {
     void decideNodeAllocatable(const api::Json* node);
     void publishWithoutNodeAllocatable(const std::string& why);
     void publishLoop(std::stop_token stop);
+    void waitForNextReconcile(std::stop_token stop, WatchCoverage::Mark watched);
     void watchLoop(std::stop_token stop);
+    bool listForWatch(std::stop_token stop, std::string& resourceVersion);
     void openDeviceEvents();
     void rescanLoop(std::stop_token stop);
+    bool rescanOnDeviceEvents(const StopFd& waker, std::chrono::milliseconds timeout);
+    bool rescanIfStale();
     void watchLinks();
     metrics::HttpResponse serveHttp(const std::string& path);
     void shutdown();
@@ -110,10 +121,11 @@ class Daemon {
     Clock::time_point started_;
 
     // What the loops share: what the API server takes, one slice build at a time, the publish
-    // loop's wake-up, and how far the start got.
+    // loop's wake-up, what the slice watch vouches for, and how far the start got.
     NegotiatedCapabilities capabilities_;
     std::mutex buildMutex_;
     Trigger publishTrigger_;
+    WatchCoverage sliceWatch_;
     std::atomic<bool> published_{false};
     std::atomic<bool> startupReported_{false};
     std::atomic<int> fatalExit_{-1};
@@ -379,8 +391,12 @@ Status Daemon::openCheckpoint() {
 }
 
 void Daemon::publishLoop(std::stop_token stop) {
+    nameThisThread("slice-publish");
     auto retry = kPublishRetryMin;
     while (!stop.stop_requested()) {
+        // Before the reconcile lists the slices: what the watch delivers after this mark is what
+        // changed after that list.
+        const WatchCoverage::Mark watched = sliceWatch_.mark();
         auto stats = publisher_->reconcile(inventory_.current()->slices);
         if (!stats) {
             metrics_.counterAdd("numadra_publish_errors_total");
@@ -439,26 +455,39 @@ void Daemon::publishLoop(std::stop_token stop) {
             metrics_.gaugeSet("numadra_startup_seconds", {}, seconds);
             spdlog::info("ready startup_ms={:.1f}", seconds * 1000);
         }
-        // Until a change, a repair request from the watch, or the periodic resync.
-        publishTrigger_.wait(stop, config_.resyncInterval);
+        waitForNextReconcile(stop, watched);
+    }
+}
+
+// Until a change of the devices, a repair request from the watch (any event on this node's
+// slices, a relist), or a periodic resync that the watch cannot vouch for: while the chain of
+// watches marked before the last reconcile is unbroken and delivered nothing, the slices are as
+// that reconcile left them, and listing them again would find nothing to do.
+void Daemon::waitForNextReconcile(std::stop_token stop, WatchCoverage::Mark watched) {
+    while (!publishTrigger_.wait(stop, config_.resyncInterval)) {
+        if (stop.stop_requested() || !sliceWatch_.unbrokenSince(watched))
+            return;
     }
 }
 
 void Daemon::watchLoop(std::stop_token stop) {
+    nameThisThread("slice-watch");
     // Any change to this node's slices made by someone else (the kubelet wiping them, an admin)
     // triggers a reconcile; our own writes trigger one too, which then finds nothing to do.
     std::string resourceVersion;
+    bool chainBroken = true;
     while (!stop.stop_requested()) {
-        if (resourceVersion.empty()) {
-            auto listed = client_->listResourceSlices(fieldSelector(config_));
-            if (!listed) {
-                spdlog::warn("slice list for watch failed error=\"{}\"", listed.error().message);
-                Trigger sleep;
-                sleep.wait(stop, kWatchRetry);
-                continue;
-            }
-            resourceVersion = listed->resourceVersion;
+        const bool relisting = resourceVersion.empty();
+        if (relisting && !listForWatch(stop, resourceVersion))
+            continue;
+        if (chainBroken) {
+            // A new chain (a watch that failed and resumes from the last resourceVersion seen
+            // too): it vouches for nothing until the next reconcile has listed the slices.
+            sliceWatch_.begin();
+            chainBroken = false;
         }
+        if (relisting)
+            publishTrigger_.fire();  // what changed before this list may have gone unseen
         auto status = client_->watchResourceSlices(
             fieldSelector(config_), resourceVersion,
             [&](const kube::KubeClient::WatchEvent& event) {
@@ -471,19 +500,37 @@ void Daemon::watchLoop(std::stop_token stop) {
                     publishTrigger_.fire();
             },
             stop);
-        if (!status) {
-            if (status.error().is(ErrorKind::Expired)) {
-                resourceVersion.clear();  // too old: list again
-            } else {
-                spdlog::warn("slice watch ended error=\"{}\"", status.error().message);
-                std::this_thread::sleep_for(std::chrono::milliseconds(200));
-            }
+        if (status)
+            continue;  // the server ended the stream: resumed from where it ended, chain unbroken
+        sliceWatch_.broken();
+        chainBroken = true;
+        if (status.error().is(ErrorKind::Expired)) {
+            resourceVersion.clear();  // too old: list again
+        } else {
+            spdlog::warn("slice watch ended error=\"{}\"", status.error().message);
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
         }
     }
 }
 
+// The resourceVersion a new chain of watches starts from; false (after a pause) when the list
+// failed.
+bool Daemon::listForWatch(std::stop_token stop, std::string& resourceVersion) {
+    auto listed = client_->listResourceSlices(fieldSelector(config_));
+    if (!listed) {
+        spdlog::warn("slice list for watch failed error=\"{}\"", listed.error().message);
+        Trigger sleep;
+        sleep.wait(stop, kWatchRetry);
+        return false;
+    }
+    resourceVersion = listed->resourceVersion;
+    return true;
+}
+
 void Daemon::openDeviceEvents() {
-    auto listener = discovery::UeventListener::open();
+    auto listener = hooks_.withoutKernelDeviceEvents
+                        ? Result<discovery::UeventListener>(Error{"turned off by a test"})
+                        : discovery::UeventListener::open();
     if (!listener) {
         spdlog::info("kernel device events unavailable, polling only interval_ms={} reason=\"{}\"",
                      config_.resyncInterval.count(), listener.error().message);
@@ -493,35 +540,22 @@ void Daemon::openDeviceEvents() {
 }
 
 void Daemon::rescanLoop(std::stop_token stop) {
-    static const std::vector<std::string> kSubsystems{"pci", "net", "infiniband",
-                                                      "drm", "cpu", "node"};
+    nameThisThread("rescan");
     StopFd waker(stop);
     auto nextScan = Clock::now() + config_.resyncInterval;
     while (!stop.stop_requested()) {
-        bool changed = false;
         const auto timeout =
             std::max(std::chrono::duration_cast<std::chrono::milliseconds>(nextScan - Clock::now()),
                      std::chrono::milliseconds(0));
+        bool changed = false;
         if (uevents_) {
-            auto events = uevents_->wait(waker.limit(timeout), kSubsystems, waker.fd());
-            if (!events.empty()) {
-                metrics_.counterAdd("numadra_kernel_events_total", {"uevent"},
-                                    static_cast<double>(events.size()));
-                if (health_)
-                    health_->checkNow();  // a removal is unhealthy at once, not at the next poll
-                spdlog::info("device event action={} devpath={} subsystem={}",
-                             events.front().action, events.front().devpath,
-                             events.front().subsystem);
-                std::this_thread::sleep_for(kRescanDebounce);
-                uevents_->wait(std::chrono::milliseconds(0), kSubsystems);  // drain the burst
-                changed = rescan();
-            }
+            changed = rescanOnDeviceEvents(waker, timeout);
         } else {
             Trigger idle;
             idle.wait(stop, timeout);
         }
         if (Clock::now() >= nextScan) {
-            changed = rescan() || changed;
+            changed = rescanIfStale() || changed;
             nextScan = Clock::now() + config_.resyncInterval;
         }
         if (changed) {
@@ -529,6 +563,39 @@ void Daemon::rescanLoop(std::stop_token stop) {
             publishTrigger_.fire();
         }
     }
+}
+
+// Waits up to `timeout` for kernel device events; when some came (or the kernel dropped some),
+// rescans once the burst is over. True when the published content changed.
+bool Daemon::rescanOnDeviceEvents(const StopFd& waker, std::chrono::milliseconds timeout) {
+    static const std::vector<std::string> kSubsystems{"pci", "net", "infiniband",
+                                                      "drm", "cpu", "node"};
+    auto events = uevents_->wait(waker.limit(timeout), kSubsystems, waker.fd());
+    const bool lost = uevents_->lostEvents();
+    if (events.empty() && !lost)
+        return false;
+    metrics_.counterAdd("numadra_kernel_events_total", {"uevent"},
+                        static_cast<double>(events.size()));
+    if (health_)
+        health_->checkNow();  // a removal is unhealthy at once, not at the next poll
+    if (lost) {
+        // The skipped periodic scans rely on the events: the tree is scanned instead.
+        spdlog::warn("kernel device events lost action=\"rescanning\"");
+    } else {
+        spdlog::info("device event action={} devpath={} subsystem={}", events.front().action,
+                     events.front().devpath, events.front().subsystem);
+    }
+    std::this_thread::sleep_for(kRescanDebounce);
+    uevents_->wait(std::chrono::milliseconds(0), kSubsystems);  // drain the burst
+    return rescan();
+}
+
+// The periodic check. With uevents only what changes without one (Machine::unannounced) can have
+// made the last scan stale: a few files are read again instead of the whole tree.
+bool Daemon::rescanIfStale() {
+    if (uevents_ && !discovery::changedWithoutUevent(inventory_.current()->machine))
+        return false;
+    return rescan();
 }
 
 // A cable pull or a switch port going down raises no uevent, only an rtnetlink message: with

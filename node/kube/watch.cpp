@@ -18,8 +18,10 @@ constexpr size_t kMaxErrorBody = size_t{64} * 1024;
 // so that a peer that vanished without a FIN is noticed within a couple of minutes.
 constexpr long kKeepAliveIdleSeconds = 30;
 constexpr long kKeepAliveIntervalSeconds = 10;
-// A stop request wakes the poll at once; this only bounds a poll nothing wakes.
-constexpr int kPollMilliseconds = 1000;
+// A stop request wakes the poll at once (curl_multi_wakeup), and libcurl shortens the wait to its
+// own next timer (the transfer's time limit): this bounds only a stop whose wake-up failed. An
+// idle watch wakes once per bound, so not every second (issue 27: idle CPU).
+constexpr int kPollMilliseconds = 10'000;
 // On top of timeoutSeconds, for a server that rounds it or forgets it.
 constexpr std::chrono::seconds kWatchGrace{60};
 // An event is an object and a line of envelope ({"type":"MODIFIED","object":...}).

@@ -22,6 +22,7 @@
 #include <set>
 #include <thread>
 
+#include "numadra/discovery/uevents.hpp"
 #include "numadra/fakes/apiserver.hpp"
 #include "numadra/state/checkpoint.hpp"
 #include "numadra/testing/dev_tree.hpp"
@@ -55,6 +56,7 @@ class DaemonTest : public ::testing::Test {
     fakes::FakeApiServer api;
     numadra::testing::TempTree dirs;
     DaemonConfig config;
+    DaemonHooks hooks;
     std::stop_source stop;
     std::thread thread;
     std::atomic<int> exitCode{-1};
@@ -97,7 +99,7 @@ class DaemonTest : public ::testing::Test {
     void start(std::vector<std::string> extra = {}) {
         configure(std::move(extra));
         thread = std::thread([this] {
-            exitCode = runDaemon(config, stop.get_token(), std::chrono::steady_clock::now());
+            exitCode = runDaemon(config, stop.get_token(), std::chrono::steady_clock::now(), hooks);
         });
     }
 
@@ -529,7 +531,9 @@ TEST_F(HealthDaemonTest, AClusterWithoutDeviceTaintsGetsSlicesWithoutThem) {
     // Not fatal: the daemon goes on publishing (the next change still lands), without taints.
     std::this_thread::sleep_for(1s);
     EXPECT_EQ(exitCode, -1);
-    machine.remove("devices/pci0000:20/0000:20:01.1/0000:21:00.0");  // the GPU goes away
+    // The GPU goes away as the kernel removes a device: its folder and its bus entry.
+    machine.remove("devices/pci0000:20/0000:20:01.1/0000:21:00.0");
+    machine.remove("bus/pci/devices/0000:21:00.0");
     EXPECT_TRUE(eventually([&] { return !publishedDeviceJson("gpu-0000-21-00-0").has_value(); }));
     EXPECT_FALSE(publishedDeviceJson(kEpycNic)->contains("taints"));
     EXPECT_EQ(exitCode, -1);
@@ -663,6 +667,57 @@ TEST_F(DaemonTest, SlicesDeletedByOthersAreRepaired) {
     EXPECT_EQ(api.resourceSlices().size(), before.size());
 }
 
+// The daemon's LISTs of its slices (each reconcile's, each relist of the watch), not its watches.
+int sliceLists(const fakes::FakeApiServer& api) {
+    int lists = 0;
+    for (const auto& request : api.requests()) {
+        if (request.method == "GET" && request.path == "/apis/resource.k8s.io/v1/resourceslices" &&
+            request.query.find("watch=") == std::string::npos)
+            ++lists;
+    }
+    return lists;
+}
+
+// True once `quiet` went by without a slice LIST (waiting 30 s at most for one).
+bool listingStopsFor(const fakes::FakeApiServer& api, std::chrono::milliseconds quiet) {
+    return eventually(
+        [&] {
+            const int before = sliceLists(api);
+            std::this_thread::sleep_for(quiet);
+            return sliceLists(api) == before;
+        },
+        30s);
+}
+
+// Issue 27: the resync (every second here) lists the slices only when the watch cannot vouch
+// that nothing changed since the last reconcile.
+TEST_F(DaemonTest, AQuietUnbrokenWatchSparesTheResyncItsList) {
+    start();
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    // Three resyncs without a LIST once the start's reconciles are over.
+    EXPECT_TRUE(listingStopsFor(api, 3s));
+}
+
+TEST_F(DaemonTest, ABrokenWatchVouchesForNothingUntilTheNextReconcile) {
+    start();
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    ASSERT_TRUE(listingStopsFor(api, 3s));
+    const int before = sliceLists(api);
+    api.breakWatches();  // resumed from where it broke, but a broken watch is not trusted
+    EXPECT_TRUE(eventually([&] { return sliceLists(api) > before; }));
+    EXPECT_TRUE(listingStopsFor(api, 3s));  // the reconcile's list renewed the watch's word
+}
+
+TEST_F(DaemonTest, AnExpiredWatchRelistsAndReconcilesAtOnce) {
+    start({"--resync-interval", "1h"});
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    ASSERT_TRUE(listingStopsFor(api, 2s));
+    const int before = sliceLists(api);
+    api.expireWatches();  // what changed while it was behind is gone from the history
+    // Long before the resync (an hour): the relist and the reconcile it calls for.
+    EXPECT_TRUE(eventually([&] { return sliceLists(api) >= before + 2; }));
+}
+
 TEST_F(DaemonTest, RescanRepublishesWhenADeviceGoesAway) {
     numadra::testing::TempTree machine;
     machine.copyFrom(numadra::testing::machineRoot("epyc-2s-nps4"));
@@ -676,6 +731,88 @@ TEST_F(DaemonTest, RescanRepublishesWhenADeviceGoesAway) {
     }
     EXPECT_TRUE(eventually([&] { return publishedDevice("nic-").empty(); }, 5s));
     EXPECT_FALSE(publishedDevice("gpu-").empty());
+}
+
+// The discovery runs so far (the count of their durations in /metrics); -1 without an answer.
+int discoveryRuns(int metricsPort) {
+    const std::string metrics = httpGet(metricsPort, "/metrics");
+    const std::string count = "numadra_discovery_duration_seconds_count ";
+    const auto at = metrics.find(count);
+    return at == std::string::npos ? -1 : std::atoi(metrics.c_str() + at + count.size());
+}
+
+// Issue 27: the periodic rescan reads only what can change without a uevent when uevents come.
+class RescanTest : public DaemonTest {
+  protected:
+    numadra::testing::TempTree machine;
+
+    void SetUp() override {
+        DaemonTest::SetUp();
+        machine.copyFrom(numadra::testing::machineRoot("epyc-2s-nps4"));
+    }
+};
+
+TEST_F(RescanTest, WithoutUeventsEveryResyncScansTheWholeTree) {
+    hooks.withoutKernelDeviceEvents = true;
+    start({"--sysfs-root", machine.root(), "--resync-interval", "100ms"});
+    ASSERT_TRUE(eventually([&] { return published(); }));
+    const int before = discoveryRuns(metricsPort);
+    EXPECT_TRUE(eventually([&] { return discoveryRuns(metricsPort) >= before + 5; }));
+}
+
+// In a network namespace of the test's own: the events the test sends reach the daemon alone,
+// and the machine's own network devices send none there (its other devices might, rarely).
+TEST_F(RescanTest, WithUeventsOnlyWhatTheyDoNotAnnounceIsReadAgain) {
+    std::string why;
+    auto netns = numadra::testing::PrivateNetworkNamespace::create(why);
+    if (!netns)
+        GTEST_SKIP() << "needs a network namespace of its own (root): " << why;
+    const std::string setup = netns->run([] {
+        if (auto listener = discovery::UeventListener::open(); !listener)
+            return listener.error().message;
+        return numadra::testing::setLinkUp("lo", true);  // the metrics endpoint's 127.0.0.1
+    });
+    if (!setup.empty())
+        GTEST_SKIP() << "no uevents or no loopback in the namespace: " << setup;
+    numadra::testing::TempTree claims;
+    configure({"--sysfs-root", machine.root(), "--resync-interval", "100ms", "--dry-run",
+               "--claims-dir", claims.root()});
+    thread = std::thread([this, &netns] {
+        if (netns->enter().empty())
+            exitCode = runDaemon(config, stop.get_token(), std::chrono::steady_clock::now());
+    });
+    auto runs = [&] {
+        int count = -1;
+        netns->run([&] {
+            count = discoveryRuns(metricsPort);
+            return std::string();
+        });
+        return count;
+    };
+    ASSERT_TRUE(eventually([&] { return runs() >= 1; }));
+    const int settled = runs();
+    std::this_thread::sleep_for(2s);  // twenty resyncs
+    const int quiet = runs();
+    EXPECT_LE(quiet, settled + 1);  // none, but for a rare event of the machine's own devices
+
+    machine.file("class/net/ens5f0np0/speed", "100000\n");  // renegotiated: no uevent
+    EXPECT_TRUE(eventually([&] { return runs() > quiet; }));
+
+    // A driver bound: the kernel announces it, and the daemon scans when told.
+    const int announced = runs();
+    const std::string gpu = "bus/pci/devices/0000:21:00.0";
+    const std::string devpath =
+        "/" + std::filesystem::canonical(machine.path(gpu))
+                  .lexically_relative(std::filesystem::canonical(machine.root()))
+                  .string();
+    machine.remove(gpu + "/driver");
+    machine.link(gpu + "/driver", "../../../../bus/pci/drivers/vfio-pci");
+    machine.file(gpu + "/uevent", "DRIVER=vfio-pci\nPCI_CLASS=30200\nPCI_ID=10DE:2330\n");
+    EXPECT_EQ(netns->run([&] { return numadra::testing::sendUevent("bind", devpath, "pci"); }), "");
+    EXPECT_TRUE(eventually([&] { return runs() > announced; }));
+    stop.request_stop();
+    thread.join();
+    EXPECT_EQ(exitCode, kExitOk);
 }
 
 TEST_F(DaemonTest, PublishingRetriesThroughServerErrors) {

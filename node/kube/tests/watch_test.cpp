@@ -123,6 +123,30 @@ TEST_F(WatchTest, ATooOldResourceVersionIsGone410) {
     EXPECT_TRUE(watch.changes().empty());
 }
 
+// What the daemon's resync must not take for an unbroken watch (issue 27): a stream cut off
+// mid-answer is an error, not the end the server chose.
+TEST_F(WatchTest, AStreamCutOffMidAnswerIsAnError) {
+    BackgroundWatch watch(client_, "", currentVersion());
+    ASSERT_TRUE(client_.createResourceSlice(sliceJson("a", "n1")).ok());
+    ASSERT_TRUE(watch.waitForChanges(1));  // the stream is open
+    server_.breakWatches();
+    const auto result = watch.waitForEnd();
+    ASSERT_TRUE(result.has_value()) << "the watch should end by itself";
+    ASSERT_FALSE(result->ok());
+    EXPECT_NE(result->error().kind, ErrorKind::Expired);
+}
+
+TEST_F(WatchTest, AnOpenStreamLeftBehindByACompactionIsGone410) {
+    BackgroundWatch watch(client_, "", currentVersion());
+    ASSERT_TRUE(client_.createResourceSlice(sliceJson("a", "n1")).ok());
+    ASSERT_TRUE(watch.waitForChanges(1));
+    server_.expireWatches();
+    const auto result = watch.waitForEnd();
+    ASSERT_TRUE(result.has_value()) << "the watch should end by itself";
+    ASSERT_FALSE(result->ok());
+    EXPECT_EQ(result->error().kind, ErrorKind::Expired);
+}
+
 TEST_F(WatchTest, AnHttp410IsGoneToo) {
     server_.failNext(1, 410);
     BackgroundWatch watch(client_, "", currentVersion());

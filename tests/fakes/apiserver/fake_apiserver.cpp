@@ -317,6 +317,8 @@ struct WatchState {
     Clock::time_point nextBookmark;
     std::string pending;  // written before anything else
     bool finished = false;
+    std::uint64_t cutsAtStart = 0;  // breakWatches() calls before it opened
+    bool cut = false;               // a later one came: the connection is dropped
 };
 
 }  // namespace
@@ -455,6 +457,24 @@ class FakeApiServer::Impl {
             std::lock_guard lock(mutex_);
             history_.clear();
             compactedRevision_ = resourceVersion_;
+        }
+        changed_.notify_all();
+    }
+
+    void expireWatches() {
+        {
+            std::lock_guard lock(mutex_);
+            ++resourceVersion_;  // a write no watch was told of, then compacted away
+            history_.clear();
+            compactedRevision_ = resourceVersion_;
+        }
+        changed_.notify_all();
+    }
+
+    void breakWatches() {
+        {
+            std::lock_guard lock(mutex_);
+            ++watchCuts_;
         }
         changed_.notify_all();
     }
@@ -1076,6 +1096,7 @@ class FakeApiServer::Impl {
 
     void startWatch(WatchState& watch, std::int64_t fromVersion) {
         std::lock_guard lock(mutex_);
+        watch.cutsAtStart = watchCuts_;
         if (fromVersion == 0) {
             // No resourceVersion (or "0"): the current state as ADDED events, then the changes.
             for (const auto& [name, slice] : slices_) {
@@ -1109,6 +1130,8 @@ class FakeApiServer::Impl {
         watch.pending.clear();
         if (lines.empty() && !watch.finished)
             lines = nextLines(watch);
+        if (watch.cut)
+            return false;  // no last chunk: the client sees its transfer fail
         if (!lines.empty() && !sink.write(lines.data(), lines.size()))
             return false;  // the client went away
         if (watch.finished)
@@ -1119,11 +1142,14 @@ class FakeApiServer::Impl {
     std::string nextLines(WatchState& watch) {
         std::unique_lock lock(mutex_);
         changed_.wait_until(lock, std::min(watch.deadline, watch.nextBookmark), [&] {
-            return stopping_ || newestEvent() > watch.cursor || watch.cursor < compactedRevision_;
+            return stopping_ || newestEvent() > watch.cursor || watch.cursor < compactedRevision_ ||
+                   watch.cutsAtStart != watchCuts_;
         });
         std::string lines;
         const auto now = Clock::now();
-        if (stopping_ || now >= watch.deadline) {
+        if (watch.cutsAtStart != watchCuts_) {
+            watch.cut = true;
+        } else if (stopping_ || now >= watch.deadline) {
             watch.finished = true;
         } else if (watch.cursor < compactedRevision_) {
             lines = expiredLine(watch.cursor);  // this watcher fell behind the history
@@ -1163,6 +1189,7 @@ class FakeApiServer::Impl {
     bool stopping_ = false;
     std::int64_t resourceVersion_ = kFirstResourceVersion;
     std::int64_t compactedRevision_ = 0;
+    std::uint64_t watchCuts_ = 0;
     std::map<std::string, Json> slices_;
     std::map<std::pair<std::string, std::string>, Json> claims_;
     // Per claim and field manager: the status.devices keys it applied last.
@@ -1224,6 +1251,14 @@ std::optional<FakeApiServer::Json> FakeApiServer::resourceSlice(const std::strin
 std::int64_t FakeApiServer::currentResourceVersion() const {
     return impl_->currentResourceVersion();
 }
+void FakeApiServer::expireWatches() {
+    impl_->expireWatches();
+}
+
+void FakeApiServer::breakWatches() {
+    impl_->breakWatches();
+}
+
 void FakeApiServer::compactHistory() {
     impl_->compactHistory();
 }

@@ -23,6 +23,11 @@ struct DiscoveryOptions {
 // inside it becomes a Diagnostic and an unknown value.
 Result<Machine> discover(const DiscoveryOptions& options);
 
+// True when one of machine.unannounced reads differently now: the scan that made `machine` may
+// be out of date even though no uevent came. A few files and folder listings, where a scan reads
+// thousands of files.
+bool changedWithoutUevent(const Machine& machine);
+
 // True when `root` has what every Linux sysfs has (devices/system/cpu or bus/pci/devices).
 Status checkLooksLikeSysfs(const std::string& root);
 

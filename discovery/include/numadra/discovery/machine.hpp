@@ -108,6 +108,19 @@ struct PciFunction {
     bool isBridge() const { return (classCode >> 8) == 0x0604; }
 };
 
+// Something a scan read that the kernel can change without a uevent, with what it read then, so
+// that changedWithoutUevent() (discovery.hpp) can read it again instead of scanning.
+struct UnannouncedRead {
+    enum class What {
+        FileText,  // the whole file
+        MemTotal,  // the MemTotal line of a node's meminfo (the rest moves all the time)
+        Listing,   // the names in a folder
+    };
+    What what = What::FileText;
+    std::string path;   // relative to the sysfs root
+    std::string value;  // as readUnannounced() puts it
+};
+
 struct Machine {
     std::string sysfsRoot;
     // devices/system/node names at least one node (kernel with CONFIG_NUMA); when false the
@@ -118,6 +131,12 @@ struct Machine {
     std::vector<Cpu> cpus;         // present CPUs, sorted by id
     std::vector<PciFunction> pci;  // sorted by address
     std::vector<Diagnostic> diagnostics;
+    // Read just before the scan read them (a change in between is seen by the next check, not
+    // missed): the link speed of every netdev whose speed is read (a renegotiation is an rtnetlink
+    // message, not a uevent), each node's MemTotal (a balloon driver changes it without one), the
+    // online CPU and node lists and the device folders (uevents announce those changes, but a
+    // socket that overflowed drops them, and a tree that is not sysfs has none).
+    std::vector<UnannouncedRead> unannounced;
 
     const NumaNode* node(int id) const;
     const Cpu* cpu(int id) const;

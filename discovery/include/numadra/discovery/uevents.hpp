@@ -33,10 +33,14 @@ class UeventListener {
     // becomes readable; it is not read here.
     std::vector<Uevent> wait(std::chrono::milliseconds timeout,
                              const std::vector<std::string>& subsystems, int wakeFd = -1);
+    // True, once, when the kernel dropped events since the last call because the socket's
+    // buffer was full (ENOBUFS): what changed meanwhile is unknown, the caller must look.
+    bool lostEvents();
 
   private:
     explicit UeventListener(UniqueFd fd) : fd_(std::move(fd)) {}
     UniqueFd fd_;
+    bool lost_ = false;
 };
 
 }  // namespace numadra::discovery

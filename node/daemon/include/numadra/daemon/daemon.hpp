@@ -21,6 +21,8 @@ inline constexpr int kExitBadConfig = 2;  // unusable flags, sysfs root, kubecon
 struct DaemonHooks {
     // Called after each file the prepare pipeline writes: the crash tests kill the process there.
     std::function<void(const std::string& path)> afterFileWrite;
+    // Runs as where no kernel device event can be received (no uevent socket).
+    bool withoutKernelDeviceEvents = false;
 };
 
 // Runs until `stop` is requested (SIGTERM) or a fatal error; then stops serving, deregisters

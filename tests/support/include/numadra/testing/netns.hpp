@@ -1,9 +1,10 @@
 #pragma once
 // A network namespace of the test's own, and the few rtnetlink requests the tests need (bring
-// an interface up or down, rename it, add a bridge), so tests of link events neither touch the
-// machine's interfaces nor need iproute2. unshare(CLONE_NEWNET) and setns() change only the
-// calling thread: the namespace is made on a helper thread and kept alive by its fd, and work
-// inside it runs on threads that enter it first.
+// an interface up or down, rename it, add a bridge) or a kernel device event (uevent) sent in it,
+// so tests of link and device events neither touch the machine's interfaces nor tell the
+// machine's udev of devices it does not have, and need no iproute2. unshare(CLONE_NEWNET) and
+// setns() change only the calling thread: the namespace is made on a helper thread and kept alive
+// by its fd, and work inside it runs on threads that enter it first.
 
 #include <fcntl.h>
 #include <linux/if.h>
@@ -110,6 +111,31 @@ inline std::string addBridge(const std::string& name) {
     request.addString(IFLA_INFO_KIND, "bridge");
     request.endNest(linkInfo);
     return rtnetlinkRequest(request.finish());
+}
+
+// Broadcasts a uevent as the kernel words it to the listeners of the calling thread's network
+// namespace (root only); "" on success, else the error.
+inline std::string sendUevent(const std::string& action, const std::string& devpath,
+                              const std::string& subsystem) {
+    const int fd = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_KOBJECT_UEVENT);
+    if (fd < 0)
+        return "uevent socket: " + std::generic_category().message(errno);
+    std::string message;
+    for (const std::string& field :
+         {action + "@" + devpath, "ACTION=" + action, "DEVPATH=" + devpath,
+          "SUBSYSTEM=" + subsystem, std::string("SEQNUM=1")}) {
+        message += field;
+        message.push_back('\0');
+    }
+    sockaddr_nl to{};
+    to.nl_family = AF_NETLINK;
+    to.nl_groups = 1;  // the kernel's group
+    std::string error;
+    if (::sendto(fd, message.data(), message.size(), 0, reinterpret_cast<sockaddr*>(&to),
+                 sizeof to) < 0)
+        error = "uevent send: " + std::generic_category().message(errno);
+    ::close(fd);
+    return error;
 }
 
 class PrivateNetworkNamespace {

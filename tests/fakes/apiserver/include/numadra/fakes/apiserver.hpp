@@ -74,6 +74,12 @@ class FakeApiServer {
     // Forgets every watch event so far, as an etcd compaction: a watch from an older
     // resourceVersion then gets 410 Gone.
     void compactHistory();
+    // Compacts the history past every open watch, as etcd does while a watcher lags behind:
+    // each gets 410 Gone at once.
+    void expireWatches();
+    // Cuts every open watch off mid-answer, as a dropped connection would: its client sees the
+    // transfer fail (a watch opened later is not affected).
+    void breakWatches();
 
     // The next `count` requests (of `methodFilter` only, when set) get `httpStatus` and a Status
     // body, with Retry-After when given. Calls queue up: the second applies after the first.
