@@ -1,6 +1,5 @@
 #include "numadra/daemon/daemon.hpp"
 
-#include <pthread.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -59,11 +58,6 @@ constexpr auto kHandOverWait = std::chrono::seconds(8);
 constexpr auto kHandOverPoll = std::chrono::milliseconds(100);
 // Two passes of the kubelet's plugin manager (pkg/kubelet/pluginmanager: one a second).
 constexpr auto kKubeletRegistersWithin = std::chrono::seconds(2);
-
-// What `top -H` and /proc/<pid>/task/*/comm show for the loops (15 characters at most).
-void nameThisThread(const char* name) {
-    ::pthread_setname_np(::pthread_self(), name);
-}
 
 std::string fieldSelector(const DaemonConfig& config) {
     return "spec.nodeName=" + config.slices.nodeName + ",spec.driver=" + config.slices.driverName;
@@ -391,7 +385,6 @@ Status Daemon::openCheckpoint() {
 }
 
 void Daemon::publishLoop(std::stop_token stop) {
-    nameThisThread("slice-publish");
     auto retry = kPublishRetryMin;
     while (!stop.stop_requested()) {
         // Before the reconcile lists the slices: what the watch delivers after this mark is what
@@ -471,7 +464,6 @@ void Daemon::waitForNextReconcile(std::stop_token stop, WatchCoverage::Mark watc
 }
 
 void Daemon::watchLoop(std::stop_token stop) {
-    nameThisThread("slice-watch");
     // Any change to this node's slices made by someone else (the kubelet wiping them, an admin)
     // triggers a reconcile; our own writes trigger one too, which then finds nothing to do.
     std::string resourceVersion;
@@ -540,7 +532,6 @@ void Daemon::openDeviceEvents() {
 }
 
 void Daemon::rescanLoop(std::stop_token stop) {
-    nameThisThread("rescan");
     StopFd waker(stop);
     auto nextScan = Clock::now() + config_.resyncInterval;
     while (!stop.stop_requested()) {
