@@ -65,6 +65,7 @@ var listedJudgements = map[string]struct {
 	"sriov-vf-bandwidth-exhausted":                   {notInThisAPI, kep5941},
 	"sriov-vf-bandwidth-policy-rounding-and-default": {notInThisAPI, kep5941},
 	"sriov-vf-bandwidth-released":                    {notInThisAPI, kep5941},
+	"sriov-vf-pool-shared-link":                      {notInThisAPI, kep5941},
 }
 
 const kep5941 = "KEP-5941 counter request policies (requestPolicy on a counter): dra-allocate reads them, v1.37.2's API has no such field and the API server refuses it as unknown; no component of 1.37.2 can judge the allocation"

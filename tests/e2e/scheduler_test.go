@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -267,37 +265,13 @@ func writeList(t testing.TB, path, kind, apiVersion string, items []any) {
 func predict(t testing.TB, c *cluster.Cluster, dir, node string, claims []resourceapi.ResourceClaim) (map[string]*resourceapi.AllocationResult, string) {
 	t.Helper()
 	var claimItems []any
-	for _, claim := range inTheSchedulersOrder(claims) {
-		claimItems = append(claimItems, unallocated(claim))
+	for i := range claims {
+		claimItems = append(claimItems, unallocated(&claims[i]))
 	}
 	dumpCluster(t, c, dir, []string{node})
 	writeList(t, filepath.Join(dir, "4-claims.json"), "ResourceClaim", "resource.k8s.io/v1", claimItems)
 	allocations, _, explanation := draAllocate(t, dir, "--node", node, "--explain")
 	return allocations, explanation
-}
-
-// inTheSchedulersOrder is the order the scheduler decided the claims in, where devices are
-// contended and order matters: the allocated ones in the order their allocations were stored
-// (their resourceVersions), then the ones it could not allocate (which took nothing), by name.
-func inTheSchedulersOrder(claims []resourceapi.ResourceClaim) []*resourceapi.ResourceClaim {
-	ordered := make([]*resourceapi.ResourceClaim, len(claims))
-	for i := range claims {
-		ordered[i] = &claims[i]
-	}
-	version := func(claim *resourceapi.ResourceClaim) int64 {
-		if claim.Status.Allocation == nil {
-			return math.MaxInt64
-		}
-		v, _ := strconv.ParseInt(claim.ResourceVersion, 10, 64)
-		return v
-	}
-	sort.SliceStable(ordered, func(i, j int) bool {
-		if vi, vj := version(ordered[i]), version(ordered[j]); vi != vj {
-			return vi < vj
-		}
-		return ordered[i].Namespace+"/"+ordered[i].Name < ordered[j].Namespace+"/"+ordered[j].Name
-	})
-	return ordered
 }
 
 // unallocated is the claim as its author wrote it: no status, no managed fields.
@@ -386,10 +360,6 @@ func TestTheSchedulerAllocatesWhatDraAllocatePredicts(t *testing.T) {
 		{"prioritized-alternatives", "epyc-2s-nps4", []string{"--numa-list"}},
 		{"extended-resource", "epyc-2s-nps4", nil},
 		{"admin-access", "epyc-2s-nps4", nil},
-		// VF pools: shares of one device, the link split by VF driver (without the alpha
-		// KEP-5941 counters the story's DPDK pod finds no room: testdata/allocator's
-		// sriov-vf-pool-link-split-by-driver), each share prepared with a VF of its own.
-		{"vf-bandwidth-budget", "sriov-nic", []string{"--vf-layout=pooled"}},
 	}
 	for i, run := range runs {
 		name := fmt.Sprintf("%s/%s%s", run.story, run.machine, strings.Join(run.flags, ""))
