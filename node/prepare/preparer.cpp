@@ -159,18 +159,28 @@ struct Preparer::State {
         return std::nullopt;
     }
 
-    // Under `mutex`: CPUs handed to shares of other claims (admin views take none).
+    // Under `mutex`: every record that holds something, of other claims and `mine` (admin views
+    // hold nothing).
+    template <class Visit>
+    void forEachHolder(const std::string& uid, const std::vector<DeviceRecord>& mine,
+                       Visit visit) const {
+        auto holding = [&visit](const DeviceRecord& record) {
+            if (!record.adminAccess)
+                visit(record);
+        };
+        for (const auto& [owner, claim] : held) {
+            if (owner != uid)
+                std::for_each(claim.devices.begin(), claim.devices.end(), holding);
+        }
+        std::for_each(mine.begin(), mine.end(), holding);
+    }
+
+    // Under `mutex`: CPUs handed to shares of other claims and `mine`.
     std::set<int> cpusTaken(const std::string& uid, const std::vector<DeviceRecord>& mine) const {
         std::set<int> taken;
-        auto add = [&taken](const DeviceRecord& record) {
-            if (!record.adminAccess)
-                taken.insert(record.cpus.begin(), record.cpus.end());
-        };
-        for (const auto& [owner, holding] : held) {
-            if (owner != uid)
-                std::for_each(holding.devices.begin(), holding.devices.end(), add);
-        }
-        std::for_each(mine.begin(), mine.end(), add);
+        forEachHolder(uid, mine, [&taken](const DeviceRecord& record) {
+            taken.insert(record.cpus.begin(), record.cpus.end());
+        });
         return taken;
     }
 
@@ -187,19 +197,14 @@ struct Preparer::State {
         return detail::chooseCpus(machine, numaNode, count, cpusTaken(uid, assigned));
     }
 
-    // Under `mutex`: PCI functions held by other claims and by `mine` (admin views take none).
+    // Under `mutex`: PCI functions held by other claims and by `mine`.
     std::set<std::string> functionsTaken(const std::string& uid,
                                          const std::vector<DeviceRecord>& mine) const {
         std::set<std::string> taken;
-        auto add = [&taken](const DeviceRecord& record) {
-            if (!record.adminAccess && !record.pciAddress.empty())
+        forEachHolder(uid, mine, [&taken](const DeviceRecord& record) {
+            if (!record.pciAddress.empty())
                 taken.insert(record.pciAddress);
-        };
-        for (const auto& [owner, holding] : held) {
-            if (owner != uid)
-                std::for_each(holding.devices.begin(), holding.devices.end(), add);
-        }
-        std::for_each(mine.begin(), mine.end(), add);
+        });
         return taken;
     }
 

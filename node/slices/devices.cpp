@@ -98,7 +98,8 @@ std::optional<api::Device> publishAccelerator(const PciFunction& f, const Publis
     return pciDevice(f, context);
 }
 
-std::optional<api::Device> publishNic(const PciFunction& f, const PublishContext& context) {
+// What every NIC publishes, whatever its SR-IOV role.
+api::Device nicDevice(const PciFunction& f, const PublishContext& context) {
     api::Device device = pciDevice(f, context);
     auto& a = device.attributes;
     if (!f.netdevs.empty()) {
@@ -112,10 +113,15 @@ std::optional<api::Device> publishNic(const PciFunction& f, const PublishContext
     a["rdma"] = !f.rdma.empty();
     if (!f.rdma.empty())
         a["rdmaDevice"] = truncateValue(f.rdma.front().name);
+    return device;
+}
 
-    const auto bandwidth = linkSpeedBits(f);
+std::optional<api::Device> publishNic(const PciFunction& f, const PublishContext& context) {
     if (f.sriovVf && pooledIntoVfPool(f, context))
         return std::nullopt;  // vfPoolDevices() publishes it with its siblings
+    api::Device device = nicDevice(f, context);
+    auto& a = device.attributes;
+    const auto bandwidth = linkSpeedBits(f);
     if (f.sriovVf) {
         a["sriovRole"] = std::string("vf");
         a["pfPciBusID"] = f.sriovVf->pfAddress;
@@ -350,10 +356,11 @@ api::CapacityRequestPolicy oneVfPerAllocation() {
     return {Quantity::decimal(1), {Quantity::decimal(1)}, std::nullopt};
 }
 
-// Unrequested bandwidth defaults to an equal share of the link per VF, in 1M steps.
+// Bandwidth requested in 1M steps up to `max`; unrequested, an equal share of the PF's link per
+// VF.
 api::CapacityRequestPolicy bandwidthPolicy(std::int64_t link, int pfVfs, std::int64_t max) {
     const std::int64_t share = std::max<std::int64_t>(kMegabit, link / pfVfs / kMegabit * kMegabit);
-    return {Quantity::decimal(std::min(share, max)),
+    return {Quantity::decimal(share),
             {},
             api::CapacityRange{Quantity::decimal(kMegabit), Quantity::decimal(max),
                                Quantity::decimal(kMegabit)}};
@@ -361,13 +368,12 @@ api::CapacityRequestPolicy bandwidthPolicy(std::int64_t link, int pfVfs, std::in
 
 api::Device vfPool(const PciFunction& pf, const std::vector<const PciFunction*>& vfs,
                    const PublishContext& context) {
-    SliceOptions individual = context.options;
-    individual.vfLayout = VfLayout::Individual;
-    const PublishContext asOneVf{context.machine, individual};
-    api::Device device = *publishNic(*vfs.front(), asOneVf);
+    api::Device device = nicDevice(*vfs.front(), context);
     device.name = vfPoolName(pf, vfs.front()->kernelDriver);
     for (const char* name : kAttributesOfOneVf)
         device.attributes.erase(name);
+    device.attributes["sriovRole"] = std::string("vf");
+    device.attributes["pfPciBusID"] = pf.address;
     device.allowMultipleAllocations = true;
     const int pfVfs = pf.sriovPf->numVfs;
     device.capacity["vfs"] = {Quantity::decimal(static_cast<std::int64_t>(vfs.size())),
@@ -421,16 +427,8 @@ std::vector<api::CounterSet> counterSets(const PublishContext& context) {
         set.counters["vfs"] = api::Counter{Quantity::decimal(f.sriovPf->numVfs), {}, {}};
         if (auto bandwidth = linkSpeedBits(f)) {
             api::Counter counter{Quantity::decimal(*bandwidth), {}, {}};
-            if (shared) {
-                // Unrequested bandwidth defaults to an equal share of the link per VF.
-                const std::int64_t share = std::max<std::int64_t>(
-                    kMegabit, *bandwidth / f.sriovPf->numVfs / kMegabit * kMegabit);
-                counter.requestPolicy = api::CapacityRequestPolicy{
-                    Quantity::decimal(share),
-                    {},
-                    api::CapacityRange{Quantity::decimal(kMegabit), Quantity::decimal(*bandwidth),
-                                       Quantity::decimal(kMegabit)}};
-            }
+            if (shared)
+                counter.requestPolicy = bandwidthPolicy(*bandwidth, f.sriovPf->numVfs, *bandwidth);
             set.counters["bandwidth"] = counter;
         }
         sets.push_back(std::move(set));
